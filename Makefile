@@ -1,0 +1,47 @@
+# Two entry points for a fresh machine: `make demo` (install, run the example end to end)
+# and `make test` (install the dev extra, lint, run the tests). `.ci/run` calls `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+STORE ?= prove-runs
+PYTEST_ARGS ?=
+
+.PHONY: demo test install install-dev system-deps lint bench test-ray clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+
+# Debian's Chromium drives the HTML report's browser test; installed only where we may (root + apt).
+system-deps:
+	@sh scripts/system-deps.sh
+
+install-dev: $(BIN)/python system-deps
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+
+demo: install
+	rm -rf $(STORE)
+	$(BIN)/poisson-prove --store $(STORE) init --example --force
+	$(BIN)/poisson-prove --store $(STORE) sweep prove.toml --yes
+	$(BIN)/poisson-prove --store $(STORE) sweep prove.toml --yes --target poisson_prove.examples.mock_agent:rollout_patched --pair-with latest
+	$(BIN)/poisson-prove --store $(STORE) diff
+
+lint: install-dev
+	$(BIN)/ruff check src tests benchmarks
+
+test: install-dev
+	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+test-ray: install-dev
+	$(BIN)/python -m pip install --quiet -e '.[ray]'
+	$(BIN)/python -m pytest -m ray $(PYTEST_ARGS)
+
+bench: install-dev
+	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
+
+clean:
+	rm -rf $(VENV) build dist src/*.egg-info

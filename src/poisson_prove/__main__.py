@@ -1,0 +1,5 @@
+import sys
+
+from poisson_prove.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Where episodes run. Every backend implements `Executor` (backends/base.py)."""

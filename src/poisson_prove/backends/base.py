@@ -1,0 +1,51 @@
+"""The one small executor interface every backend implements.
+
+`sweep` hands an executor a `Job` (what to call, picklable, so remote workers can import the
+target themselves) and an iterator of `Task`s (the planned episodes not yet stored). The
+executor yields finished rows (dicts with the store's episode columns, see store.EPISODE_SCHEMA)
+in any order; the sweep is their single writer. Stopping is closing the generator: the
+executor's `finally` cancels whatever is still in flight. Ctrl-C arrives as KeyboardInterrupt
+in the sweep's thread and closes the generator the same way.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One planned episode."""
+
+    cell: str  # canonical cell key (conditions.cell_key)
+    cfg: Mapping[str, Any]
+    replicate: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs to run episodes of one run (picklable)."""
+
+    run_id: str
+    target: str  # "pkg.module:function"
+    spec_dir: str  # put first on sys.path before importing the target
+    outcomes: Sequence[str]
+    episode_timeout: float | None = None
+    infra_errors: Sequence[str] = ()  # exception type names retried as infrastructure errors
+    infra_retries: int = 0
+    capture: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, Any] = field(default_factory=dict)  # backend-specific settings
+
+
+class Executor(ABC):
+    """Runs tasks and streams back finished rows."""
+
+    name: str = "abstract"
+
+    @abstractmethod
+    def execute(self, job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:
+        """Yield one row per task, in any order; on close, cancel what is in flight."""

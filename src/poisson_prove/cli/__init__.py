@@ -1,0 +1,54 @@
+"""`poisson-prove`: the command line. Parsing and rendering only; the work is in the library."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from poisson_prove import __version__
+from poisson_prove.cli._app import run_app
+
+# verb -> one line of help; each verb is the module poisson_prove.cli.<verb>
+VERBS = {
+    "sweep": "run every condition of a sweep spec and store every episode",
+    "runs": "list the runs in the store",
+    "diff": "compare two runs, per condition and failure outcome",
+    "check": "the CI gate: compare two runs, exit 4 when a failure outcome rose",
+    "inspect": "errors, episodes without an outcome, and one episode in full",
+    "init": "write a sweep spec (prove.toml) for the example agent",
+}
+
+
+def add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    """--store, --plain and --debug, accepted before the verb and after it."""
+    default = argparse.SUPPRESS if suppress else None
+    parser.add_argument(
+        "--store",
+        metavar="PATH",
+        default=default,
+        help="the store folder (default: $POISSON_PROVE_STORE when set, else ./prove-runs)",
+    )
+    parser.add_argument(
+        "--plain",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="print plain text, as a pipe gets it, on a terminal too",
+    )
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="also print the traceback of an unexpected failure",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_app(
+        prog="poisson-prove",
+        description="Did a change to your agent really change how often it fails?",
+        version=__version__,
+        verbs=VERBS,
+        package="poisson_prove.cli",
+        argv=argv,
+        common=add_common_options,
+    )

@@ -1,0 +1,126 @@
+"""Shared command-line machinery: verb registry, usage errors, error rendering, errors log.
+
+Library code raises ProveError; this module turns it into one `error:` line, `next:` lines and
+the documented exit code. Anything unexpected goes to the errors log with its traceback (and
+to stderr too with --debug) and exits with EXIT_UNEXPECTED, never a code with a meaning.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib
+import importlib.util
+import os
+import sys
+import traceback
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from poisson_prove.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    ProveError,
+)
+
+
+def cache_dir(app: str) -> Path:
+    """`$XDG_CACHE_HOME/<app>` when set, else `~/.cache/<app>`."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / app
+
+
+class UsageParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one `error:` line, a `next:` line and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(f"error: {message}\n")
+        sys.stderr.write(f"next: {self.prog} --help\n")
+        sys.exit(EXIT_USAGE)
+
+
+def print_error(err: ProveError, stream=None) -> None:
+    stream = stream or sys.stderr
+    stream.write(f"error: {err.message}\n")
+    for suggestion in err.suggestions:
+        stream.write(f"next: {suggestion}\n")
+    stream.flush()
+
+
+def log_unexpected(app: str, argv: Sequence[str]) -> Path | None:
+    """Append the current exception's traceback to the app's errors.log; return its path."""
+    path = cache_dir(app) / "errors.log"
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(f"--- {dt.datetime.now(dt.UTC).isoformat()} {app} {' '.join(argv)}\n")
+            handle.write(traceback.format_exc())
+        return path
+    except OSError:
+        return None
+
+
+def _short_home(path: Path) -> str:
+    home = os.path.expanduser("~")
+    text = str(path)
+    return "~" + text[len(home):] if text.startswith(home + os.sep) else text
+
+
+Register = Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]
+
+
+def run_app(
+    *,
+    prog: str,
+    description: str,
+    version: str,
+    verbs: Mapping[str, str],
+    package: str,
+    argv: Sequence[str] | None,
+    common: Callable[[argparse.ArgumentParser, bool], None],
+    unexpected_exit: int = EXIT_UNEXPECTED,
+) -> int:
+    """Parse `argv`, run the verb's `run(args) -> int`, render errors.
+
+    Each verb lives in `<package>.<verb>` (verb names with '-' use '_') and exposes
+    `register(subparsers, parent)`; `common(parser, suppress)` adds the options every verb
+    shares (suppress=True on the verb level so the global value is kept when not repeated).
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = UsageParser(prog=prog, description=description)
+    parser.add_argument("--version", action="version", version=f"{prog} {version}")
+    common(parser, False)
+    parent = UsageParser(add_help=False)
+    common(parent, True)
+    sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=UsageParser)
+    for verb in verbs:
+        module_name = f"{package}.{verb.replace('-', '_')}"
+        if importlib.util.find_spec(module_name) is None:
+            continue  # a verb whose module is not part of this build
+        importlib.import_module(module_name).register(sub, parent)
+    args = parser.parse_args(argv)
+    if not getattr(args, "verb", None):
+        parser.print_help()
+        return EXIT_USAGE
+    try:
+        return int(args.func(args) or 0)
+    except ProveError as err:
+        if getattr(args, "debug", False) and err.__cause__ is not None:
+            traceback.print_exception(err.__cause__, file=sys.stderr)
+        print_error(err)
+        return err.exit_code
+    except KeyboardInterrupt:
+        sys.stderr.write("error: interrupted\n")
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        return 0
+    except Exception as exc:
+        log_path = log_unexpected(prog, argv)
+        if getattr(args, "debug", False):
+            traceback.print_exc()
+        where = f" (details in {_short_home(log_path)})" if log_path else ""
+        sys.stderr.write(f"error: unexpected failure: {type(exc).__name__}: {exc}{where}\n")
+        sys.stderr.write(f"next: {prog} {args.verb} --debug ... to see the traceback; please report it\n")
+        return unexpected_exit

@@ -1,0 +1,33 @@
+"""Conditions (cells): the canonical key stored with every episode, and the label users read."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+
+def cell_key(cfg: Mapping[str, Any]) -> str:
+    """The canonical, order-independent key of a condition: its cfg as compact sorted JSON.
+
+    Stable across versions (seeds are derived from it): `{"task_id":"refund","x":0.55}`.
+    """
+    return json.dumps(dict(cfg), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def cfg_of(key: str) -> dict[str, Any]:
+    """The cfg a cell key stands for."""
+    return json.loads(key)
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, float):
+        return repr(value)
+    return str(value)
+
+
+def cell_label(cfg: Mapping[str, Any], axis_order: Sequence[str] | None = None) -> str:
+    """How a condition reads: `task_id refund · tool_fail_rate 0.55` (axes in spec order)."""
+    names = list(axis_order) if axis_order else sorted(cfg)
+    names += [n for n in sorted(cfg) if n not in names]
+    return " · ".join(f"{name} {format_value(cfg[name])}" for name in names if name in cfg)

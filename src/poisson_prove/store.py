@@ -1,0 +1,282 @@
+"""The run store: one folder per run holding manifest.json, events.jsonl and episodes/*.parquet.
+
+Crash safety: a batch is written under a temporary name and renamed into place; the manifest
+is replaced atomically. The Parquet files are the truth about what ran; the manifest's counts
+are a convenience refreshed after every batch. Concurrent sweeps each write their own run
+folder; naming a new run (and so choosing its letter) happens under a store-wide lock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import secrets
+import string
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+from filelock import FileLock
+
+from poisson_prove.errors import ProveError
+
+MANIFEST_SCHEMA = "poisson-prove.run/1"
+DEFAULT_STORE = "prove-runs"
+STORE_ENV = "POISSON_PROVE_STORE"
+
+EPISODE_SCHEMA = pa.schema(
+    [
+        pa.field("run_id", pa.string(), nullable=False),
+        pa.field("cell", pa.string(), nullable=False),
+        pa.field("cfg", pa.string(), nullable=False),
+        pa.field("replicate", pa.int32(), nullable=False),
+        pa.field("seed", pa.int64(), nullable=False),
+        pa.field("outcome", pa.string()),
+        pa.field("t", pa.float64()),
+        pa.field("horizon", pa.float64()),
+        pa.field("case_id", pa.string()),
+        pa.field("meta", pa.string()),
+        pa.field("error_kind", pa.string()),
+        pa.field("error_message", pa.string()),
+        pa.field("started_at", pa.timestamp("us", tz="UTC")),
+        pa.field("duration_s", pa.float64()),
+        pa.field("spans", pa.string()),
+    ]
+)
+EPISODE_COLUMNS = tuple(EPISODE_SCHEMA.names)
+
+
+def resolve_store_root(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """--store wins, then $POISSON_PROVE_STORE, then ./prove-runs."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(STORE_ENV)
+    return Path(env) if env else Path(DEFAULT_STORE)
+
+
+def utc_now() -> dt.datetime:
+    return dt.datetime.now(dt.UTC)
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def write_json_atomic(path: Path, document: Any) -> None:
+    """Write JSON to `path` so that a reader sees the old or the new file, never a torn one."""
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    with open(tmp, "w", encoding="utf-8") as handle:
+        json.dump(document, handle, indent=2, ensure_ascii=False)
+        handle.write("\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(tmp, path)
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A stored run as its manifest describes it."""
+
+    path: Path
+    manifest: Mapping[str, Any]
+
+    @property
+    def run_id(self) -> str:
+        return str(self.manifest["run_id"])
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest["name"])
+
+    @property
+    def status(self) -> str:
+        return str(self.manifest.get("status", "partial"))
+
+    @property
+    def created(self) -> str:
+        return str(self.manifest.get("created", ""))
+
+    @property
+    def episodes_dir(self) -> Path:
+        return self.path / "episodes"
+
+    def batch_files(self) -> list[Path]:
+        """The completed batch files, in write order (temporary files are never listed)."""
+        if not self.episodes_dir.is_dir():
+            return []
+        return sorted(self.episodes_dir.glob("*.parquet"))
+
+    def read_episodes(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """Every stored episode of this run as one Arrow table (the store's schema)."""
+        files = self.batch_files()
+        wanted = list(columns) if columns else list(EPISODE_COLUMNS)
+        if not files:
+            return EPISODE_SCHEMA.empty_table().select(wanted)
+        tables = [pq.read_table(f, columns=wanted, schema=EPISODE_SCHEMA) for f in files]
+        return pa.concat_tables(tables)
+
+    def events(self) -> list[dict[str, Any]]:
+        path = self.path / "events.jsonl"
+        if not path.exists():
+            return []
+        out = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a line torn by a kill; the batch files are the truth
+        return out
+
+
+class RunWriter:
+    """The single writer of one run: batches, events, the manifest."""
+
+    def __init__(self, info: RunInfo) -> None:
+        self.info = info
+        self.path = info.path
+        self.manifest: dict[str, Any] = dict(info.manifest)
+        self._seq = len(info.batch_files())
+        self.info.episodes_dir.mkdir(parents=True, exist_ok=True)
+        # A batch whose rename never happened (the process was killed) is not part of the run.
+        for stale in self.info.episodes_dir.glob("*.tmp"):
+            stale.unlink(missing_ok=True)
+
+    def event(self, kind: str, **fields: Any) -> None:
+        record = {"event": kind, "at": _iso(utc_now()), **fields}
+        with open(self.path / "events.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def write_batch(self, rows: pa.Table | Mapping[str, Sequence[Any]]) -> int:
+        """Write one batch (an Arrow table or a mapping of column lists); return its row count."""
+        table = rows if isinstance(rows, pa.Table) else pa.table(dict(rows), schema=EPISODE_SCHEMA)
+        if table.num_rows == 0:
+            return 0
+        table = table.cast(EPISODE_SCHEMA) if table.schema != EPISODE_SCHEMA else table
+        self._seq += 1
+        final = self.info.episodes_dir / f"batch-{self._seq:06d}-{secrets.token_hex(3)}.parquet"
+        tmp = final.with_name(final.name + ".tmp")
+        pq.write_table(table, tmp)
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, final)
+        self.event("batch", file=final.name, rows=table.num_rows)
+        return table.num_rows
+
+    def update_manifest(self, **fields: Any) -> None:
+        self.manifest.update(fields)
+        write_json_atomic(self.path / "manifest.json", self.manifest)
+
+
+class RunStore:
+    """A store folder of runs."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = resolve_store_root(root)
+
+    # Reading ------------------------------------------------------------------------------
+
+    def runs(self) -> list[RunInfo]:
+        """Every readable run, oldest first."""
+        if not self.root.is_dir():
+            return []
+        found = []
+        for manifest_path in self.root.glob("*/manifest.json"):
+            try:
+                manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError):
+                continue
+            if isinstance(manifest, dict) and "run_id" in manifest:
+                found.append(RunInfo(manifest_path.parent, manifest))
+        found.sort(key=lambda r: (r.created, r.run_id))
+        return found
+
+    def resolve(self, ref: str) -> RunInfo:
+        """A run by id, name, unique id prefix, or `latest`."""
+        runs = self.runs()
+        if not runs:
+            raise ProveError(
+                f"no runs in the store {self.root}",
+                suggestions=["poisson-prove sweep --yes"],
+            )
+        if ref == "latest":
+            return runs[-1]
+        for run in runs:
+            if ref in (run.run_id, run.name):
+                return run
+        prefixed = [r for r in runs if r.run_id.startswith(ref)]
+        if len(prefixed) == 1:
+            return prefixed[0]
+        names = ", ".join(f'"{r.name}"' for r in runs[-5:])
+        raise ProveError(
+            f'no run named "{ref}" in the store {self.root} (latest: {names})',
+            suggestions=[f"poisson-prove --store {self.root} runs"],
+        )
+
+    # Writing ------------------------------------------------------------------------------
+
+    def create_run(self, *, target_id: str, name: str | None, manifest: Mapping[str, Any]) -> RunWriter:
+        """Make a new run folder with its manifest (status `partial`) and a `start` event."""
+        self.root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.root / ".store.lock"), timeout=60):
+            existing = self.runs()
+            taken = {r.name for r in existing}
+            now = utc_now()
+            if name is None:
+                name = _next_name(target_id, now.date(), taken)
+            elif name in taken:
+                raise ProveError(
+                    f'a run named "{name}" already exists in the store {self.root}',
+                    suggestions=["choose another --name, or leave it out to have one computed"],
+                )
+            run_id = f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+            path = self.root / run_id
+            path.mkdir()
+            (path / "episodes").mkdir()
+            document = {
+                "schema": MANIFEST_SCHEMA,
+                "run_id": run_id,
+                "name": name,
+                **manifest,
+                "status": "partial",
+                "created": _iso(now),
+                "finished": None,
+            }
+            write_json_atomic(path / "manifest.json", document)
+        writer = RunWriter(RunInfo(path, document))
+        writer.event("start", name=name)
+        return writer
+
+    def open_run(self, info: RunInfo) -> RunWriter:
+        return RunWriter(info)
+
+
+def _next_name(target_id: str, day: dt.date, taken: Iterable[str]) -> str:
+    """`<target_id> <date> <letter>`: a, b, ... z, then aa, ab, ..."""
+    taken = set(taken)
+    letters = string.ascii_lowercase
+    index = 0
+    while True:
+        suffix, n = "", index
+        while True:
+            suffix = letters[n % 26] + suffix
+            n = n // 26 - 1
+            if n < 0:
+                break
+        candidate = f"{target_id} {day.isoformat()} {suffix}"
+        if candidate not in taken:
+            return candidate
+        index += 1
+
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+def is_safe_id(text: str) -> bool:
+    """Whether `text` can name a file in the store without leaving it."""
+    return bool(_SAFE_ID.match(text)) and text not in {".", ".."}

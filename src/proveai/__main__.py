@@ -1,0 +1,5 @@
+import sys
+
+from proveai.cli import main
+
+sys.exit(main())

@@ -1,0 +1,46 @@
+"""`proveai`: the command line. Parsing and rendering only; the work is in the library."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+
+from poisson_prove.cli._app import run_app
+from proveai import __version__
+from proveai.errors import EXIT_UNEXPECTED
+
+# verb -> one line of help; each verb is the module proveai.cli.<verb>
+VERBS = {
+    "snapshot": "the CI gate: init / show / list / verify / update / diff",
+    "status": "recent traces with outcome, detection and age",
+    "list": "legacy browse view of the trace store",
+    "analyze": "deprecated: detection is written at capture time",
+    "baseline": "named, versioned trace sets: create / list / show / refresh",
+    "experiment": "named override sets: new / list / show",
+    "run": "replay traces against overrides, attribute edges, write the report",
+    "calibrate": "per-agent Tier-2 similarity thresholds from known-good traces",
+    "ci": "scaffold the GitHub Actions gate (ci init)",
+    "validate-fix": "deprecated: use proveai run --hold-at",
+}
+
+
+def add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS if suppress else False,
+        help="also print the traceback of an unexpected failure",
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    return run_app(
+        prog="proveai",
+        description="Capture, snapshot and replay multi-agent LLM pipelines.",
+        version=__version__,
+        verbs=VERBS,
+        package="proveai.cli",
+        argv=argv,
+        common=add_common_options,
+        unexpected_exit=EXIT_UNEXPECTED,
+    )

@@ -1,0 +1,104 @@
+"""Shared test helpers: run the installed console scripts for real, in an isolated home."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+BIN_DIR = Path(sys.executable).parent
+SCRIPT_ENV_DROP_PREFIXES = ("POISSON_PROVE_", "PROVEAI_", "GITHUB_")
+
+
+def script_path(name: str) -> str:
+    """The installed console script `name` next to this interpreter."""
+    path = BIN_DIR / name
+    if not path.exists():
+        pytest.fail(f"console script {name} is not installed in {BIN_DIR}: pip install -e .")
+    return str(path)
+
+
+def isolated_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment a user would have, with HOME and caches inside the test's folder."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(SCRIPT_ENV_DROP_PREFIXES) and k not in {"CI", "NO_COLOR"}
+    }
+    env.update(
+        HOME=str(home),
+        XDG_CACHE_HOME=str(home / ".cache"),
+        PYTHONDONTWRITEBYTECODE="1",
+        COLUMNS="120",
+    )
+    if extra:
+        env.update(extra)
+    return env
+
+
+class CLI:
+    """Runs a console script in a subprocess and returns the CompletedProcess (text mode)."""
+
+    def __init__(self, name: str, cwd: Path, home: Path) -> None:
+        self.name = name
+        self.cwd = cwd
+        self.home = home
+
+    def __call__(
+        self,
+        *args: str,
+        cwd: Path | None = None,
+        env: Mapping[str, str] | None = None,
+        input: str | None = None,
+        timeout: float = 120,
+    ) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [script_path(self.name), *args],
+            cwd=cwd or self.cwd,
+            env=isolated_env(self.home, env),
+            input=input,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "home"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def workdir(tmp_path: Path) -> Path:
+    path = tmp_path / "work"
+    path.mkdir()
+    return path
+
+
+@pytest.fixture
+def prove(workdir: Path, home: Path) -> CLI:
+    """`poisson-prove`, run for real in a fresh working folder."""
+    return CLI("poisson-prove", workdir, home)
+
+
+@pytest.fixture
+def proveai_cli(workdir: Path, home: Path) -> CLI:
+    """`proveai`, run for real in a fresh working folder."""
+    return CLI("proveai", workdir, home)
+
+
+def assert_clean_error(result: subprocess.CompletedProcess[str], code: int, *fragments: str) -> None:
+    """A refusal as users must see it: the exit code, `error:` lines, no traceback."""
+    assert result.returncode == code, (result.returncode, result.stdout, result.stderr)
+    assert "Traceback" not in result.stderr, result.stderr
+    assert "Traceback" not in result.stdout, result.stdout
+    error_lines = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
+    assert len(error_lines) == 1, result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr, (fragment, result.stderr)
