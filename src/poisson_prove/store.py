@@ -280,3 +280,8 @@ _SAFE_ID = re.compile(r"^[A-Za-z0-9._-]+$")
 def is_safe_id(text: str) -> bool:
     """Whether `text` can name a file in the store without leaving it."""
     return bool(_SAFE_ID.match(text)) and text not in {".", ".."}
+
+
+def load_run(name_or_id: str = "latest", store: str | os.PathLike[str] | None = None) -> pa.Table:
+    """The episodes of one stored run (by name, id or `latest`) as an Arrow table."""
+    return RunStore(store).resolve(name_or_id).read_episodes()

@@ -1,0 +1,82 @@
+"""Validation of the backend tables of a sweep spec: [local], [dask], [ray], [modal], [burla].
+
+spec.py calls `validate_backend_table` for each such table it finds; the backends own which
+keys they take. Each schema maps a key to the Python types it accepts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from poisson_prove._suggest import did_you_mean
+from poisson_prove.errors import ProveError
+
+Schema = Mapping[str, tuple[type, ...]]
+
+_NUMBER = (int, float)
+
+BACKEND_TABLES: dict[str, Schema] = {
+    "local": {
+        "concurrency": (int,),
+        "mode": (str,),  # "auto" | "threads" | "async" | "processes"
+        "infra_errors": (list,),  # exception type names retried as infrastructure errors
+        "infra_retries": (int,),
+    },
+    "dask": {
+        "address": (str,),
+        "n_workers": (int,),
+        "threads_per_worker": (int,),
+        "concurrency": (int,),
+        "infra_retries": (int,),
+    },
+    "ray": {
+        "address": (str,),
+        "num_cpus": (int,),
+        "concurrency": (int,),
+        "infra_retries": (int,),
+    },
+    "modal": {
+        "concurrency": (int,),
+        "infra_retries": (int,),
+        "est_seconds": _NUMBER,
+        "app_name": (str,),
+        "cpu": _NUMBER,
+        "memory": (int,),
+        "gpu": (str,),
+        "timeout": _NUMBER,
+        "max_cost": _NUMBER,
+    },
+    "burla": {
+        "concurrency": (int,),
+        "infra_retries": (int,),
+        "est_seconds": _NUMBER,
+        "cpu": _NUMBER,
+        "max_cost": _NUMBER,
+        "image": (str,),
+    },
+}
+
+
+def validate_backend_table(name: str, table: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """Check one backend table's keys and value types; `where` names the file for errors.
+
+    Sub-tables of [modal] (e.g. [modal.image]) are image sections, kept as they are.
+    """
+    schema = BACKEND_TABLES[name]
+    out: dict[str, Any] = {}
+    for key, value in table.items():
+        if name == "modal" and isinstance(value, Mapping):
+            out[key] = dict(value)
+            continue
+        if key not in schema:
+            raise ProveError(
+                f"{where}: unknown key {key!r} in [{name}]{did_you_mean(key, schema)}",
+                suggestions=[f"the keys of [{name}] are: {', '.join(sorted(schema))}"],
+            )
+        types = schema[key]
+        if isinstance(value, bool) or not isinstance(value, types):
+            wanted = " or ".join(t.__name__ for t in types)
+            raise ProveError(f"{where}: [{name}] {key} must be {wanted}, got {value!r}")
+        out[key] = value
+    return out
