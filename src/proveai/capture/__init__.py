@@ -1,0 +1,1 @@
+"""Capture: @monitor spans grouped by a Trace, labelled by checks, written by exporters."""

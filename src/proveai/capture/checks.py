@@ -1,0 +1,318 @@
+"""Checks label a closed trace good / bad / skip; the composite outcome sums them up.
+
+Every check takes `trigger=` (a predicate on the trace; false -> skip without running) and
+`name=`. A check that raises is recorded as skip with the error as its reason, never raised.
+Composite: any bad -> bad; otherwise at least one good with the rest good/skip -> good;
+otherwise (every check skipped, or a "warn" label) -> skip; no checks -> None.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from proveai.capture.trace import Span, Trace
+
+Trigger = Callable[[Trace], bool]
+CHECK_LABELS = ("good", "bad", "skip", "warn")
+
+
+@dataclass(frozen=True, slots=True)
+class CheckResult:
+    """One check's verdict on one trace."""
+
+    name: str
+    label: str  # good | bad | skip (warn is accepted and counts as skip in the composite)
+    score: float | None = None
+    reason: str | None = None
+    agent: str | None = None
+
+    @property
+    def passed(self) -> bool:
+        return self.label == "good"
+
+
+class Check:
+    """Subclass and implement `__call__(trace) -> CheckResult`; `trigger` gates the cost."""
+
+    name: str = "check"
+    agent: str | None = None
+    trigger: Trigger | None = None
+
+    def __call__(self, trace: Trace) -> CheckResult:
+        raise TypeError(f"{type(self).__name__} must implement __call__(trace) -> CheckResult")
+
+    def result(self, label: str, reason: str | None = None, score: float | None = None) -> CheckResult:
+        if score is None:
+            score = {"good": 1.0, "bad": 0.0}.get(label)
+        return CheckResult(name=self.name, label=label, score=score, reason=reason, agent=self.agent)
+
+
+def _coerce(check: Any, value: Any) -> CheckResult:
+    name = getattr(check, "name", None) or type(check).__name__
+    agent = getattr(check, "agent", None)
+    if isinstance(value, CheckResult):
+        return value
+    if isinstance(value, bool):
+        return CheckResult(name, "good" if value else "bad", 1.0 if value else 0.0, None, agent)
+    if isinstance(value, str) and value in CHECK_LABELS:
+        return CheckResult(name, value, {"good": 1.0, "bad": 0.0}.get(value), None, agent)
+    if isinstance(value, tuple) and len(value) == 2 and value[0] in CHECK_LABELS:
+        return CheckResult(name, value[0], {"good": 1.0, "bad": 0.0}.get(value[0]), str(value[1]), agent)
+    return CheckResult(name, "skip", None, f"check returned {type(value).__name__}, not a label", agent)
+
+
+def run_check(check: Any, trace: Trace) -> CheckResult:
+    """Run one check on a closed trace: trigger first, errors recorded as skip."""
+    name = getattr(check, "name", None) or getattr(check, "__name__", None) or type(check).__name__
+    agent = getattr(check, "agent", None)
+    trigger = getattr(check, "trigger", None)
+    try:
+        if trigger is not None and not trigger(trace):
+            return CheckResult(name, "skip", None, "trigger not met", agent)
+        result = _coerce(check, check(trace))
+    except Exception as exc:
+        return CheckResult(name, "skip", None, f"check raised {type(exc).__name__}: {exc}", agent)
+    if result.label not in CHECK_LABELS:
+        return CheckResult(result.name, "skip", result.score, f"unknown label {result.label!r}", result.agent)
+    return result
+
+
+def composite_outcome(results: list[CheckResult]) -> str | None:
+    if not results:
+        return None
+    labels = {r.label for r in results}
+    if "bad" in labels:
+        return "bad"
+    if "good" in labels and labels <= {"good", "skip"}:
+        return "good"
+    return "skip"
+
+
+# ---- per-agent output checks ----------------------------------------------------------------
+def _text(output: Any) -> str:
+    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
+
+
+class _AgentOutputCheck(Check):
+    """Checks every span of one agent; bad if any span fails, skip if the agent did not run."""
+
+    default_name = "check"
+
+    def __init__(self, agent: str, *, name: str | None = None, trigger: Trigger | None = None) -> None:
+        self.agent = agent
+        self.name = name or self.default_name
+        self.trigger = trigger
+
+    def judge(self, span: Span) -> str | None:
+        """None when the span passes, else why it fails."""
+        raise TypeError("subclasses implement judge(span)")
+
+    def __call__(self, trace: Trace) -> CheckResult:
+        spans = trace.spans_named(self.agent)
+        if not spans:
+            return self.result("skip", f"agent {self.agent!r} did not run in this trace")
+        failures = [f for f in (self.judge(s) for s in spans) if f is not None]
+        if failures:
+            return self.result("bad", failures[0], score=1 - len(failures) / len(spans))
+        return self.result("good")
+
+
+def _parse_json(output: Any) -> tuple[Any, str | None]:
+    if not isinstance(output, str):
+        return output, None
+    try:
+        return json.loads(output), None
+    except ValueError as exc:
+        return None, f"output is not JSON: {exc}"
+
+
+class _AssertJson(_AgentOutputCheck):
+    default_name = "json_valid"
+
+    def judge(self, span: Span) -> str | None:
+        if span.status == "error":
+            return f"{self.agent} raised: {span.error}"
+        return _parse_json(span.output)[1]
+
+
+class _RegexMatch(_AgentOutputCheck):
+    default_name = "regex_match"
+
+    def __init__(self, agent: str, pattern: str, **kw: Any) -> None:
+        super().__init__(agent, **kw)
+        self.pattern = re.compile(pattern)
+
+    def judge(self, span: Span) -> str | None:
+        if self.pattern.search(_text(span.output)):
+            return None
+        return f"{self.agent} output does not match /{self.pattern.pattern}/"
+
+
+class _NotContains(_AgentOutputCheck):
+    default_name = "not_contains"
+
+    def __init__(self, agent: str, text: str, **kw: Any) -> None:
+        super().__init__(agent, **kw)
+        self.text = text
+
+    def judge(self, span: Span) -> str | None:
+        return f"{self.agent} output contains {self.text!r}" if self.text in _text(span.output) else None
+
+
+class _OutputLength(_AgentOutputCheck):
+    default_name = "output_length"
+
+    def __init__(self, agent: str, min_chars: int = 0, max_chars: int | None = None, **kw: Any) -> None:
+        super().__init__(agent, **kw)
+        if max_chars is not None and max_chars < min_chars:
+            raise ValueError(f"output_length: max_chars {max_chars} is below min_chars {min_chars}")
+        self.min_chars, self.max_chars = min_chars, max_chars
+
+    def judge(self, span: Span) -> str | None:
+        n = len(_text(span.output))
+        if n < self.min_chars:
+            return f"{self.agent} output has {n} chars, fewer than {self.min_chars}"
+        if self.max_chars is not None and n > self.max_chars:
+            return f"{self.agent} output has {n} chars, more than {self.max_chars}"
+        return None
+
+
+class _SchemaMatch(_AgentOutputCheck):
+    default_name = "schema_match"
+
+    def __init__(self, agent: str, schema: dict[str, Any], **kw: Any) -> None:
+        super().__init__(agent, **kw)
+        import jsonschema
+
+        jsonschema.validators.validator_for(schema).check_schema(schema)  # a bad schema fails now
+        self.schema = schema
+
+    def judge(self, span: Span) -> str | None:
+        import jsonschema
+
+        value, problem = _parse_json(span.output)
+        if problem:
+            return problem
+        error = jsonschema.exceptions.best_match(
+            jsonschema.validators.validator_for(self.schema)(self.schema).iter_errors(value)
+        )
+        if error is None:
+            return None
+        where = "/".join(str(p) for p in error.absolute_path) or "(root)"
+        return f"{self.agent} output at {where}: {error.message}"
+
+
+class _ContractConformance(_AgentOutputCheck):
+    default_name = "contract_conformance"
+
+    def __init__(self, agent: str, model: type, **kw: Any) -> None:
+        super().__init__(agent, **kw)
+        if not hasattr(model, "model_validate"):
+            raise TypeError("contract_conformance needs a pydantic model class")
+        self.model = model
+
+    def judge(self, span: Span) -> str | None:
+        import pydantic
+
+        value, problem = _parse_json(span.output)
+        if problem:
+            return problem
+        try:
+            self.model.model_validate(value)  # type: ignore[attr-defined]
+        except pydantic.ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ())) or "(root)"
+            return f"{self.agent} output breaks {self.model.__name__} at {where}: {first.get('msg')}"
+        return None
+
+
+def assert_json(agent: str, *, name: str | None = None, trigger: Trigger | None = None) -> Check:
+    """Good when every output of `agent` is JSON (a dict/list, or a string that parses)."""
+    return _AssertJson(agent, name=name, trigger=trigger)
+
+
+def regex_match(
+    agent: str, pattern: str, *, name: str | None = None, trigger: Trigger | None = None
+) -> Check:
+    """Good when every output of `agent` contains a match of `pattern` (re.search)."""
+    return _RegexMatch(agent, pattern, name=name, trigger=trigger)
+
+
+def not_contains(agent: str, text: str, *, name: str | None = None, trigger: Trigger | None = None) -> Check:
+    """Bad when any output of `agent` contains `text` (case-sensitive)."""
+    return _NotContains(agent, text, name=name, trigger=trigger)
+
+
+def output_length(
+    agent: str, min_chars: int = 0, max_chars: int | None = None, *,
+    name: str | None = None, trigger: Trigger | None = None,
+) -> Check:
+    """Good when every output of `agent` has between min_chars and max_chars characters."""
+    return _OutputLength(agent, min_chars, max_chars, name=name, trigger=trigger)
+
+
+def schema_match(
+    agent: str, schema: dict[str, Any], *, name: str | None = None, trigger: Trigger | None = None
+) -> Check:
+    """Good when every output of `agent` validates against the JSON Schema."""
+    return _SchemaMatch(agent, schema, name=name, trigger=trigger)
+
+
+def contract_conformance(
+    agent: str, model: type, *, name: str | None = None, trigger: Trigger | None = None
+) -> Check:
+    """Good when every output of `agent` validates as the pydantic `model`."""
+    return _ContractConformance(agent, model, name=name, trigger=trigger)
+
+
+class _ToolCalled(Check):
+    def __init__(self, tool: str, *, name: str | None = None, trigger: Trigger | None = None) -> None:
+        self.agent = tool
+        self.name = name or "tool_called"
+        self.trigger = trigger
+
+    def __call__(self, trace: Trace) -> CheckResult:
+        spans = trace.spans_named(self.agent)
+        if not spans:
+            return self.result("bad", f"tool {self.agent!r} was not called")
+        if all(s.status == "error" for s in spans):
+            return self.result("bad", f"tool {self.agent!r} was called but every call raised")
+        return self.result("good", f"called {len(spans)} time(s)")
+
+
+def tool_called(tool: str, *, name: str | None = None, trigger: Trigger | None = None) -> Check:
+    """Good when a span named `tool` ran (and not every call of it raised)."""
+    return _ToolCalled(tool, name=name, trigger=trigger)
+
+
+class RuleCheck(Check):
+    """A check from a function: fn(trace) -> bool | "good"/"bad"/"skip" | (label, reason) | CheckResult."""
+
+    def __init__(
+        self,
+        name: str,
+        fn: Callable[[Trace], Any],
+        *,
+        agent: str | None = None,
+        trigger: Trigger | None = None,
+    ) -> None:
+        self.name = name
+        self.fn = fn
+        self.agent = agent
+        self.trigger = trigger
+
+    def __call__(self, trace: Trace) -> CheckResult:
+        return _coerce(self, self.fn(trace))
+
+
+from proveai.capture.judging import LLMJudge  # noqa: E402  (kept in its own module)
+
+__all__ = [
+    "Check", "CheckResult", "LLMJudge", "RuleCheck", "assert_json", "composite_outcome",
+    "contract_conformance", "not_contains", "output_length", "regex_match", "run_check",
+    "schema_match", "tool_called",
+]

@@ -1,0 +1,105 @@
+"""Exporters: FileExporter writes the on-disk store; add_exporter registers global ones.
+
+FileExporter writes, under its root: <trace_id>.json (OTLP JSON, atomic), one index journal
+line (see capture.index), the trace's rows in outcomes.jsonl and <trace_id>.detection.json.
+Nothing is written outside the root.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import threading
+from pathlib import Path
+from typing import Any, Protocol
+
+from proveai.capture.trace import Trace
+from proveai.store import traces_root
+
+
+class Exporter(Protocol):
+    def export(self, trace: Trace) -> None: ...
+
+
+_global: list[Any] = []
+_global_lock = threading.Lock()
+
+
+def add_exporter(exporter: Any) -> None:
+    """Register an exporter that fires for every trace (after the trace's own exporters)."""
+    if not callable(getattr(exporter, "export", None)):
+        raise TypeError("an exporter needs an export(trace) method")
+    with _global_lock:
+        _global.append(exporter)
+
+
+def remove_exporter(exporter: Any) -> None:
+    with _global_lock:
+        if exporter in _global:
+            _global.remove(exporter)
+
+
+def global_exporters() -> list[Any]:
+    with _global_lock:
+        return list(_global)
+
+
+def iso_from_ns(ns: int) -> str:
+    stamp = dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC)
+    return stamp.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def manifest_entry(trace: Trace) -> dict[str, Any]:
+    """The index entry of a trace (manifest.json value)."""
+    from proveai.capture.outcomes import detection_status
+
+    entry: dict[str, Any] = {
+        "name": trace.name,
+        "version": trace.version,
+        "versions": trace.versions,
+        "agents": trace.agents,
+        "timestamp": iso_from_ns(trace.started_ns),
+        "started_ns": trace.started_ns,
+        "spans": len(trace.spans),
+        "outcome": trace.outcome,
+        "detection": detection_status(trace.outcome),
+    }
+    if trace.invocation is not None:
+        entry["invocation"] = trace.invocation
+    return entry
+
+
+class FileExporter:
+    """Write traces to a folder (default ./proveai/traces, or $PROVEAI_TRACES_DIR)."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self._root = None if root is None else Path(root)
+
+    @property
+    def root(self) -> Path:
+        # resolved at export time so $PROVEAI_TRACES_DIR set after construction still counts
+        return traces_root(self._root)
+
+    def export(self, trace: Trace) -> Path:
+        from proveai.capture.index import append_entry
+        from proveai.capture.otlp import encode_trace
+        from proveai.capture.outcomes import append_rows, trace_rows, write_detection
+
+        root = self.root
+        root.mkdir(parents=True, exist_ok=True)
+        path = root / f"{trace.trace_id}.json"
+        tmp = root / f".{trace.trace_id}.{os.getpid()}.tmp"
+        document = encode_trace(trace)
+        with open(tmp, "w", encoding="utf-8") as handle:
+            # ASCII escapes keep argv strings with surrogate-escaped bytes writable and exact
+            json.dump(document, handle, ensure_ascii=True, separators=(",", ":"))
+            handle.write("\n")
+        os.replace(tmp, path)
+        append_rows(root, trace_rows(trace))
+        write_detection(root, trace)
+        append_entry(root, trace.trace_id, manifest_entry(trace))
+        return path
+
+    def __repr__(self) -> str:
+        return f"FileExporter({str(self.root)!r})"

@@ -1,0 +1,395 @@
+"""@monitor: record a decorated agent call as a span of the open trace.
+
+Outside a trace the wrapper does one ContextVar lookup and the plain call. Inside, it binds
+the arguments by parameter name, times the call, records output or error (then re-raises), and
+makes its span the parent of monitored calls made inside it. Parents follow contextvars, so
+asyncio tasks and threads started with a copied context keep their own parents; a plain
+threading.Thread starts with an empty context and its calls are not captured.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import os
+import random
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from proveai.capture._context import FRAME
+from proveai.capture._jsonsafe import to_jsonable
+from proveai.capture.otlp import span_attributes
+from proveai.capture.trace import KINDS, OPERATIONS, Span
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+_ids = random.Random(os.urandom(16))
+os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(16)))
+
+
+def new_span_id() -> str:
+    value = _ids.getrandbits(64) or 1  # an all-zero span id is invalid in OTLP
+    return f"{value:016x}"
+
+
+class AgentMeta:
+    """What @monitor was told about an agent, fixed at decoration time."""
+
+    __slots__ = (
+        "description",
+        "kind",
+        "model",
+        "name",
+        "operation",
+        "param_names",
+        "parent_agent",
+        "signature",
+        "simple_binding",
+        "source_file",
+        "version",
+    )
+
+    def __init__(self, fn: Callable[..., Any], name: str, operation: str, kind: str, model: str | None,
+                 version: str | None, parent_agent: str | None, description: str | None) -> None:
+        self.name = name
+        self.operation = operation
+        self.kind = kind
+        self.model = model
+        self.version = version
+        self.parent_agent = parent_agent
+        self.description = description
+        self.source_file = _source_file(fn)
+        try:
+            self.signature: inspect.Signature | None = inspect.signature(fn)
+        except (TypeError, ValueError):
+            self.signature = None
+        params = list(self.signature.parameters.values()) if self.signature else []
+        self.param_names = tuple(p.name for p in params)
+        # positional-or-keyword parameters without defaults bind by zip: the common fast path
+        self.simple_binding = self.signature is not None and all(
+            p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params
+        )
+
+    def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
+        if self.simple_binding and not kwargs and len(args) == len(self.param_names):
+            return {name: to_jsonable(value) for name, value in zip(self.param_names, args, strict=True)}
+        if self.signature is not None:
+            try:
+                bound = self.signature.bind(*args, **kwargs)
+                bound.apply_defaults()
+                return {name: to_jsonable(value) for name, value in bound.arguments.items()}
+            except TypeError:
+                pass  # the call itself will raise the same TypeError; still record what was passed
+        inputs = {f"arg{i}": to_jsonable(value) for i, value in enumerate(args)}
+        inputs.update({k: to_jsonable(v) for k, v in kwargs.items()})
+        return inputs
+
+
+class SpanBuilder:
+    """An open span: filled while the call runs, frozen into a Span when the trace closes."""
+
+    __slots__ = (
+        "_owner",
+        "_span_id",
+        "end_ns",
+        "error",
+        "input_messages",
+        "inputs",
+        "meta",
+        "output",
+        "output_messages",
+        "parent_span_id",
+        "request",
+        "start_ns",
+        "status",
+        "usage",
+    )
+
+    def __init__(
+        self, owner: Any, parent_span_id: str | None, meta: AgentMeta, inputs: dict[str, Any]
+    ) -> None:
+        self._owner = owner
+        self._span_id = new_span_id()
+        self.meta = meta
+        self.parent_span_id = parent_span_id
+        self.inputs = inputs
+        self.output: Any = None
+        self.status = "ok"
+        self.error: str | None = None
+        self.end_ns = 0
+        self.input_messages: list[dict[str, Any]] | None = None
+        self.output_messages: list[dict[str, Any]] | None = None
+        self.usage: dict[str, int] | None = None
+        self.request: dict[str, Any] | None = None
+        owner._builders.append(self)
+        self.start_ns = time.time_ns()
+
+    @property
+    def span_id(self) -> str:
+        return self._span_id
+
+    @property
+    def trace_id(self) -> str:
+        return self._owner.trace_id
+
+    @property
+    def name(self) -> str:
+        return self.meta.name
+
+    def record_llm_call(
+        self,
+        request_messages: list[dict[str, Any]],
+        response: str | list[dict[str, Any]] | None,
+        model: str | None = None,
+        usage: dict[str, int] | None = None,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        """Record the chat request/response a provider sent on behalf of this agent.
+
+        `response` is the reply text or a list of messages. Several calls in one span keep
+        the first request (the agent's prompt) and the last response; token usage adds up.
+        """
+        if self.input_messages is None:
+            self.input_messages = [to_jsonable(dict(m)) for m in request_messages]
+        if isinstance(response, str):
+            self.output_messages = [{"role": "assistant", "content": to_jsonable(response)}]
+        elif response is not None:
+            self.output_messages = [to_jsonable(dict(m)) for m in response]
+        if usage:
+            merged = dict(self.usage or {})
+            for key in ("input_tokens", "output_tokens"):
+                if key in usage and usage[key] is not None:
+                    merged[key] = merged.get(key, 0) + int(usage[key])
+            self.usage = merged
+        request: dict[str, Any] = {"model": model or self.meta.model}
+        request.update(to_jsonable(dict(kwargs or {})))
+        self.request = request
+
+    def _finish_ok(self, output: Any) -> None:
+        self.end_ns = time.time_ns()
+        self.output = to_jsonable(output)
+
+    def _finish_error(self, exc: BaseException) -> None:
+        self.end_ns = time.time_ns()
+        self.status = "error"
+        self.error = f"{type(exc).__name__}: {exc}"
+
+    def freeze(self, trace_end_ns: int) -> Span:
+        meta = self.meta
+        status, error, end_ns = self.status, self.error, self.end_ns
+        if not end_ns:  # still running when the trace closed (e.g. a thread not joined)
+            status, error, end_ns = "error", "unfinished when the trace closed", trace_end_ns
+        span = Span(
+            trace_id=self._owner.trace_id, span_id=self._span_id, parent_span_id=self.parent_span_id,
+            name=meta.name, operation=meta.operation, kind=meta.kind, model=meta.model,
+            version=meta.version, parent_agent=meta.parent_agent, description=meta.description,
+            source_file=meta.source_file, start_ns=self.start_ns, end_ns=end_ns, status=status,
+            error=error, inputs=self.inputs, output=self.output, input_messages=self.input_messages,
+            output_messages=self.output_messages, usage=self.usage, request=self.request,
+        )
+        # the same attributes a reader gets back from the OTLP file, so live == loaded
+        span.attributes.update(span_attributes(span))
+        return span
+
+
+def current_span() -> SpanBuilder | None:
+    """The span open in this context (for the providers layer to record LLM calls), or None."""
+    frame = FRAME.get()
+    return frame if isinstance(frame, SpanBuilder) else None
+
+
+def _open(frame: Any, meta: AgentMeta, args: tuple[Any, ...], kwargs: dict[str, Any]) -> SpanBuilder:
+    return SpanBuilder(frame._owner, frame._span_id, meta, meta.bind(args, kwargs))
+
+
+def monitor(
+    name: str,
+    operation: str = "invoke_agent",
+    description: str | None = None,
+    model: str | None = None,
+    parent_agent: str | None = None,
+    version: str | None = None,
+    kind: str = "UNKNOWN",
+) -> Callable[[F], F]:
+    """Record calls of the decorated function as spans of agent `name` inside a trace."""
+    if not isinstance(name, str) or not name:
+        raise ValueError("monitor() needs an agent name, e.g. @monitor('classify')")
+    if kind not in KINDS:
+        raise ValueError(f"invalid kind {kind!r} for agent {name!r}; valid kinds: {', '.join(KINDS)}")
+    if operation not in OPERATIONS:
+        raise ValueError(
+            f"invalid operation {operation!r} for agent {name!r}; valid operations: {', '.join(OPERATIONS)}"
+        )
+
+    def decorate(fn: F) -> F:
+        meta = AgentMeta(fn, name, operation, kind, model, version, parent_agent, description)
+        if inspect.isasyncgenfunction(fn):
+            wrapper: Any = _wrap_async_gen(fn, meta)
+        elif inspect.iscoroutinefunction(fn):
+            wrapper = _wrap_async(fn, meta)
+        elif inspect.isgeneratorfunction(fn):
+            wrapper = _wrap_gen(fn, meta)
+        else:
+            wrapper = _wrap_sync(fn, meta)
+        wrapper.__proveai_agent__ = meta
+        return functools.wraps(fn)(wrapper)
+
+    return decorate
+
+
+def _wrap_sync(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        frame = FRAME.get()
+        if frame is None:
+            return fn(*args, **kwargs)
+        builder = _open(frame, meta, args, kwargs)
+        token = FRAME.set(builder)
+        try:
+            result = fn(*args, **kwargs)
+        except BaseException as exc:
+            builder._finish_error(exc)
+            raise
+        finally:
+            FRAME.reset(token)
+        builder._finish_ok(result)
+        return result
+
+    return wrapper
+
+
+def _wrap_async(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
+    async def wrapper(*args: Any, **kwargs: Any) -> Any:
+        frame = FRAME.get()
+        if frame is None:
+            return await fn(*args, **kwargs)
+        builder = _open(frame, meta, args, kwargs)
+        token = FRAME.set(builder)
+        try:
+            result = await fn(*args, **kwargs)
+        except BaseException as exc:
+            builder._finish_error(exc)
+            raise
+        finally:
+            FRAME.reset(token)
+        builder._finish_ok(result)
+        return result
+
+    return wrapper
+
+
+def _wrap_gen(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
+    """A generator's span opens at the call and closes when iteration ends; output = the items."""
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        frame = FRAME.get()
+        if frame is None:
+            return fn(*args, **kwargs)
+        builder = _open(frame, meta, args, kwargs)
+        return _drive_gen(fn(*args, **kwargs), builder)
+
+    return wrapper
+
+
+def _drive_gen(gen: Any, builder: SpanBuilder) -> Any:
+    items: list[Any] = []
+    to_send: Any = None
+    to_throw: BaseException | None = None
+    while True:
+        token = FRAME.set(builder)  # the body runs with this span as parent, the consumer not
+        try:
+            item = gen.throw(to_throw) if to_throw is not None else gen.send(to_send)
+        except StopIteration as stop:
+            builder._finish_ok(items)
+            return stop.value
+        except BaseException as exc:
+            builder._finish_error(exc)
+            raise
+        finally:
+            FRAME.reset(token)
+        items.append(item)
+        to_throw = None
+        try:
+            to_send = yield item
+        except GeneratorExit:
+            gen.close()
+            builder._finish_ok(items)
+            raise
+        except BaseException as exc:
+            to_throw = exc
+
+
+def _wrap_async_gen(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        frame = FRAME.get()
+        if frame is None:
+            return fn(*args, **kwargs)
+        builder = _open(frame, meta, args, kwargs)
+        return _drive_async_gen(fn(*args, **kwargs), builder)
+
+    return wrapper
+
+
+async def _drive_async_gen(agen: Any, builder: SpanBuilder) -> Any:
+    items: list[Any] = []
+    to_send: Any = None
+    to_throw: BaseException | None = None
+    while True:
+        token = FRAME.set(builder)
+        try:
+            if to_throw is not None:
+                item = await agen.athrow(to_throw)
+            else:
+                item = await agen.asend(to_send)
+        except StopAsyncIteration:
+            builder._finish_ok(items)
+            return
+        except BaseException as exc:
+            builder._finish_error(exc)
+            raise
+        finally:
+            FRAME.reset(token)
+        items.append(item)
+        to_throw = None
+        try:
+            to_send = yield item
+        except GeneratorExit:
+            await agen.aclose()
+            builder._finish_ok(items)
+            raise
+        except BaseException as exc:
+            to_throw = exc
+
+
+_roots: dict[str, Path] = {}
+
+
+def project_root(start: Path) -> Path:
+    """The nearest folder at or above `start` holding .git or pyproject.toml, else `start`."""
+    key = str(start)
+    cached = _roots.get(key)
+    if cached is not None:
+        return cached
+    found = start
+    for folder in (start, *start.parents):
+        if (folder / ".git").exists() or (folder / "pyproject.toml").exists():
+            found = folder
+            break
+    _roots[key] = found
+    return found
+
+
+def _source_file(fn: Callable[..., Any]) -> str | None:
+    try:
+        path = inspect.getsourcefile(inspect.unwrap(fn))
+    except (TypeError, OSError):
+        return None
+    if not path:
+        return None
+    resolved = Path(path).resolve()
+    root = project_root(Path.cwd().resolve())
+    try:
+        return resolved.relative_to(root).as_posix()
+    except ValueError:
+        return str(resolved)
