@@ -71,6 +71,8 @@ def __getattr__(name: str) -> Any:
     if module_name is None:
         raise AttributeError(f"module 'proveai' has no attribute {name!r}")
     module = importlib.import_module(module_name)
-    value = module if module_name.rsplit(".", 1)[-1] == name else getattr(module, name)
+    # a name that is also its module's name (proveai.capture.monitor.monitor) is the attribute;
+    # the module itself only when it defines no such attribute (proveai.mock)
+    value = getattr(module, name, module)
     globals()[name] = value
     return value
