@@ -1,0 +1,74 @@
+"""`poisson-prove diff [BEFORE] [AFTER]`: compare two runs per condition and failure outcome."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from poisson_prove.errors import EXIT_OK, EXIT_WORSE
+
+HELP = "compare two runs, per condition and failure outcome"
+DESCRIPTION = (
+    "Compare two runs of one agent: per condition and failure outcome, the rate by the common "
+    "horizon before and after, a test (McNemar on shared seeds for runs paired at sweep time, "
+    "Fisher otherwise), Benjamini-Hochberg over all tests, and a verdict. Without names: the "
+    "latest run and the run it was paired with, else the two latest runs. One name: that run "
+    "compared with the latest."
+)
+
+
+def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("before", nargs="?", metavar="BEFORE", help="run name, id, id prefix or latest")
+    parser.add_argument("after", nargs="?", metavar="AFTER", help="run name, id, id prefix or latest")
+    parser.add_argument(
+        "--method",
+        choices=("mcnemar", "fisher", "logrank_bh"),
+        help="the test (default: mcnemar for runs paired at sweep time, fisher otherwise)",
+    )
+    parser.add_argument(
+        "--event",
+        metavar="NAME",
+        help="compare this outcome only; episode_timeout counts episodes stopped by --episode-timeout",
+    )
+    parser.add_argument("--q", type=float, default=0.05, help="Benjamini-Hochberg level (default 0.05)")
+    parser.add_argument("--json", action="store_true", help="print one JSON document (poisson-prove.diff/1)")
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser("diff", parents=[parent], help=HELP, description=DESCRIPTION)
+    add_comparison_arguments(parser)
+    parser.set_defaults(func=run)
+
+
+def run_comparison(args: argparse.Namespace, command: str) -> int:
+    """Compare, print the report (text or JSON), log it; the exit code for `command`."""
+    from poisson_prove.cli import _compared
+    from poisson_prove.cli._console import is_pretty
+    from poisson_prove.compare import compare, default_runs
+
+    store = getattr(args, "store", None)
+    before, after = default_runs(args.before, args.after, store=store)
+    comparison = compare(before, after, method=args.method, event=args.event, q=args.q, store=store)
+    code = EXIT_WORSE if command == "check" and comparison.any_worse else EXIT_OK
+    notes = _compared.resumed_notes(comparison)
+    if args.json:
+        from poisson_prove.render.json import comparison_document, dumps
+
+        sys.stdout.write(dumps(comparison_document(comparison, notes=notes, command=command, exit_code=code)))
+    elif is_pretty(args):
+        from rich.console import Console
+
+        from poisson_prove.render.text import print_rich
+
+        print_rich(comparison, notes, Console(highlight=False))
+    else:
+        from poisson_prove.render.text import plain_report
+
+        sys.stdout.write(plain_report(comparison, notes))
+    sys.stdout.flush()
+    _compared.record(comparison, command)
+    return code
+
+
+def run(args: argparse.Namespace) -> int:
+    return run_comparison(args, "diff")

@@ -1,0 +1,46 @@
+"""`poisson-prove inspect [RUN]`: errors by kind, episodes without an outcome, one episode."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+
+HELP = "errors, episodes without an outcome, and one episode in full"
+DESCRIPTION = (
+    "Show a run's errors by kind (count, share, first messages, the conditions they hit) and "
+    "its episodes without an outcome per condition; with --episode CONDITION/REPLICATE, one "
+    "episode in full. CONDITION is the condition's label (\"ticket refund · temperature 0.7\"), "
+    "its cell key, or name=value pairs (ticket=refund,temperature=0.7); REPLICATE counts from 0."
+)
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser("inspect", parents=[parent], help=HELP, description=DESCRIPTION)
+    parser.add_argument("run", nargs="?", default="latest", metavar="RUN", help="run name, id or latest")
+    parser.add_argument("--episode", metavar="CONDITION/REPLICATE", help="show one episode in full")
+    parser.add_argument(
+        "--json", action="store_true", help="print one JSON document (poisson-prove.inspect/1)"
+    )
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from poisson_prove.inspection import find_episode, inspect_run
+    from poisson_prove.render import inspection as text
+    from poisson_prove.render.json import INSPECT_SCHEMA, dumps
+
+    store = getattr(args, "store", None)
+    if args.episode is not None:
+        detail = find_episode(args.run, args.episode, store=store)
+        if args.json:
+            sys.stdout.write(dumps({"schema": INSPECT_SCHEMA, "episode": dataclasses.asdict(detail)}))
+        else:
+            sys.stdout.write(text.episode_text(detail))
+        return 0
+    result = inspect_run(args.run, store=store)
+    if args.json:
+        sys.stdout.write(dumps({"schema": INSPECT_SCHEMA, "run": dataclasses.asdict(result)}))
+    else:
+        sys.stdout.write(text.inspection_text(result))
+    return 0

@@ -1,0 +1,137 @@
+"""Reading a run for a comparison: only the needed columns, strings as dictionary codes.
+
+A comparison of two runs of a million episodes each must stay fast and small, so the
+episodes are read column by column from Parquet with the string columns kept
+dictionary-encoded: a condition, an outcome or an error kind becomes a small integer code
+and every later step is NumPy over those codes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from poisson_prove.store import EPISODE_SCHEMA, RunInfo
+
+COMPARE_COLUMNS = ("cell", "replicate", "seed", "outcome", "t", "horizon", "case_id", "error_kind")
+_DICTIONARY_COLUMNS = ("cell", "outcome", "case_id", "error_kind", "error_message")
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A string column as codes into `values` (-1 where the row holds null)."""
+
+    values: tuple[str, ...]
+    codes: np.ndarray
+
+
+@dataclass(frozen=True)
+class RunFrame:
+    """The columns of one run a comparison reads, as NumPy arrays of equal length."""
+
+    info: RunInfo
+    cell: Coded
+    replicate: np.ndarray
+    seed: np.ndarray
+    outcome: Coded
+    t: np.ndarray
+    horizon: np.ndarray
+    case_id: Coded
+    error_kind: Coded
+
+    @property
+    def rows(self) -> int:
+        return len(self.replicate)
+
+
+def _coded(column: pa.ChunkedArray) -> Coded:
+    """Dictionary-encoded chunks (with one shared dictionary after unification) -> Coded."""
+    if not pa.types.is_dictionary(column.type):
+        column = pc.dictionary_encode(column)
+    chunks = column.chunks
+    if not chunks:
+        return Coded((), np.empty(0, dtype=np.int32))
+    values = tuple(chunks[0].dictionary.to_pylist())
+    parts = [pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False) for chunk in chunks]
+    return Coded(values, np.concatenate(parts).astype(np.int32, copy=False))
+
+
+def _numbers(column: pa.ChunkedArray, dtype: type, fill: float | int) -> np.ndarray:
+    if column.num_chunks == 0:
+        return np.empty(0, dtype=dtype)
+    return pc.fill_null(column, fill).to_numpy().astype(dtype, copy=False)
+
+
+def read_columns(info: RunInfo, columns: Sequence[str]) -> pa.Table:
+    """The named columns of every stored batch, strings dictionary-encoded and unified."""
+    files = info.batch_files()
+    schema = pa.schema([EPISODE_SCHEMA.field(name) for name in columns])
+    if not files:
+        return schema.empty_table()
+    wanted_dict = [name for name in columns if name in _DICTIONARY_COLUMNS]
+    tables = [pq.read_table(f, columns=list(columns), read_dictionary=wanted_dict) for f in files]
+    table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    return table.unify_dictionaries()
+
+
+def read_frame(info: RunInfo) -> RunFrame:
+    """The comparison's view of one run."""
+    table = read_columns(info, COMPARE_COLUMNS)
+    return RunFrame(
+        info=info,
+        cell=_coded(table.column("cell")),
+        replicate=_numbers(table.column("replicate"), np.int64, 0),
+        seed=_numbers(table.column("seed"), np.int64, 0),
+        outcome=_coded(table.column("outcome")),
+        t=_numbers(table.column("t"), np.float64, np.nan),
+        horizon=_numbers(table.column("horizon"), np.float64, np.nan),
+        case_id=_coded(table.column("case_id")),
+        error_kind=_coded(table.column("error_kind")),
+    )
+
+
+def recode(coded: Coded, universe: Sequence[str]) -> np.ndarray:
+    """Codes of `coded` re-expressed as indices into `universe` (-1 for null or absent)."""
+    position = {value: i for i, value in enumerate(universe)}
+    lookup = np.array([position.get(v, -1) for v in coded.values] + [-1], dtype=np.int32)
+    # index -1 (null) picks the trailing -1 of the lookup table
+    return lookup[coded.codes]
+
+
+def distinct_cases_per_cell(frame: RunFrame) -> dict[str, tuple[str, ...]]:
+    """Each condition's distinct case ids, only for conditions that ran more than one."""
+    has_case = frame.case_id.codes >= 0
+    if not has_case.any():
+        return {}
+    n_cases = len(frame.case_id.values)
+    pairs = np.unique(frame.cell.codes[has_case].astype(np.int64) * n_cases + frame.case_id.codes[has_case])
+    cells, counts = np.unique(pairs // n_cases, return_counts=True)
+    mixed: dict[str, tuple[str, ...]] = {}
+    for cell_code in cells[counts > 1]:
+        cases = pairs[pairs // n_cases == cell_code] % n_cases
+        mixed[frame.cell.values[int(cell_code)]] = tuple(sorted(frame.case_id.values[int(c)] for c in cases))
+    return mixed
+
+
+def pair_rows(
+    before_keys: np.ndarray, before_seed: np.ndarray, after_keys: np.ndarray, after_seed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices (into each side) of episodes that share (condition, replicate) and seed.
+
+    Keys must identify (condition, replicate) uniquely per side after dropping duplicates; a
+    duplicated key keeps its first row (a store never holds one, but a copied batch could).
+    """
+    _, first_before = np.unique(before_keys, return_index=True)
+    _, first_after = np.unique(after_keys, return_index=True)
+    _, in_before, in_after = np.intersect1d(
+        before_keys[first_before], after_keys[first_after], assume_unique=True, return_indices=True
+    )
+    rows_before = first_before[in_before]
+    rows_after = first_after[in_after]
+    same_seed = before_seed[rows_before] == after_seed[rows_after]
+    return rows_before[same_seed], rows_after[same_seed]

@@ -1,0 +1,336 @@
+"""The numbers of a comparison, vectorized over conditions: rates, tests, q-values, MDEs.
+
+The statistics themselves live in `poisson_prove.stats` (Wilson, Aalen-Johansen, McNemar,
+Fisher, log-rank, Benjamini-Hochberg, the MDE); this module only arranges the counts they
+take and reads back what they give, per (condition, event).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from poisson_prove.compare_frame import pair_rows
+from poisson_prove.compare_result import OutcomeResult, Rate
+
+
+@dataclass(frozen=True)
+class RateTable:
+    """One run's rates by the horizon: arrays over conditions (C) and outcomes (K)."""
+
+    rows_by_cell: np.ndarray  # (C,) every stored row, with or without an outcome
+    n: np.ndarray  # (C,) rows with an outcome
+    k: np.ndarray  # (C, K) events by the horizon
+    share: np.ndarray  # (C, K) cumulative incidence at the horizon
+    variance: np.ndarray  # (C, K) Aalen-Johansen variance (nan where not computed)
+    starred: np.ndarray  # (C, K) censored before the horizon
+    effective_n: np.ndarray  # (C, K) nan unless starred
+    lo: np.ndarray
+    hi: np.ndarray
+
+
+@dataclass(frozen=True)
+class Tables:
+    cells: int
+    universe: int
+    before: RateTable
+    after: RateTable
+
+
+def _vectorized(function: Callable[..., Any], *columns: np.ndarray) -> list[np.ndarray]:
+    """Call a stats function on whole arrays; fall back to one call per element."""
+    try:
+        out = function(*columns)
+        parts = out if isinstance(out, tuple) else (out,)
+        arrays = [np.asarray(part, dtype=float) for part in parts]
+        if all(a.shape == columns[0].shape for a in arrays):
+            return arrays
+    except (TypeError, ValueError):
+        pass
+    rows = [function(*(c[i].item() for c in columns)) for i in range(len(columns[0]))]
+    rows = [r if isinstance(r, tuple) else (r,) for r in rows]
+    width = len(rows[0]) if rows else 1
+    return [np.array([float(r[j]) for r in rows], dtype=float) for j in range(width)]
+
+
+def rates_by_horizon(
+    cell: np.ndarray, cause: np.ndarray, t: np.ndarray, cells: int, universe: int, horizon: float
+) -> RateTable:
+    """Cumulative incidence of every outcome in every condition by the common horizon."""
+    from poisson_prove.stats import incidence
+
+    inside = cell >= 0
+    rows_by_cell = np.bincount(cell[inside], minlength=cells)
+    valid = inside & (cause > 0)
+    n = np.bincount(cell[valid], minlength=cells)
+    by_horizon = valid & (t <= horizon)
+    flat = cell[by_horizon] * universe + (cause[by_horizon] - 1)
+    k = np.bincount(flat, minlength=cells * universe).reshape(cells, universe)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        share = np.where(n[:, None] > 0, k / np.maximum(n, 1)[:, None], np.nan)
+    variance = np.full((cells, universe), np.nan)
+    starred = np.zeros((cells, universe), dtype=bool)
+    # Still running at the horizon: censored there. Only those conditions need Aalen-Johansen;
+    # with no censoring before the horizon it equals k/n, which the estimator confirms.
+    running = valid & (t > horizon)
+    censored_cells = np.unique(cell[running])
+    if censored_cells.size:
+        rows = valid & np.isin(cell, censored_cells)
+        fits = incidence.aalen_johansen_grouped(t[rows], cause[rows], cell[rows], horizon, causes=universe)
+        for c, fit in fits.items():
+            share[c] = fit.incidence
+            variance[c] = fit.variance
+            starred[c] = fit.censored
+    effective_n = np.full((cells, universe), np.nan)
+    lo = np.full((cells, universe), np.nan)
+    hi = np.full((cells, universe), np.nan)
+    plain = np.broadcast_to((n[:, None] > 0), (cells, universe)) & ~starred
+    if plain.any():
+        kk = k[plain].astype(float)
+        nn = np.broadcast_to(n[:, None], (cells, universe))[plain].astype(float)
+        lo[plain], hi[plain] = incidence.wilson(kk, nn)
+    if starred.any():
+        nn = np.broadcast_to(n[:, None], (cells, universe))[starred].astype(float)
+        lo[starred], hi[starred], effective_n[starred] = incidence.starred_wilson(
+            share[starred], variance[starred], nn
+        )
+    return RateTable(rows_by_cell, n, k, share, variance, starred, effective_n, lo, hi)
+
+
+def _rate(table: RateTable, c: int, e: int) -> Rate:
+    def num(value: float) -> float | None:
+        return None if not np.isfinite(value) else float(value)
+
+    return Rate(
+        n=int(table.n[c]),
+        k=int(table.k[c, e]),
+        share=num(table.share[c, e]),
+        lo=num(table.lo[c, e]),
+        hi=num(table.hi[c, e]),
+        starred=bool(table.starred[c, e]),
+        variance=num(table.variance[c, e]),
+        effective_n=num(table.effective_n[c, e]),
+    )
+
+
+def _mcnemar_counts(side_b: Any, side_a: Any, cells: int, universe: int, horizon: float) -> tuple:
+    """Pairs per condition, and b / c per (condition, outcome) from the joined twins."""
+    valid_b = np.flatnonzero((side_b.cell >= 0) & (side_b.cause > 0))
+    valid_a = np.flatnonzero((side_a.cell >= 0) & (side_a.cause > 0))
+    stride = int(max(side_b.frame.replicate.max(initial=0), side_a.frame.replicate.max(initial=0))) + 1
+    key_b = side_b.cell[valid_b].astype(np.int64) * stride + side_b.frame.replicate[valid_b]
+    key_a = side_a.cell[valid_a].astype(np.int64) * stride + side_a.frame.replicate[valid_a]
+    rb, ra = pair_rows(key_b, side_b.frame.seed[valid_b], key_a, side_a.frame.seed[valid_a])
+    rb, ra = valid_b[rb], valid_a[ra]
+    cell = side_b.cell[rb]
+    pairs = np.bincount(cell, minlength=cells)
+    before = np.where(side_b.t[rb] <= horizon, side_b.cause[rb], 0)
+    after = np.where(side_a.t[ra] <= horizon, side_a.cause[ra], 0)
+    differ = before != after
+
+    def count(event: np.ndarray) -> np.ndarray:
+        hit = differ & (event > 0)
+        flat = cell[hit] * universe + (event[hit] - 1)
+        return np.bincount(flat, minlength=cells * universe).reshape(cells, universe)
+
+    return pairs, count(before), count(after)
+
+
+def condition_tests(
+    method: str,
+    side_b: Any,
+    side_a: Any,
+    tables: Tables,
+    event_index: Sequence[int],
+    horizon: float,
+    q: float,
+    *,
+    names: Sequence[str],
+    adverse: Sequence[bool],
+    paired: bool,
+) -> tuple[dict[int, list[OutcomeResult]], int]:
+    """Every (condition, event) test, BH-adjusted together; per condition its rows."""
+    from poisson_prove.stats import tests as stats_tests
+
+    C = tables.cells
+    both = (tables.before.n > 0) & (tables.after.n > 0)
+    present = (tables.before.rows_by_cell > 0) & (tables.after.rows_by_cell > 0)
+    tested = [(c, j) for c in range(C) if both[c] for j in range(len(event_index))]
+    m = len(tested)
+    p = np.full(m, np.nan)
+    p_exact = np.full(m, np.nan)
+    statistic = np.full(m, np.nan)
+    direction = np.zeros(m)
+    b = c_ = pairs = None
+    if m:
+        cs = np.array([c for c, _ in tested])
+        es = np.array([event_index[j] for _, j in tested])
+        if method == "mcnemar":
+            pairs, b, c_ = _mcnemar_counts(side_b, side_a, C, tables.universe, horizon)
+            bb, cc = b[cs, es].astype(float), c_[cs, es].astype(float)
+            p[:], p_exact[:] = stats_tests.mcnemar_many(bb.astype(np.int64), cc.astype(np.int64))
+            direction = np.sign(cc - bb)
+        elif method == "fisher":
+            kb, nb = tables.before.k[cs, es].astype(float), tables.before.n[cs].astype(float)
+            ka, na = tables.after.k[cs, es].astype(float), tables.after.n[cs].astype(float)
+            (p[:],) = _vectorized(stats_tests.fisher_two_sided, kb, nb, ka, na)[:1]
+            direction = np.sign(ka / na - kb / nb)
+        else:
+            for i, (cell, e) in enumerate(zip(cs, es, strict=True)):
+                rows_b = (side_b.cell == cell) & (side_b.cause > 0)
+                rows_a = (side_a.cell == cell) & (side_a.cause > 0)
+                time = np.concatenate([side_b.t[rows_b], side_a.t[rows_a]])
+                event = np.concatenate([side_b.cause[rows_b], side_a.cause[rows_a]]) == e + 1
+                group = np.concatenate([np.zeros(rows_b.sum(), int), np.ones(rows_a.sum(), int)])
+                fit = stats_tests.logrank(time, event, group, horizon)
+                statistic[i], p[i] = fit.statistic, fit.p
+            direction = np.sign(tables.after.share[cs, es] - tables.before.share[cs, es])
+    q_values = np.asarray(stats_tests.benjamini_hochberg(p), dtype=float) if m else np.empty(0)
+    flagged = q_values <= q
+    verdicts = np.where(
+        flagged & (direction > 0), "rose", np.where(flagged & (direction < 0), "fell", "no change")
+    )
+    mde = _mde_lookup(tables, tested, event_index, q / m if m else q, pairs)
+
+    results: dict[int, list[OutcomeResult]] = {}
+    position = {key: i for i, key in enumerate(tested)}
+    for cell in range(C):
+        if not present[cell]:
+            continue
+        rows = []
+        for j, e in enumerate(event_index):
+            i = position.get((cell, j))
+            verdict = "not tested" if i is None else str(verdicts[i])
+            rise, fall = mde.get((cell, j), (None, None)) if verdict == "no change" else (None, None)
+            rows.append(
+                OutcomeResult(
+                    outcome=names[j],
+                    before=_rate(tables.before, cell, e),
+                    after=_rate(tables.after, cell, e),
+                    pairs=None if pairs is None else int(pairs[cell]),
+                    b=None if b is None else int(b[cell, e]),
+                    c=None if c_ is None else int(c_[cell, e]),
+                    statistic=None if i is None or not np.isfinite(statistic[i]) else float(statistic[i]),
+                    p=None if i is None else float(p[i]),
+                    p_exact=None if i is None or not np.isfinite(p_exact[i]) else float(p_exact[i]),
+                    q_value=None if i is None else float(q_values[i]),
+                    verdict=verdict,
+                    mde_rise=rise,
+                    mde_fall=fall,
+                    note=None,
+                )
+            )
+        if method == "logrank_bh":
+            rows = _logrank_notes(rows)
+        results[cell] = rows
+    return results, m
+
+
+def _logrank_notes(rows: list[OutcomeResult]) -> list[OutcomeResult]:
+    """A hazard test's row says so when a competing outcome moved in the same condition."""
+    moved = [r.outcome for r in rows if r.verdict in ("rose", "fell")]
+    out = []
+    for row in rows:
+        others = [name for name in moved if name != row.outcome]
+        if others:
+            note = (
+                f"{' and '.join(others)} also moved here; the log-rank test compares hazards, and a "
+                "change in one ending's hazard can come from a change in a competing ending"
+            )
+            row = OutcomeResult(**{**row.__dict__, "note": note})
+        out.append(row)
+    return out
+
+
+def _mde_lookup(
+    tables: Tables, tested: Sequence[tuple[int, int]], event_index: Sequence[int], alpha: float, pairs: Any
+) -> dict[tuple[int, int], tuple[float | None, float | None]]:
+    """The smallest rise and fall each test could have shown (STATISTICS.md section 1)."""
+    from poisson_prove.stats import power
+
+    cache: dict[tuple[float, int], tuple[float | None, float | None]] = {}
+    out = {}
+    for cell, j in tested:
+        e = event_index[j]
+        rate = float(tables.before.share[cell, e])
+        n = int(min(tables.before.n[cell], tables.after.n[cell]))
+        if pairs is not None:
+            n = min(n, int(pairs[cell]))
+        if n <= 0 or not math.isfinite(rate):
+            out[(cell, j)] = (None, None)
+            continue
+        key = (round(rate, 12), n)
+        if key not in cache:
+            rise, fall = power.condition_mde(rate, n, alpha)
+            cache[key] = (_mde_value(rise), _mde_value(fall))
+        out[(cell, j)] = cache[key]
+    return out
+
+
+def _mde_value(value: Any) -> float | None:
+    if value is None:
+        return None
+    value = getattr(value, "mde", value)
+    return None if value is None else float(value)
+
+
+def coverage_tests(side_b: Any, side_a: Any, cells: int, q: float) -> dict[int, dict[str, Any]]:
+    """Rows without an outcome per condition and run; Fisher + BH on their share."""
+    from poisson_prove.stats import tests as stats_tests
+
+    def per_run(side: Any) -> tuple[np.ndarray, np.ndarray, list[list[ErrorPair]]]:
+        inside = side.cell >= 0
+        rows = np.bincount(side.cell[inside], minlength=cells)
+        missing = inside & (side.cause == 0)
+        without = np.bincount(side.cell[missing], minlength=cells)
+        kinds = side.frame.error_kind
+        width = len(kinds.values) + 1
+        code = np.where(kinds.codes[missing] >= 0, kinds.codes[missing], width - 1)
+        table = np.bincount(side.cell[missing] * width + code, minlength=cells * width).reshape(cells, width)
+        names = [*kinds.values, "unknown"]
+        errors = [
+            sorted(
+                ((names[k], int(table[c, k])) for k in range(width) if table[c, k]),
+                key=lambda pair: (-pair[1], pair[0]),
+            )
+            for c in range(cells)
+        ]
+        return rows, without, errors
+
+    rows_b, without_b, errors_b = per_run(side_b)
+    rows_a, without_a, errors_a = per_run(side_a)
+    tested = [c for c in range(cells) if rows_b[c] and rows_a[c] and (without_b[c] or without_a[c])]
+    p = np.full(cells, np.nan)
+    q_values = np.full(cells, np.nan)
+    if tested:
+        idx = np.array(tested)
+        (p_t,) = _vectorized(
+            stats_tests.fisher_two_sided,
+            without_b[idx].astype(float), rows_b[idx].astype(float),
+            without_a[idx].astype(float), rows_a[idx].astype(float),
+        )[:1]
+        p[idx] = p_t
+        q_values[idx] = np.asarray(stats_tests.benjamini_hochberg(p_t), dtype=float)
+    from poisson_prove.compare_result import ErrorCount
+
+    out = {}
+    for c in range(cells):
+        out[c] = {
+            "before_rows": int(rows_b[c]),
+            "before_without": int(without_b[c]),
+            "after_rows": int(rows_a[c]),
+            "after_without": int(without_a[c]),
+            "before_errors": tuple(ErrorCount(k, n) for k, n in errors_b[c]),
+            "after_errors": tuple(ErrorCount(k, n) for k, n in errors_a[c]),
+            "p": None if not np.isfinite(p[c]) else float(p[c]),
+            "q_value": None if not np.isfinite(q_values[c]) else float(q_values[c]),
+            "differs": bool(np.isfinite(q_values[c]) and q_values[c] <= q),
+        }
+    return out
+
+
+ErrorPair = tuple[str, int]

@@ -1,0 +1,279 @@
+"""Looking inside one run: errors by kind, episodes without an outcome, one episode in full.
+
+Library only: returns immutable results, raises ProveError; `poisson-prove inspect` draws them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from poisson_prove.compare_frame import read_columns
+from poisson_prove.conditions import cell_key, cell_label, cfg_of, format_value
+from poisson_prove.errors import ProveError
+from poisson_prove.store import RunInfo, RunStore
+
+FIRST_MESSAGES = 3
+
+
+@dataclass(frozen=True)
+class ErrorKind:
+    kind: str
+    count: int
+    share: float  # of all stored episodes of the run
+    messages: tuple[str, ...]  # the first distinct messages, in stored order
+    conditions: tuple[str, ...]  # labels of the conditions it hit, in condition order
+
+
+@dataclass(frozen=True)
+class ConditionCoverage:
+    key: str
+    label: str
+    episodes: int
+    without_outcome: int
+
+
+@dataclass(frozen=True)
+class Inspection:
+    run_id: str
+    name: str
+    status: str
+    episodes: int
+    without_outcome: int
+    planned: int | None
+    outcomes: tuple[tuple[str, int], ...]  # outcome -> count, declared order
+    errors: tuple[ErrorKind, ...]  # most frequent first
+    coverage: tuple[ConditionCoverage, ...]  # conditions with episodes without an outcome
+
+
+@dataclass(frozen=True)
+class EpisodeDetail:
+    run_id: str
+    run_name: str
+    condition: str  # label
+    key: str
+    cfg: Mapping[str, Any]
+    replicate: int
+    seed: int
+    outcome: str | None
+    t: float | None
+    horizon: float | None
+    case_id: str | None
+    meta: Any
+    error_kind: str | None
+    error_message: str | None
+    started_at: str | None
+    duration_s: float | None
+    spans: Any
+
+
+def _labels(info: RunInfo, keys: Sequence[str]) -> dict[str, str]:
+    axis_order = info.manifest.get("axis_order")
+    return {key: cell_label(cfg_of(key), axis_order) for key in keys}
+
+
+def _cell_order(info: RunInfo, keys: Sequence[str]) -> list[str]:
+    declared = [c.get("key") for c in info.manifest.get("cells") or [] if isinstance(c, dict)]
+    ordered = [k for k in declared if k in keys]
+    return ordered + sorted(set(keys) - set(ordered))
+
+
+def inspect_run(ref: str | RunInfo = "latest", *, store: str | os.PathLike[str] | None = None) -> Inspection:
+    """Errors by kind and episodes without an outcome of one stored run."""
+    info = ref if isinstance(ref, RunInfo) else RunStore(store).resolve(ref)
+    table = read_columns(info, ("cell", "outcome", "error_kind", "error_message"))
+    cells = table.column("cell").to_pylist()
+    outcomes = table.column("outcome").to_pylist()
+    kinds = table.column("error_kind").to_pylist()
+    messages = table.column("error_message").to_pylist()
+    total = len(cells)
+    order = _cell_order(info, sorted(set(cells)))
+    labels = _labels(info, order)
+    rank = {key: i for i, key in enumerate(order)}
+
+    missing = [i for i, outcome in enumerate(outcomes) if outcome is None]
+    by_kind: dict[str, list[int]] = {}
+    for i in missing:
+        by_kind.setdefault(kinds[i] or "unknown", []).append(i)
+    errors = []
+    for kind, rows in sorted(by_kind.items(), key=lambda item: (-len(item[1]), item[0])):
+        first: list[str] = []
+        for i in rows:
+            message = messages[i] or ""
+            if message not in first:
+                first.append(message)
+            if len(first) == FIRST_MESSAGES:
+                break
+        hit = sorted({cells[i] for i in rows}, key=rank.__getitem__)
+        hit_labels = tuple(labels[k] for k in hit)
+        errors.append(ErrorKind(kind, len(rows), len(rows) / total, tuple(first), hit_labels))
+
+    per_cell_total = {key: 0 for key in order}
+    per_cell_missing = {key: 0 for key in order}
+    for key in cells:
+        per_cell_total[key] += 1
+    for i in missing:
+        per_cell_missing[cells[i]] += 1
+    coverage = tuple(
+        ConditionCoverage(key, labels[key], per_cell_total[key], per_cell_missing[key])
+        for key in order
+        if per_cell_missing[key]
+    )
+    declared = [str(o) for o in info.manifest.get("outcomes") or []]
+    counted = {name: 0 for name in declared}
+    for outcome in outcomes:
+        if outcome is not None:
+            counted[outcome] = counted.get(outcome, 0) + 1
+    counts = info.manifest.get("counts") or {}
+    planned = counts.get("planned") if isinstance(counts, dict) else None
+    return Inspection(
+        run_id=info.run_id,
+        name=info.name,
+        status=info.status,
+        episodes=total,
+        without_outcome=len(missing),
+        planned=planned if isinstance(planned, int) else None,
+        outcomes=tuple(counted.items()),
+        errors=tuple(errors),
+        coverage=coverage,
+    )
+
+
+# One episode --------------------------------------------------------------------------------
+
+
+def _matches(value: Any, text: str) -> bool:
+    """Whether a cfg value reads as `text` (numbers compare as numbers: 0.5 == 0.50)."""
+    if format_value(value) == text or str(value) == text:
+        return True
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        try:
+            return math.isclose(float(text), float(value), rel_tol=0, abs_tol=1e-12)
+        except ValueError:
+            return False
+    return False
+
+
+def _find_condition(info: RunInfo, keys: Sequence[str], text: str) -> str | None:
+    text = text.strip()
+    if text in keys:
+        return text
+    try:
+        as_key = cell_key(json.loads(text))
+        if as_key in keys:
+            return as_key
+    except (ValueError, TypeError, AttributeError):
+        pass
+    labels = _labels(info, keys)
+    for key, label in labels.items():
+        if label == text:
+            return key
+    if "=" in text:
+        wanted = {}
+        for part in text.split(","):
+            name, sep, value = part.partition("=")
+            if not sep:
+                return None
+            wanted[name.strip()] = value.strip()
+        found = [
+            key
+            for key in keys
+            if all(name in cfg_of(key) and _matches(cfg_of(key)[name], v) for name, v in wanted.items())
+        ]
+        if len(found) == 1:
+            return found[0]
+    return None
+
+
+def _json_or_text(text: str | None) -> Any:
+    if text is None:
+        return None
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text
+
+
+def find_episode(
+    ref: str | RunInfo, selector: str, *, store: str | os.PathLike[str] | None = None
+) -> EpisodeDetail:
+    """One stored episode by `CONDITION/REPLICATE`.
+
+    CONDITION is the condition's label (`ticket refund · temperature 0.7`), its cell key
+    (`{"temperature":0.7,"ticket":"refund"}`) or `name=value` pairs (`ticket=refund,temperature=0.7`,
+    enough pairs to pick one condition); REPLICATE counts from 0.
+    """
+    info = ref if isinstance(ref, RunInfo) else RunStore(store).resolve(ref)
+    condition, sep, replicate_text = selector.rpartition("/")
+    example = "ticket=refund,temperature=0.7/0"
+    keys_table = read_columns(info, ("cell",))
+    keys = sorted(set(keys_table.column("cell").to_pylist()))
+    order = _cell_order(info, keys)
+    if order:
+        cfg = cfg_of(order[0])
+        example = ",".join(f"{k}={format_value(v)}" for k, v in cfg.items()) + "/0"
+    if not sep or not replicate_text.strip().isdigit():
+        raise ProveError(
+            f'--episode "{selector}" is not CONDITION/REPLICATE',
+            suggestions=[f'poisson-prove inspect --episode "{example}"'],
+            exit_code=2,
+        )
+    key = _find_condition(info, keys, condition)
+    if key is None:
+        labels = list(_labels(info, order).values())
+        shown = "; ".join(labels[:6]) + ("; ..." if len(labels) > 6 else "")
+        raise ProveError(
+            f'no condition "{condition}" in run "{info.name}" (its conditions: {shown})',
+            suggestions=[f'poisson-prove inspect "{info.name}" --episode "{example}"'],
+        )
+    replicate = int(replicate_text)
+    table = read_columns(info, list(_ALL_COLUMNS))
+    import pyarrow.compute as pc
+
+    cell_col = table.column("cell")
+    if hasattr(cell_col.type, "value_type"):
+        cell_col = cell_col.cast("string")
+    mask = pc.and_(pc.equal(cell_col, key), pc.equal(table.column("replicate"), replicate))
+    rows = table.filter(mask).to_pylist()
+    if not rows:
+        stored = np.array(table.filter(pc.equal(cell_col, key)).column("replicate").to_pylist())
+        span = f"{stored.min()}..{stored.max()}" if stored.size else "none"
+        first = stored.min() if stored.size else 0
+        raise ProveError(
+            f'run "{info.name}" has no replicate {replicate} in condition {_labels(info, [key])[key]} '
+            f"(stored replicates: {span})",
+            suggestions=[f'poisson-prove inspect "{info.name}" --episode "{condition}/{first}"'],
+        )
+    row = rows[0]
+    started = row.get("started_at")
+    return EpisodeDetail(
+        run_id=info.run_id,
+        run_name=info.name,
+        condition=_labels(info, [key])[key],
+        key=key,
+        cfg=cfg_of(key),
+        replicate=replicate,
+        seed=int(row["seed"]),
+        outcome=row.get("outcome"),
+        t=row.get("t"),
+        horizon=row.get("horizon"),
+        case_id=row.get("case_id"),
+        meta=_json_or_text(row.get("meta")),
+        error_kind=row.get("error_kind"),
+        error_message=row.get("error_message"),
+        started_at=started.isoformat().replace("+00:00", "Z") if started is not None else None,
+        duration_s=row.get("duration_s"),
+        spans=_json_or_text(row.get("spans")),
+    )
+
+
+_ALL_COLUMNS = (
+    "cell", "replicate", "seed", "outcome", "t", "horizon", "case_id", "meta",
+    "error_kind", "error_message", "started_at", "duration_s", "spans",
+)

@@ -1,0 +1,1 @@
+"""Renderers: results -> what users read (plain text, rich tables, JSON)."""

@@ -1,0 +1,207 @@
+"""A comparison as people read it: plain text on a pipe, rich tables with colour on a terminal.
+
+Line order (both drawings): the headline, `method`, `before`, `after`, one `trade` line per
+trade, the per-condition table, the coverage table, then `note:` and `warning:` lines.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from poisson_prove.compare_result import METHOD_NAMES, Comparison, ConditionResult, OutcomeResult, Rate
+from poisson_prove.render.tables import Table, plain_lines, rich_table
+
+VERDICT_STYLES = {
+    "rose": "bold red",
+    "fell": "bold green",
+    "worse": "bold red",
+    "safer": "bold green",
+    "trade": "bold yellow",
+    "no change": "dim",
+    "not tested": "dim",
+}
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
+
+
+def _mde(value: float | None, sign: str) -> str:
+    if value is None:
+        return "no rise" if sign == "+" else "no fall"
+    # Rounded up to 3 decimals: a printed "smallest change" is never smaller than the truth.
+    return f"{sign}{math.ceil(round(value * 1000, 6)) / 1000:.3f}"
+
+
+def rate_text(rate: Rate) -> str:
+    """`0.314 (61/194) [0.254, 0.381]`; starred when censored before the horizon."""
+    if rate.share is None:
+        return f"- (0/{rate.n})"
+    star = "*" if rate.starred else ""
+    return f"{_share(rate.share)}{star} ({rate.k}/{rate.n}) [{_share(rate.lo)}, {_share(rate.hi)}]"
+
+
+def result_text(row: OutcomeResult) -> str:
+    if row.verdict == "no change":
+        return f"no change, could have shown {_mde(row.mde_rise, '+')} / {_mde(row.mde_fall, '-')}"
+    return row.verdict
+
+
+def headline_line(comparison: Comparison) -> str:
+    counts = " · ".join(f"{c.outcome}: {c.safer} safer, {c.worse} worse" for c in comparison.headline.counts)
+    conditions = len(comparison.conditions)
+    unit = f" {comparison.t_unit}" if comparison.t_unit else ""
+    return (
+        f"{comparison.headline.word} {counts} ({comparison.method_phrase}); "
+        f"{conditions} condition{'s' if conditions != 1 else ''} by {_number(comparison.horizon)}{unit}, "
+        f"q {comparison.q:g}"
+    )
+
+
+def method_line(comparison: Comparison) -> str:
+    name = METHOD_NAMES[comparison.method]
+    if not comparison.method_is_default:
+        reason = "chosen with --method"
+    elif comparison.paired:
+        reason = "the default for runs paired at sweep time"
+    else:
+        reason = "the default for runs not paired at sweep time"
+    return f"method {comparison.method_phrase} ({name}), {reason}"
+
+
+def trade_line(condition: ConditionResult) -> str:
+    fell, rose = " and ".join(condition.fell), " and ".join(condition.rose)
+    return f"trade {condition.label}: {fell} fell, {rose} rose"
+
+
+def summary_lines(comparison: Comparison) -> list[str]:
+    lines = [
+        headline_line(comparison),
+        method_line(comparison),
+        f"before {comparison.before.name}",
+        f"after {comparison.after.name}",
+    ]
+    lines += [trade_line(c) for c in comparison.conditions if c.verdict == "trade"]
+    return lines
+
+
+def condition_table(comparison: Comparison) -> Table:
+    paired = comparison.method == "mcnemar"
+    headers = ["condition", "verdict", "outcome", "before", "after"]
+    headers += ["b", "c"] if paired else []
+    headers += ["chi2"] if comparison.method == "logrank_bh" else []
+    headers += ["p", "q", "result"]
+    rows: list[tuple[str, ...]] = []
+    styles: list[tuple[str | None, ...]] = []
+    for condition in comparison.conditions:
+        for i, row in enumerate(condition.outcomes):
+            first = i == 0
+            cells = [condition.label if first else "", condition.verdict if first else "", row.outcome]
+            cells += [rate_text(row.before), rate_text(row.after)]
+            if paired:
+                cells += [str(row.b) if row.b is not None else "-", str(row.c) if row.c is not None else "-"]
+            if comparison.method == "logrank_bh":
+                cells += ["-" if row.statistic is None else f"{row.statistic:.2f}"]
+            cells += [_p(row.p), _p(row.q_value), result_text(row)]
+            rows.append(tuple(cells))
+            style: list[str | None] = [None] * len(cells)
+            style[1] = VERDICT_STYLES.get(condition.verdict) if first else None
+            style[-1] = VERDICT_STYLES.get(row.verdict)
+            styles.append(tuple(style))
+    right = {3, 4} | set(range(5, len(headers) - 1))
+    unit = f" {comparison.t_unit}" if comparison.t_unit else ""
+    title = (
+        f"rates by {_number(comparison.horizon)}{unit}, 95% Wilson intervals "
+        f"(* censored before it); q: Benjamini-Hochberg over {comparison.tests} tests"
+    )
+    return Table(title, tuple(headers), tuple(rows), frozenset(right), tuple(styles))
+
+
+def _errors(errors: Sequence[Any]) -> str:
+    return ", ".join(f"{e.kind} {e.count:,}" for e in errors) or "-"
+
+
+def coverage_table(comparison: Comparison) -> Table:
+    headers = ("condition", "before", "after", "errors before", "errors after", "q")
+    rows = []
+    styles = []
+    for row in comparison.coverage:
+        rows.append(
+            (
+                row.label,
+                f"{row.before_without:,}/{row.before_rows:,}",
+                f"{row.after_without:,}/{row.after_rows:,}",
+                _errors(row.before_errors),
+                _errors(row.after_errors),
+                _p(row.q_value),
+            )
+        )
+        styles.append((None, None, None, None, None, "bold red" if row.differs else None))
+    return Table(
+        "coverage: episodes without an outcome (left out of every rate)",
+        headers,
+        tuple(rows),
+        frozenset({1, 2, 5}),
+        tuple(styles),
+    )
+
+
+def tail_lines(comparison: Comparison, notes: Sequence[str]) -> list[str]:
+    return [f"note: {n}" for n in notes] + [f"warning: {w}" for w in comparison.warnings]
+
+
+def plain_report(comparison: Comparison, notes: Sequence[str] = ()) -> str:
+    """The whole report as plain text: no ANSI codes, no box characters, fixed column order."""
+    lines = summary_lines(comparison)
+    lines += ["", *plain_lines(condition_table(comparison))]
+    lines += ["", *plain_lines(coverage_table(comparison))]
+    tail = tail_lines(comparison, notes)
+    if tail:
+        lines += ["", *tail]
+    return "\n".join(lines) + "\n"
+
+
+def _bar(share: float | None, width: int = 10) -> str:
+    if share is None:
+        return " " * width
+    filled = round(share * width * 2) / 2
+    return ("█" * int(filled) + ("▌" if filled % 1 else "")).ljust(width)
+
+
+def print_rich(comparison: Comparison, notes: Sequence[str], console: Any) -> None:
+    """The report on a terminal: the same lines, tables drawn with colour and rate bars."""
+    from rich.text import Text
+
+    lines = summary_lines(comparison)
+    word = comparison.headline.word
+    head = Text(word, style=VERDICT_STYLES.get(word, ""))
+    head.append(lines[0][len(word):])
+    console.print(head)
+    for line in lines[1:]:
+        style = "yellow" if line.startswith("trade ") else None
+        console.print(Text(line, style=style or ""))
+    bars = [
+        Text(_bar(o.before.share), style="grey50")
+        + Text(" ")
+        + Text(_bar(o.after.share), style=VERDICT_STYLES.get(o.verdict, ""))
+        for c in comparison.conditions
+        for o in c.outcomes
+    ]
+    drawn = rich_table(condition_table(comparison), extra=("before | after", bars))
+    console.print()
+    console.print(drawn)
+    console.print(rich_table(coverage_table(comparison)))
+    for line in tail_lines(comparison, notes):
+        console.print(Text(line, style="yellow" if line.startswith("warning") else "cyan"))
