@@ -291,25 +291,31 @@ def design_mde(
             worst = (base, found)
     # A base whose MDE is undefined only fails the design when the largest possible change
     # there is within what the user accepts.
-    undefined_within = any(
-        found is None and base + max_mde <= 1.0 + 1e-12 for base, found in per_base
-    )
+    undefined_within = any(found is None and base + max_mde <= 1.0 + 1e-12 for base, found in per_base)
     passes = worst is not None and not undefined_within and worst[1].mde <= max_mde + 1e-9
     worst_exact = worst[1].exact if worst is not None else None
     if passes and worst is not None:
         base, found = worst
         return DesignMDE(
-            mde=found.mde, exact=found.exact, base_rate=base, direction="rise", passes=True,
-            max_mde=max_mde, tests=tests, alpha=alpha, q=q, replicates=n,
-            approximate=approximate, worst_exact=worst_exact,
+            mde=found.mde,
+            exact=found.exact,
+            base_rate=base,
+            direction="rise",
+            passes=True,
+            max_mde=max_mde,
+            tests=tests,
+            alpha=alpha,
+            q=q,
+            replicates=n,
+            approximate=approximate,
+            worst_exact=worst_exact,
         )
     # Failing: report the base where a change of exactly max_mde has the least power.
     candidates = [base for base in BASE_RATES if base + max_mde <= 1.0 + 1e-12]
     if not candidates:
         candidates = [BASE_RATES[0]]
     powers = [
-        power_of_rise(base, min(max_mde, 1.0 - base), n, alpha) if n > 0 else 0.0
-        for base in candidates
+        power_of_rise(base, min(max_mde, 1.0 - base), n, alpha) if n > 0 else 0.0 for base in candidates
     ]
     # Mirror-image bases (rise from 0.0 by d, rise from 1 - d to 1) have equal power up to
     # rounding: compare with a relative tolerance so that ties go to the lowest base.
@@ -319,8 +325,16 @@ def design_mde(
     return DesignMDE(
         mde=at_weakest.mde if at_weakest else None,
         exact=at_weakest.exact if at_weakest else None,
-        base_rate=weakest, direction="rise", passes=False, max_mde=max_mde, tests=tests,
-        alpha=alpha, q=q, replicates=n, approximate=approximate, worst_exact=worst_exact,
+        base_rate=weakest,
+        direction="rise",
+        passes=False,
+        max_mde=max_mde,
+        tests=tests,
+        alpha=alpha,
+        q=q,
+        replicates=n,
+        approximate=approximate,
+        worst_exact=worst_exact,
     )
 
 
