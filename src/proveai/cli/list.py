@@ -1,0 +1,58 @@
+"""`proveai list`: the legacy browse view of the trace store."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from proveai.cli._traces_table import (
+    DASH,
+    OUTCOME_STYLE,
+    add_store_option,
+    limit_value,
+    print_warnings,
+    render,
+    store_of,
+    timestamp_text,
+)
+from proveai.errors import ProveAIError
+
+HELP = "legacy browse view of the trace store"
+DESCRIPTION = "List stored traces, newest first: Trace ID, Version, Agents, Outcome, Timestamp."
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser("list", parents=[parent], help=HELP, description=DESCRIPTION)
+    parser.add_argument("--outcome", default=None, help="only traces with this outcome: good|bad|skip|none")
+    parser.add_argument("--version", default=None, help="only traces where an agent declared this version")
+    parser.add_argument("--limit", type=limit_value, default=None, help="show at most N traces (default all)")
+    add_store_option(parser)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from proveai.capture.reading import list_traces, validate_filter
+
+    filters = {k: v for k, v in (("outcome", args.outcome), ("version", args.version)) if v is not None}
+    try:
+        validate_filter(filters)
+    except ValueError as exc:
+        raise ProveAIError(f"--{str(exc).split()[0]}: {exc}") from None
+    store = store_of(args)
+    listing = list_traces(store, filters)
+    print_warnings(listing.warnings)
+    if not listing.rows:
+        what = "match " + " ".join(f"--{k} {v}" for k, v in filters.items()) if filters else "yet"
+        sys.stdout.write(f"no traces {what} in {store}\n")
+        return 0
+    shown = list(reversed(listing.rows))
+    if args.limit:
+        shown = shown[: args.limit]
+    rows = [
+        [r.trace_id, ", ".join(r.versions) or DASH, ", ".join(r.agents) or DASH, r.outcome or DASH,
+         timestamp_text(r.timestamp)]
+        for r in shown
+    ]
+    headers = ["Trace ID", "Version", "Agents", "Outcome", "Timestamp"]
+    render(args, f"{len(shown)} trace(s) in {store}", headers, rows, [None, None, None, OUTCOME_STYLE, None])
+    return 0

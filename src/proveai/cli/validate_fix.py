@@ -1,0 +1,26 @@
+"""`proveai validate-fix`: retired; counterfactual replay lives on `proveai run --hold-at`."""
+
+from __future__ import annotations
+
+import argparse
+
+from proveai.errors import EXIT_USAGE, ProveAIError
+
+HELP = "deprecated: use proveai run --hold-at"
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser("validate-fix", parents=[parent], help=HELP, description=HELP)
+    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+    parser.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    raise ProveAIError(
+        "proveai validate-fix was retired: counterfactual replay now lives on proveai run",
+        suggestions=[
+            "proveai run --hold-at <span_id> --override AGENT=PATH",
+            "proveai run --counterfactual AGENT --override AGENT=PATH",
+        ],
+        exit_code=EXIT_USAGE,
+    )

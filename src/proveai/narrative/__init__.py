@@ -1,0 +1,1 @@
+"""Plain-language renderers of detections and verdicts."""
