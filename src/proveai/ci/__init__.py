@@ -1,0 +1,1 @@
+"""`proveai ci init`: the GitHub Actions workflow that runs the snapshot gate."""

@@ -1,0 +1,122 @@
+"""Write .github/workflows/proveai.yml from the embedded template."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from proveai.errors import EXIT_USAGE, ProveAIError
+
+WORKFLOW_PATH = Path(".github") / "workflows" / "proveai.yml"
+DISTRIBUTION = "poisson-prove"
+
+# provider -> (the secret to add, env lines the verify step gets)
+PROVIDERS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
+    "openrouter": (
+        "OPENROUTER_API_KEY",
+        (
+            ("OPENROUTER_API_KEY", "${{ secrets.OPENROUTER_API_KEY }}"),
+            ("PROVEAI_PROVIDER_BASE_URL", "https://openrouter.ai/api/v1"),
+            ("PROVEAI_PROVIDER_PATTERN", '"*"'),
+        ),
+    ),
+    "anthropic": ("ANTHROPIC_API_KEY", (("ANTHROPIC_API_KEY", "${{ secrets.ANTHROPIC_API_KEY }}"),)),
+    "openai": ("OPENAI_API_KEY", (("OPENAI_API_KEY", "${{ secrets.OPENAI_API_KEY }}"),)),
+    "azure-openai": (
+        "AZURE_OPENAI_API_KEY",
+        (
+            ("AZURE_OPENAI_API_KEY", "${{ secrets.AZURE_OPENAI_API_KEY }}"),
+            ("PROVEAI_PROVIDER_API_KEY", "${{ secrets.AZURE_OPENAI_API_KEY }}"),
+            ("PROVEAI_PROVIDER_BASE_URL", "${{ vars.AZURE_OPENAI_ENDPOINT }}"),
+            ("PROVEAI_PROVIDER_PATTERN", '"*"'),
+        ),
+    ),
+    "bedrock": (
+        "AWS_SECRET_ACCESS_KEY",
+        (
+            ("AWS_ACCESS_KEY_ID", "${{ secrets.AWS_ACCESS_KEY_ID }}"),
+            ("AWS_SECRET_ACCESS_KEY", "${{ secrets.AWS_SECRET_ACCESS_KEY }}"),
+            ("AWS_REGION", "${{ vars.AWS_REGION }}"),
+        ),
+    ),
+    "custom": (
+        "PROVEAI_PROVIDER_API_KEY",
+        (
+            ("PROVEAI_PROVIDER_API_KEY", "${{ secrets.PROVEAI_PROVIDER_API_KEY }}"),
+            ("PROVEAI_PROVIDER_BASE_URL", "${{ vars.PROVEAI_PROVIDER_BASE_URL }}"),
+            ("PROVEAI_PROVIDER_PATTERN", "${{ vars.PROVEAI_PROVIDER_PATTERN }}"),
+        ),
+    ),
+}
+DEFAULT_PROVIDER = "openrouter"
+
+
+@dataclass(frozen=True)
+class ScaffoldResult:
+    path: Path
+    secret: str
+    provider: str
+    extra_secrets: tuple[str, ...]
+
+
+def installed_version() -> str:
+    try:
+        return importlib.metadata.version(DISTRIBUTION)
+    except importlib.metadata.PackageNotFoundError:
+        from proveai import __version__
+
+        return __version__
+
+
+def render_workflow(provider: str, *, full: bool, python_version: str) -> str:
+    from jinja2 import Environment, PackageLoader, StrictUndefined
+
+    _, env_lines = PROVIDERS[provider]
+    environment = Environment(
+        loader=PackageLoader("proveai.ci", "templates"), undefined=StrictUndefined, keep_trailing_newline=True
+    )
+    return environment.get_template("proveai.yml.j2").render(
+        version=installed_version(),
+        distribution=DISTRIBUTION,
+        python_version=python_version,
+        full=full,
+        env=env_lines,
+    )
+
+
+def scaffold(
+    root: Path,
+    *,
+    provider: str = DEFAULT_PROVIDER,
+    full: bool = False,
+    python_version: str | None = None,
+    force: bool = False,
+) -> ScaffoldResult:
+    if provider not in PROVIDERS:
+        raise ProveAIError(
+            f"unknown provider {provider!r}",
+            suggestions=[f"choose one of: {', '.join(PROVIDERS)}"],
+            exit_code=EXIT_USAGE,
+        )
+    version = python_version or f"{sys.version_info.major}.{sys.version_info.minor}"
+    if not all(part.isdigit() for part in version.split(".")) or version.count(".") not in (1, 2):
+        raise ProveAIError(f"--python-version {version!r} is not a version like 3.11", exit_code=EXIT_USAGE)
+    path = root / WORKFLOW_PATH
+    if path.exists() and not force:
+        raise ProveAIError(
+            f"{WORKFLOW_PATH.as_posix()} already exists; not overwritten",
+            suggestions=["proveai ci init --force  (replaces it)"],
+            exit_code=EXIT_USAGE,
+        )
+    text = render_workflow(provider, full=full, python_version=version)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    secret, env_lines = PROVIDERS[provider]
+    others = tuple(
+        name
+        for name, value in env_lines
+        if "secrets." in value and name != secret and f"secrets.{name}" in value
+    )
+    return ScaffoldResult(path=path, secret=secret, provider=provider, extra_secrets=others)

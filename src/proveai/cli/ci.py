@@ -1,0 +1,55 @@
+"""`proveai ci init`: scaffold the GitHub Actions snapshot gate."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from poisson_prove.cli._app import UsageParser
+from proveai.errors import EXIT_OK, EXIT_USAGE
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    from proveai.ci.scaffold import DEFAULT_PROVIDER, PROVIDERS
+
+    parser = subparsers.add_parser(
+        "ci",
+        parents=[parent],
+        help="scaffold the GitHub Actions gate (ci init)",
+        description="Scaffold CI for the snapshot gate.",
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=UsageParser)
+    init = actions.add_parser("init", parents=[parent], help="write .github/workflows/proveai.yml")
+    init.add_argument(
+        "--provider",
+        choices=list(PROVIDERS),
+        default=DEFAULT_PROVIDER,
+        help=f"which secret the workflow uses (default {DEFAULT_PROVIDER})",
+    )
+    init.add_argument(
+        "--full", action="store_true", help="verify every snapshot (no auto-targeting), plus a weekly run"
+    )
+    init.add_argument("--python-version", help="Python of the CI job (default: the one running proveai)")
+    init.add_argument("--force", action="store_true", help="overwrite an existing workflow")
+    parser.set_defaults(func=run, _parser=parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    from proveai.ci.scaffold import scaffold
+    from proveai.snapshot.rerun import project_root
+
+    if getattr(args, "action", None) != "init":
+        args._parser.print_help()
+        return EXIT_USAGE
+    result = scaffold(
+        project_root(Path.cwd()),
+        provider=args.provider,
+        full=args.full,
+        python_version=args.python_version,
+        force=args.force,
+    )
+    print("Wrote .github/workflows/proveai.yml")
+    print(f"Next: Add a repo secret named `{result.secret}`.")
+    for name in result.extra_secrets:
+        print(f"Next: Add a repo secret named `{name}`.")
+    return EXIT_OK

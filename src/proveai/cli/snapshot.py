@@ -1,0 +1,428 @@
+"""`proveai snapshot init|show|list|verify|update|diff`: parsing and rendering only."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from poisson_prove.cli._app import UsageParser
+from proveai.errors import EXIT_OK, EXIT_USAGE, ProveAIError
+
+
+def _truthy(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    parser = subparsers.add_parser(
+        "snapshot",
+        parents=[parent],
+        help="the CI gate: init / show / list / verify / update / diff",
+        description="Pin known-good agent I/O and verify the pipeline against it.",
+    )
+    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=UsageParser)
+    common = UsageParser(add_help=False)
+    common.add_argument("--plain", action="store_true", help="plain text even on a terminal")
+
+    init = actions.add_parser("init", parents=[parent, common], help="pin the most recent (or given) trace")
+    init.add_argument("name", nargs="?", default="latest", help="snapshot name (default latest)")
+    init.add_argument("--trace-id", help="pin this trace (a unique prefix is enough)")
+    init.add_argument("--agent", action="append", default=[], help="pin only this agent (repeatable)")
+    init.add_argument("--replicates", type=int, default=1, help="re-run the pipeline N times and pin all N")
+    init.add_argument("--seed", type=int, default=0, help="seed of the pinned replicates (default 0)")
+    init.add_argument("--timeout", type=float, default=600.0, help="seconds per re-run (with --replicates)")
+    init.add_argument(
+        "--quick-only", action="store_true", help="pin a trace that cannot be re-run, for --quick checks"
+    )
+
+    show = actions.add_parser("show", parents=[parent, common], help="print one snapshot")
+    show.add_argument("name", nargs="?", default="latest")
+
+    actions.add_parser("list", parents=[parent, common], help="every snapshot, malformed ones included")
+
+    verify = actions.add_parser(
+        "verify", parents=[parent, common], help="re-run the pipeline and grade every agent"
+    )
+    verify.add_argument(
+        "name", nargs="?", help="verify only this snapshot (default: all, auto-targeted in CI)"
+    )
+    verify.add_argument("--quick", action="store_true", help="no re-run: grade the newest stored trace")
+    verify.add_argument(
+        "--no-judge", action="store_true", help="hash-only (also PROVEAI_NO_JUDGE=1): exit 0/2"
+    )
+    verify.add_argument("--strict-judge", action="store_true", help="exit 3 if a change could not be judged")
+    verify.add_argument("--judge-model", help="the tier-3 judge model (default $PROVEAI_JUDGE_MODEL)")
+    verify.add_argument("--timeout", type=float, default=600.0, help="seconds per pipeline run (default 600)")
+    verify.add_argument(
+        "--override", action="append", default=[], metavar="AGENT=PATH", help="what-if system prompt"
+    )
+    verify.add_argument(
+        "--replicates", type=int, default=1, help="re-run N times and test against pinned noise"
+    )
+    verify.add_argument("--seed", type=int, help="seed of the replicates (PROVEAI_SEED in the pipeline)")
+    verify.add_argument(
+        "--alpha", type=float, default=0.05, help="level of the replicate test (default 0.05)"
+    )
+    scope = verify.add_mutually_exclusive_group()
+    scope.add_argument("--full", action="store_true", help="verify every snapshot, even in CI")
+    scope.add_argument("--changed", action="store_true", help="verify what CI would auto-target")
+    verify.add_argument("--base", help="base ref for --changed (default $GITHUB_BASE_REF, else main)")
+
+    update = actions.add_parser("update", parents=[parent, common], help="accept what the last verify saw")
+    update.add_argument("name", nargs="?", default="latest")
+    update.add_argument("--agent", action="append", default=[], help="accept only this agent (repeatable)")
+
+    diff = actions.add_parser("diff", parents=[parent, common], help="what changed in the last verify")
+    diff.add_argument("name", nargs="?", default="latest")
+    diff.add_argument("--agent", action="append", default=[], help="only this agent (repeatable)")
+    diff.add_argument("--side-by-side", action="store_true", help="the two sides in columns")
+    diff.add_argument("--all", action="store_true", help="also show unchanged calls")
+    parser.set_defaults(func=run, _parser=parser)
+
+
+def _store() -> Any:
+    from proveai.store import Store
+
+    return Store()
+
+
+def run(args: argparse.Namespace) -> int:
+    handlers = {
+        "init": _init,
+        "show": _show,
+        "list": _list,
+        "verify": _verify,
+        "update": _update,
+        "diff": _diff,
+    }
+    if not getattr(args, "action", None):
+        args._parser.print_help()
+        return EXIT_USAGE
+    return handlers[args.action](args)
+
+
+def _console(args: argparse.Namespace, stderr: bool = False) -> Any:
+    from poisson_prove.cli._console import is_pretty
+
+    stream = sys.stderr if stderr else sys.stdout
+    if not is_pretty(args, stream):
+        return None
+    from rich.console import Console
+
+    return Console(file=stream)
+
+
+def _emit_table(args: argparse.Namespace, title: str | None, headers: Any, rows: Any) -> None:
+    from proveai.snapshot.render import plain_table, rich_table
+
+    console = _console(args)
+    if console is not None:
+        console.print(rich_table(title, headers, rows))
+        return
+    if title:
+        print(title)
+    print(plain_table(headers, rows))
+
+
+def _init(args: argparse.Namespace) -> int:
+    from proveai.snapshot.pin import init_snapshot
+
+    store = _store()
+    result = init_snapshot(
+        snapshots_dir=store.snapshots_dir,
+        traces_dir=store.traces_dir,
+        name=args.name,
+        trace_id=args.trace_id,
+        agents=args.agent,
+        replicates=args.replicates,
+        seed=args.seed,
+        quick_only=args.quick_only,
+        timeout_s=args.timeout,
+    )
+    snap = result.snapshot
+    extra = f" · {snap.replicates} replicate(s)" if snap.replicates > 1 else ""
+    quick = " · quick-only" if snap.quick_only else ""
+    tail = f"{len(snap.agents)} agent(s){extra}{quick} · trace {snap.trace_id[:12]}…"
+    if result.unchanged:
+        print(f"Snapshot '{snap.name}' v{snap.version} already pins this — {tail}")
+    else:
+        print(f"Wrote snapshot '{snap.name}' v{snap.version} — {tail}")
+    return EXIT_OK
+
+
+def _show(args: argparse.Namespace) -> int:
+    from proveai.snapshot.model import check_name, load_snapshot, short_hash, snapshot_path
+
+    store = _store()
+    snap = load_snapshot(snapshot_path(store.snapshots_dir, check_name(args.name)))
+    print(
+        f"Snapshot '{snap.name}' v{snap.version} · trace {snap.trace_id[:12]}… · {snap.replicates} capture(s)"
+    )
+    inv = snap.invocation
+    if inv:
+        command = " ".join(["python", *inv.get("argv", [])])
+        print(f"Invocation: {command}  (cwd {inv.get('cwd', '.')})")
+    else:
+        print("Invocation: none recorded (verify falls back to --quick)")
+    rows = []
+    for name, agent in snap.agents.items():
+        calls = snap.expected(name)
+        rows.append(
+            (
+                name,
+                agent.kind,
+                agent.model or "—",
+                agent.parent_agent or "—",
+                str(len(calls)),
+                short_hash(agent.prompt_hash) if agent.prompt is not None else "—",
+                short_hash(calls[0].output_hash) if calls else "—",
+                agent.source_file or "—",
+            )
+        )
+    _emit_table(args, None, ("Agent", "Kind", "Model", "Parent", "Calls", "Prompt", "Output", "Source"), rows)
+    return EXIT_OK
+
+
+def _list(args: argparse.Namespace) -> int:
+    from proveai.snapshot.model import list_snapshots
+
+    store = _store()
+    entries = list_snapshots(store.snapshots_dir)
+    if not entries:
+        print(f"No snapshots in {store.snapshots_dir}")
+        print("next: proveai snapshot init")
+        return EXIT_OK
+    rows = []
+    for entry in entries:
+        snap = entry.snapshot
+        if snap is None:
+            rows.append((entry.name, "—", "—", "—", "—", f"malformed: {entry.problem}"))
+        else:
+            rows.append(
+                (
+                    entry.name,
+                    f"v{snap.version}",
+                    str(len(snap.agents)),
+                    str(snap.replicates),
+                    f"{snap.trace_id[:12]}…",
+                    "quick-only" if snap.quick_only else "ok",
+                )
+            )
+    _emit_table(args, None, ("Name", "Version", "Agents", "Captures", "Trace", "Status"), rows)
+    return EXIT_OK
+
+
+def _overrides(values: list[str]) -> dict[str, Path]:
+    overrides: dict[str, Path] = {}
+    for value in values:
+        agent, sep, path = value.partition("=")
+        if not sep or not agent.strip() or not path.strip():
+            raise ProveAIError(f"--override {value!r}: expected AGENT=PATH", exit_code=EXIT_USAGE)
+        overrides[agent.strip()] = Path(path.strip())
+    return overrides
+
+
+def _verify(args: argparse.Namespace) -> int:
+    from proveai.snapshot.model import check_name, list_snapshots, load_snapshot, snapshot_path
+    from proveai.snapshot.render import step_summary_markdown
+    from proveai.snapshot.verify import VerifyOptions, verify_snapshot
+
+    store = _store()
+    options = VerifyOptions(
+        quick=args.quick,
+        no_judge=args.no_judge or _truthy("PROVEAI_NO_JUDGE"),
+        strict_judge=args.strict_judge or _truthy("PROVEAI_STRICT_JUDGE"),
+        timeout_s=args.timeout,
+        overrides=_overrides(args.override),
+        replicates=args.replicates,
+        seed=args.seed,
+        alpha=args.alpha,
+        judge_model=args.judge_model,
+    )
+    if args.replicates < 1 or args.timeout <= 0 or not 0 < args.alpha < 1:
+        raise ProveAIError(
+            "--replicates must be >= 1, --timeout > 0 and --alpha in (0, 1)", exit_code=EXIT_USAGE
+        )
+    reason = None
+    if args.name:
+        names = [check_name(args.name)]
+        snapshots = {args.name: load_snapshot(snapshot_path(store.snapshots_dir, args.name))}
+    else:
+        entries = list_snapshots(store.snapshots_dir)
+        broken = [e for e in entries if e.snapshot is None]
+        if broken:
+            raise ProveAIError(
+                f"{broken[0].problem}", suggestions=["proveai snapshot list"], exit_code=EXIT_USAGE
+            )
+        if not entries:
+            raise ProveAIError(
+                f"no snapshots in {store.snapshots_dir}",
+                suggestions=["proveai snapshot init"],
+                exit_code=EXIT_USAGE,
+            )
+        snapshots = {e.name: e.snapshot for e in entries if e.snapshot is not None}
+        names = sorted(snapshots)
+        names, reason = _target(args, store, snapshots, names)
+    if reason:
+        print(reason)
+    results = []
+    for name in names:
+        result = verify_snapshot(
+            snapshots[name],
+            snapshots_dir=store.snapshots_dir,
+            runs_dir=store.runs_dir,
+            traces_dir=store.traces_dir,
+            options=options,
+        )
+        _render_verify(args, result)
+        results.append(result)
+    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary_path:
+        try:
+            with open(summary_path, "a", encoding="utf-8") as handle:
+                handle.write(step_summary_markdown(results, reason))
+        except OSError as exc:
+            sys.stderr.write(
+                f"warning: could not write $GITHUB_STEP_SUMMARY ({summary_path}): {exc.strerror}\n"
+            )
+    codes = [r.exit_code for r in results]
+    for code in (1, 2, 3):
+        if code in codes:
+            return code
+    return EXIT_OK
+
+
+def _target(
+    args: argparse.Namespace, store: Any, snapshots: dict, names: list[str]
+) -> tuple[list[str], str | None]:
+    from proveai.snapshot.rerun import project_root
+    from proveai.snapshot.targeting import in_ci, select_snapshots
+
+    if args.full:
+        return names, f"verifying all {len(names)} snapshot(s) (--full)"
+    if not (args.changed or in_ci()):
+        return names, None
+    base = args.base or os.environ.get("GITHUB_BASE_REF") or ("main" if args.changed else None)
+    root = project_root()
+    try:
+        snapshots_rel = store.snapshots_dir.resolve().relative_to(root).as_posix()
+    except ValueError:
+        snapshots_rel = "proveai/snapshots"
+    targeting = select_snapshots(snapshots, root=root, snapshots_dir_rel=snapshots_rel, base_ref=base)
+    reason = targeting.reason
+    if targeting.skipped:
+        reason += f"; skipped: {', '.join(targeting.skipped)}"
+    return list(targeting.selected), reason
+
+
+def _render_verify(args: argparse.Namespace, result: Any) -> None:
+    from proveai.snapshot.render import (
+        REPLICATE_HEADERS,
+        VERDICT_HEADERS,
+        replicate_rows,
+        summary_line,
+        verdict_cells,
+    )
+
+    title = f"Snapshot '{result.snapshot.name}' v{result.snapshot.version}"
+    _emit_table(args, title, VERDICT_HEADERS, verdict_cells(result))
+    if result.replicate_verdicts:
+        _emit_table(
+            args,
+            "Replicates (failing = regressed, missing or iteration count changed)",
+            REPLICATE_HEADERS,
+            replicate_rows(result),
+        )
+    for note in result.notes:
+        print(f"note: {note}")
+    print(summary_line(result))
+    print(f"Report: {result.run_dir / 'report.html'}")
+    drifted = [v.agent for v in result.verdicts if v.status == "drifted"]
+    if drifted:
+        sys.stderr.write(f"warning: drifted (not failing): {', '.join(drifted)}\n")
+    unjudged = result.unjudged
+    if unjudged:
+        names = ", ".join(v.agent for v in unjudged)
+        if result.exit_code == 2 and result.mode != "replicates":
+            sys.stderr.write(
+                f"warning: hash-only mode: {len(unjudged)} agent(s) changed and were not graded: {names}\n"
+            )
+        else:
+            sys.stderr.write(
+                f"warning: {len(unjudged)} agent(s) changed but the judge could not grade them: {names}. "
+                "This run did NOT check them"
+                + ("; --strict-judge makes this exit 3" if result.exit_code not in (1, 3) else "")
+                + "\n"
+            )
+
+
+def _update(args: argparse.Namespace) -> int:
+    from proveai.snapshot.update import update_snapshot
+
+    store = _store()
+    result = update_snapshot(
+        snapshots_dir=store.snapshots_dir, runs_dir=store.runs_dir, name=args.name, agents=args.agent
+    )
+    snap = result.snapshot
+    which = "every agent" if not args.agent else ", ".join(result.agents)
+    print(
+        f"Updated snapshot '{snap.name}' v{result.previous_version} → v{snap.version} — accepted {which} "
+        f"from run {result.run_dir.name}"
+    )
+    return EXIT_OK
+
+
+def _diff(args: argparse.Namespace) -> int:
+    from proveai.snapshot.diffview import snapshot_diff
+
+    store = _store()
+    report = snapshot_diff(
+        snapshots_dir=store.snapshots_dir, runs_dir=store.runs_dir, name=args.name, agents=args.agent
+    )
+    print(f"Snapshot '{report.snapshot}' v{report.version} vs run {report.run_id}")
+    console = _console(args)
+    shown = 0
+    for agent_diff in report.agents:
+        if not agent_diff.changed and not args.all:
+            continue
+        shown += 1
+        header = f"== {agent_diff.agent} (call {agent_diff.iteration + 1})"
+        if agent_diff.note:
+            header += f" — {agent_diff.note}"
+        print(header)
+        for field in agent_diff.fields:
+            if not field.changed and not args.all:
+                continue
+            if args.side_by_side:
+                _side_by_side(field, console)
+            else:
+                print(field.unified or f"--- {field.field}: unchanged")
+    if shown == 0:
+        print("No differences: every agent matches the snapshot.")
+    return EXIT_OK
+
+
+def _side_by_side(field: Any, console: Any) -> None:
+    if console is not None:
+        from rich.table import Table
+
+        table = Table(title=field.field, expand=True, show_lines=False)
+        table.add_column("pinned", ratio=1, overflow="fold")
+        table.add_column("fresh", ratio=1, overflow="fold")
+        table.add_row(field.pinned or "∅", field.fresh or "∅")
+        console.print(table)
+        return
+    import shutil
+
+    width = max(20, (shutil.get_terminal_size((120, 20)).columns - 3) // 2)
+    left, right = field.pinned.splitlines() or [""], field.fresh.splitlines() or [""]
+    print(f"--- {field.field}")
+    print(f"{'pinned'.ljust(width)} | fresh")
+    for index in range(max(len(left), len(right))):
+        a = left[index] if index < len(left) else ""
+        b = right[index] if index < len(right) else ""
+        mark = "|" if a == b else "*"
+        print(f"{a[:width].ljust(width)} {mark} {b[:width]}")

@@ -1,0 +1,98 @@
+"""Graded verdicts cached per (old hash, new hash, judge model): a re-verify costs nothing.
+
+Lives at proveai/snapshots/.judge_cache.json with a .gitignore beside it, so committing the
+snapshots folder never commits the cache. Only decided verdicts are cached: a judge that
+could not run ("skip") is asked again next time.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock
+
+CACHE_NAME = ".judge_cache.json"
+GITIGNORE_LINES = ("/.judge_cache.json", "/.judge_cache.json.lock", "/.*.tmp")
+
+
+def cache_key(old_hash: str, new_hash: str, judge_model: str | None) -> str:
+    return f"{old_hash}|{new_hash}|{judge_model or '-'}"
+
+
+class JudgeCache:
+    """A small JSON map from cache_key to {"status", "rationale", "tier", ...}."""
+
+    def __init__(self, snapshots_dir: Path, enabled: bool = True) -> None:
+        self.path = snapshots_dir / CACHE_NAME
+        self.enabled = enabled
+        self.hits = 0
+        self.misses = 0
+        self._entries: dict[str, dict[str, Any]] | None = None
+        self._dirty: dict[str, dict[str, Any]] = {}
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._entries is None:
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+                self._entries = data if isinstance(data, dict) else {}
+            except (OSError, ValueError):
+                self._entries = {}  # a missing or damaged cache is only a slower run
+        return self._entries
+
+    def get(self, old_hash: str, new_hash: str, judge_model: str | None) -> dict[str, Any] | None:
+        if not self.enabled:
+            return None
+        entry = self._load().get(cache_key(old_hash, new_hash, judge_model))
+        if entry is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return dict(entry) if entry is not None else None
+
+    def put(self, old_hash: str, new_hash: str, judge_model: str | None, verdict: Mapping[str, Any]) -> None:
+        if not self.enabled:
+            return
+        key = cache_key(old_hash, new_hash, judge_model)
+        self._load()[key] = dict(verdict)
+        self._dirty[key] = dict(verdict)
+
+    def save(self) -> None:
+        """Merge this run's new entries into the file (others may have written meanwhile)."""
+        if not self.enabled or not self._dirty:
+            return
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        ensure_gitignore(self.path.parent)
+        with FileLock(str(self.path) + ".lock", timeout=30):
+            try:
+                current = json.loads(self.path.read_text(encoding="utf-8"))
+                if not isinstance(current, dict):
+                    current = {}
+            except (OSError, ValueError):
+                current = {}
+            current.update(self._dirty)
+            tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
+            tmp.write_text(json.dumps(current, sort_keys=True, indent=1) + "\n", encoding="utf-8")
+            os.replace(tmp, self.path)
+        self._dirty.clear()
+
+
+def ensure_gitignore(snapshots_dir: Path) -> None:
+    """Keep the cache (and lock/temporary files) out of git without touching user lines."""
+    path = snapshots_dir / ".gitignore"
+    try:
+        existing = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+    except OSError:
+        return
+    missing = [line for line in GITIGNORE_LINES if line not in existing]
+    if not missing:
+        return
+    snapshots_dir.mkdir(parents=True, exist_ok=True)
+    text = "\n".join([*existing, *missing]) + "\n"
+    if not existing:
+        text = "# proveai: the judge cache is local state, never part of a pinned snapshot\n" + text
+    path.write_text(text, encoding="utf-8")

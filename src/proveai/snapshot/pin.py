@@ -1,0 +1,271 @@
+"""`snapshot init`: pin a captured trace (or N fresh replicates of it) as a snapshot."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.snapshot.model import (
+    AgentDefinition,
+    Capture,
+    ExpectedIO,
+    Snapshot,
+    check_name,
+    next_version,
+    snapshot_path,
+    unknown_agent_error,
+    write_snapshot,
+)
+
+if TYPE_CHECKING:
+    from proveai.capture.trace import Span, Trace
+
+TOOL_OPERATION = "execute_tool"
+
+
+def _timestamp_key(entry: Any, path: Path) -> float:
+    stamp = entry.get("timestamp") if isinstance(entry, Mapping) else None
+    if isinstance(stamp, int | float):
+        return float(stamp) / (1e9 if stamp > 1e14 else 1)
+    if isinstance(stamp, str):
+        try:
+            return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            pass
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return 0.0
+
+
+def trace_files(traces_dir: Path) -> list[tuple[str, Path, float]]:
+    """(trace_id, path, time) of every stored trace, oldest first."""
+    try:
+        manifest = json.loads((traces_dir / "manifest.json").read_text(encoding="utf-8"))
+        if not isinstance(manifest, dict):
+            manifest = {}
+    except (OSError, ValueError):
+        manifest = {}
+    found = []
+    for path in traces_dir.glob("*.json"):
+        stem = path.name[: -len(".json")]
+        if stem == "manifest" or "." in stem:
+            continue  # manifest and <id>.detection.json
+        found.append((stem, path, _timestamp_key(manifest.get(stem), path)))
+    return sorted(found, key=lambda item: (item[2], item[0]))
+
+
+def find_trace_path(traces_dir: Path, trace_id: str | None) -> Path:
+    files = trace_files(traces_dir)
+    if not files:
+        raise ProveAIError(
+            f"no traces in {traces_dir}",
+            suggestions=[
+                "capture one first: run your pipeline inside `with trace(..., exporters=[FileExporter()])`"
+            ],
+        )
+    if trace_id is None:
+        return files[-1][1]
+    wanted = trace_id.rstrip("…").rstrip(".").lower()
+    matches = [path for tid, path, _ in files if tid.lower().startswith(wanted)]
+    if len(matches) == 1:
+        return matches[0]
+    if not matches:
+        raise ProveAIError(
+            f"no trace {trace_id!r} in {traces_dir}",
+            suggestions=["proveai status  (lists stored traces)"],
+        )
+    raise ProveAIError(
+        f"trace id prefix {trace_id!r} matches {len(matches)} traces in {traces_dir}",
+        suggestions=["give more characters of the trace id"],
+    )
+
+
+def load_trace_file(path: Path) -> Trace:
+    from proveai.capture.reading import load_trace
+
+    try:
+        return load_trace(str(path))
+    except ProveAIError:
+        raise
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ProveAIError(f"{path}: not a readable trace ({type(exc).__name__}: {exc})") from exc
+
+
+def agent_spans(trace: Trace) -> dict[str, list[Span]]:
+    """Each agent's spans in start order (several when the agent ran in a loop)."""
+    calls: dict[str, list[Span]] = {}
+    for span in trace.spans:
+        calls.setdefault(span.name, []).append(span)
+    return calls
+
+
+def tool_calls_of(trace: Trace, span: Span) -> tuple[Any, ...]:
+    """The tools this call used: monitored TOOL children, and tool calls in the model reply."""
+    calls: list[Any] = []
+    for child in trace.children(span):
+        if child.kind == "TOOL" or child.operation == TOOL_OPERATION:
+            calls.append({"name": child.name, "inputs": child.inputs})
+    for message in span.output_messages or ():
+        for call in message.get("tool_calls") or ():
+            calls.append(call)
+    return tuple(calls)
+
+
+def expected_from_span(trace: Trace, span: Span) -> ExpectedIO:
+    return ExpectedIO(
+        inputs=span.inputs,
+        output=span.output,
+        input_messages=span.input_messages,
+        output_messages=span.output_messages,
+        tool_calls=tool_calls_of(trace, span),
+        status=span.status,
+        error=span.error,
+    )
+
+
+def definition_from_spans(name: str, spans: Sequence[Span]) -> AgentDefinition:
+    first = spans[0]
+    model = first.model or (first.request or {}).get("model")
+    return AgentDefinition(
+        name=name,
+        kind=first.kind or "UNKNOWN",
+        model=model,
+        prompt=first.prompt,
+        parent_agent=first.parent_agent,
+        source_file=first.source_file,
+        description=first.description,
+    )
+
+
+def capture_of(trace: Trace, agents: Iterable[str] | None = None) -> Capture:
+    wanted = set(agents) if agents is not None else None
+    io = {
+        name: tuple(expected_from_span(trace, span) for span in spans)
+        for name, spans in agent_spans(trace).items()
+        if wanted is None or name in wanted
+    }
+    return Capture(trace_id=trace.trace_id, io=io)
+
+
+def definitions_of(trace: Trace, agents: Iterable[str] | None = None) -> dict[str, AgentDefinition]:
+    wanted = set(agents) if agents is not None else None
+    return {
+        name: definition_from_spans(name, spans)
+        for name, spans in agent_spans(trace).items()
+        if wanted is None or name in wanted
+    }
+
+
+def check_agents(trace: Trace, agents: Sequence[str]) -> None:
+    known = trace.agents
+    for agent in agents:
+        if agent not in known:
+            raise unknown_agent_error(agent, known, f"trace {trace.trace_id[:12]}…")
+
+
+def build_snapshot(
+    name: str,
+    traces: Sequence[Trace],
+    *,
+    agents: Sequence[str] | None = None,
+    quick_only: bool = False,
+    existing: Snapshot | None = None,
+) -> Snapshot:
+    """A snapshot of `traces` (the first defines prompts and models; all are captures)."""
+    first = traces[0]
+    selected = list(agents) if agents else None
+    candidate = Snapshot(
+        name=name,
+        version=1,
+        agents=definitions_of(first, selected),
+        captures=tuple(capture_of(t, selected) for t in traces),
+        invocation=_portable_invocation(first.invocation),
+        trace_name=first.name,
+        quick_only=quick_only,
+    )
+    return Snapshot(**{**candidate.__dict__, "version": next_version(existing, candidate)})
+
+
+def _portable_invocation(invocation: Mapping[str, Any] | None) -> dict[str, Any] | None:
+    """The invocation as pinned: the absolute project root is machine-specific, so it is
+    dropped (verify resolves the recorded relative cwd against the current project root)."""
+    if not invocation:
+        return None
+    return {k: v for k, v in invocation.items() if k != "project_root"}
+
+
+@dataclass(frozen=True)
+class InitResult:
+    snapshot: Snapshot
+    path: Path
+    unchanged: bool  # the file already held exactly this pin
+
+
+def init_snapshot(
+    *,
+    snapshots_dir: Path,
+    traces_dir: Path,
+    name: str = "latest",
+    trace_id: str | None = None,
+    agents: Sequence[str] = (),
+    replicates: int = 1,
+    seed: int = 0,
+    quick_only: bool = False,
+    timeout_s: float = 600.0,
+    root: Path | None = None,
+) -> InitResult:
+    """Pin the most recent (or given) trace; with replicates > 1 re-run it N times and pin those."""
+    from proveai.snapshot.model import load_snapshot
+    from proveai.snapshot.rerun import why_not_rerunnable
+
+    check_name(name)
+    if replicates < 1:
+        raise ProveAIError("--replicates must be at least 1", exit_code=EXIT_USAGE)
+    trace = load_trace_file(find_trace_path(traces_dir, trace_id))
+    if agents:
+        check_agents(trace, agents)
+    if not trace.spans:
+        raise ProveAIError(f"trace {trace.trace_id[:12]}… has no agent spans: nothing to pin")
+    reason = why_not_rerunnable(trace.invocation)
+    if reason and (not quick_only or replicates > 1):
+        raise ProveAIError(
+            f"trace {trace.trace_id[:12]}… cannot be re-run by verify: {reason}",
+            suggestions=[
+                "capture it from a script or module: python pipeline.py / python -m pkg.pipeline",
+                "or pin it for fixture checks only: proveai snapshot init --quick-only",
+            ],
+        )
+    traces: list[Trace] = [trace]
+    if replicates > 1:
+        from proveai.snapshot.verify import capture_replicates
+
+        traces = capture_replicates(
+            trace.invocation or {},
+            count=replicates,
+            seed=seed,
+            stream="pin",
+            timeout_s=timeout_s,
+            trace_name=trace.name,
+            root=root,
+        )
+    path = snapshot_path(snapshots_dir, name)
+    existing = None
+    if path.exists():
+        try:
+            existing = load_snapshot(path)
+        except ProveAIError:
+            existing = None  # a malformed file is replaced by a fresh v1
+    snapshot = build_snapshot(name, traces, agents=agents or None, quick_only=quick_only, existing=existing)
+    unchanged = existing is not None and path.read_text(encoding="utf-8") == snapshot.to_json()
+    if not unchanged:
+        write_snapshot(path, snapshot)
+    from proveai.snapshot.judge_cache import ensure_gitignore
+
+    ensure_gitignore(snapshots_dir)
+    return InitResult(snapshot=snapshot, path=path, unchanged=unchanged)

@@ -1,0 +1,124 @@
+"""How snapshot results read: plain text tables, the markdown step summary, rich tables.
+
+Returns strings or rich renderables; never prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from proveai.snapshot.report import SYMBOLS
+
+if TYPE_CHECKING:
+    from proveai.snapshot.verify import VerifyResult
+
+VERDICT_HEADERS = ("Agent", "Verdict", "Change", "Rationale")
+
+
+def verdict_cells(result: VerifyResult) -> list[tuple[str, str, str, str]]:
+    return [
+        (v.agent, f"{SYMBOLS.get(v.status, '')} {v.status}".strip(), v.change or "—", v.rationale or "—")
+        for v in result.verdicts
+    ]
+
+
+def plain_table(headers: Sequence[str], rows: Sequence[Sequence[str]], max_last: int = 100) -> str:
+    """Columns padded to width, the last column clipped: readable in a CI log."""
+    clipped = [[*row[:-1], _clip(row[-1], max_last)] for row in rows] if rows else []
+    widths = [
+        max(len(str(h)), *(len(str(r[i])) for r in clipped)) if clipped else len(str(h))
+        for i, h in enumerate(headers)
+    ]
+    lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    for row in clipped:
+        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
+    return "\n".join(lines)
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def rich_table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=title, show_lines=False)
+    for header in headers:
+        table.add_column(header, overflow="fold")
+    styles = {"✓": "green", "~": "yellow", "✗": "bold red", "?": "yellow", "+": "cyan"}
+    for row in rows:
+        cells = list(row)
+        if len(cells) > 1 and cells[1][:1] in styles:
+            cells[1] = f"[{styles[cells[1][:1]]}]{cells[1]}[/]"
+        table.add_row(*cells)
+    return table
+
+
+def replicate_rows(result: VerifyResult) -> list[tuple[str, ...]]:
+    rows = []
+    for r in result.replicate_verdicts:
+        dist = ", ".join(f"{k} {v}" for k, v in r.fresh_counts.items()) or "—"
+        pinned = ", ".join(f"{k} {v}" for k, v in r.pinned_counts.items()) or "—"
+        rows.append(
+            (
+                r.agent,
+                f"n={r.n_fresh}: {dist}",
+                f"n={r.n_pinned}: {pinned}",
+                f"{r.p_value:.3g}",
+                f"{r.p_adjusted:.3g}",
+                "FAIL" if r.fails else "pass",
+            )
+        )
+    return rows
+
+
+REPLICATE_HEADERS = ("Agent", "Fresh replicates", "Pinned (leave-one-out)", "p", "p (BH)", "Gate")
+
+
+def summary_line(result: VerifyResult) -> str:
+    counts = result.metrics.get("counts", {})
+    parts = [f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+    verdict = {
+        0: "pass",
+        1: "FAIL (regression)",
+        2: "not graded (hash-only mismatch)",
+        3: "INCONCLUSIVE",
+    }.get(result.exit_code, str(result.exit_code))
+    return (
+        f"snapshot '{result.snapshot.name}' v{result.snapshot.version}: {len(result.verdicts)} agent(s) — "
+        f"{', '.join(parts) or 'nothing graded'} · {result.mode} · run {result.run_id} · {verdict}"
+    )
+
+
+def step_summary_markdown(results: Sequence[VerifyResult], targeting_reason: str | None) -> str:
+    """The verdict table GitHub shows on the workflow run page."""
+    lines = ["## proveai snapshot verify", ""]
+    if targeting_reason:
+        lines += [f"_{targeting_reason}_", ""]
+    for result in results:
+        lines += [
+            f"### Snapshot `{result.snapshot.name}` v{result.snapshot.version} — "
+            f"{summary_line(result).rsplit(' · ', 1)[-1]}",
+            "",
+        ]
+        lines += ["| Agent | Verdict | Change | Rationale |", "| --- | --- | --- | --- |"]
+        for agent, verdict, change, rationale in verdict_cells(result):
+            lines.append(f"| {_md(agent)} | {_md(verdict)} | {_md(change)} | {_md(_clip(rationale, 300))} |")
+        if result.replicate_verdicts:
+            lines += [
+                "",
+                "| Agent | Fresh | Pinned | p | p (BH) | Gate |",
+                "| --- | --- | --- | --- | --- | --- |",
+            ]
+            for row in replicate_rows(result):
+                lines.append("| " + " | ".join(_md(c) for c in row) + " |")
+        for note in result.notes:
+            lines.append(f"\n> {_md(note)}")
+        lines.append("")
+    return "\n".join(lines) + "\n"
+
+
+def _md(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")

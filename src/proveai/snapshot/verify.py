@@ -1,0 +1,399 @@
+"""`snapshot verify`: re-run the pipeline, grade every agent against the pin, decide the gate."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import secrets
+import shutil
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, ProveAIError
+from proveai.snapshot.grading import (
+    DRIFTED,
+    INCONCLUSIVE,
+    REGRESSED,
+    UNCHANGED,
+    AgentVerdict,
+    Grading,
+    fresh_agents_of_capture,
+    fresh_agents_of_trace,
+    grade_agents,
+)
+from proveai.snapshot.judge_cache import JudgeCache
+from proveai.snapshot.model import Snapshot
+from proveai.snapshot.replicates import (
+    DEFAULT_ALPHA,
+    ReplicateVerdict,
+    leave_one_out_pairs,
+    reference_for,
+    replicate_gate,
+)
+from proveai.snapshot.rerun import DEFAULT_TIMEOUT_S, project_root, replicate_seed, rerun
+
+if TYPE_CHECKING:
+    from proveai.capture.trace import Trace
+
+
+@dataclass(frozen=True)
+class VerifyOptions:
+    quick: bool = False
+    no_judge: bool = False
+    strict_judge: bool = False
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    overrides: Mapping[str, Path] = field(default_factory=dict)
+    replicates: int = 1
+    seed: int | None = None
+    alpha: float = DEFAULT_ALPHA
+    judge_model: str | None = None
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """One snapshot verified: verdict rows, the replicate test (if any), where it was written."""
+
+    snapshot: Snapshot
+    mode: str  # rerun | quick | override | replicates
+    verdicts: tuple[AgentVerdict, ...]
+    replicate_verdicts: tuple[ReplicateVerdict, ...]
+    run_id: str
+    run_dir: Path
+    exit_code: int
+    notes: tuple[str, ...]
+    metrics: Mapping[str, Any]
+
+    @property
+    def unjudged(self) -> list[AgentVerdict]:
+        return [v for v in self.verdicts if v.status == INCONCLUSIVE]
+
+
+def new_run_id() -> str:
+    return f"verify-{dt.datetime.now(dt.UTC).strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
+
+
+def capture_replicates(
+    invocation: Mapping[str, Any],
+    *,
+    count: int,
+    seed: int | None,
+    stream: str,
+    timeout_s: float,
+    trace_name: str | None,
+    root: Path | None = None,
+    keep_dir: Path | None = None,
+    notes: list[str] | None = None,
+) -> list[Trace]:
+    """Re-run the invocation `count` times, each into its own temporary traces folder
+    (removed afterwards); return the fresh trace of each run (copied to `keep_dir`)."""
+    from proveai.snapshot.pin import load_trace_file, trace_files
+
+    traces = []
+    for replicate in range(count):
+        run_seed = None if seed is None else (seed if count == 1 else replicate_seed(seed, stream, replicate))
+        tmp = Path(tempfile.mkdtemp(prefix="proveai-verify-"))
+        try:
+            result = rerun(
+                invocation,
+                traces_dir=tmp / "traces",
+                timeout_s=timeout_s,
+                root=root,
+                replicate=replicate,
+                seed=run_seed,
+            )
+            files = trace_files(result.traces_dir)
+            loaded = [load_trace_file(path) for _, path, _ in files]
+            named = [t for t in loaded if trace_name is None or t.name == trace_name] or loaded
+            if not named:
+                tail = result.stderr_tail or result.stdout_tail or "(no output)"
+                raise ProveAIError(
+                    f"the pipeline ({' '.join(result.command[1:])}) exited {result.returncode} and wrote "
+                    f"no trace; its last output:\n{tail}",
+                    suggestions=["run it yourself to see why, or check that it exports with FileExporter()"],
+                    exit_code=EXIT_USAGE,
+                )
+            fresh = named[-1]
+            if result.returncode != 0 and notes is not None:
+                notes.append(
+                    f"replicate {replicate}: the pipeline exited {result.returncode} (graded its trace)"
+                )
+            if keep_dir is not None:
+                keep_dir.mkdir(parents=True, exist_ok=True)
+                source = next(p for tid, p, _ in files if tid == fresh.trace_id)
+                shutil.copy2(source, keep_dir / f"{replicate:03d}-{fresh.trace_id}.json")
+            traces.append(fresh)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return traces
+
+
+def make_grader(options: VerifyOptions, snapshots_dir: Path) -> Any:
+    if options.no_judge:
+        return None
+    from proveai.snapshot.tiers import TierGrader, judge_model_from_env
+
+    return TierGrader(judge_model=judge_model_from_env(options.judge_model), cache=JudgeCache(snapshots_dir))
+
+
+def exit_code_for(verdicts: Sequence[AgentVerdict], options: VerifyOptions, fails: bool) -> int:
+    if fails:
+        return EXIT_REGRESSION
+    if any(v.status == INCONCLUSIVE for v in verdicts):
+        if options.no_judge:
+            return EXIT_USAGE
+        if options.strict_judge:
+            return EXIT_INCONCLUSIVE
+    return EXIT_OK
+
+
+def verify_snapshot(
+    snapshot: Snapshot,
+    *,
+    snapshots_dir: Path,
+    runs_dir: Path,
+    traces_dir: Path,
+    options: VerifyOptions,
+) -> VerifyResult:
+    """Verify one snapshot; writes proveai/runs/<id>/ and returns the result (never prints)."""
+    run_id = new_run_id()
+    run_dir = runs_dir / run_id
+    notes: list[str] = []
+    grader = make_grader(options, snapshots_dir)
+    replicate_rows: tuple[ReplicateVerdict, ...] = ()
+    fresh_dir = run_dir / "fresh"
+    if options.overrides:
+        from proveai.snapshot.whatif import what_if
+
+        mode = "override"
+        grading = what_if(snapshot, options.overrides, grader)
+    elif options.quick or snapshot.quick_only or not snapshot.invocation:
+        mode = "quick"
+        if not options.quick:
+            notes.append(
+                "this snapshot cannot be re-run (pinned --quick-only or without an invocation): fixture check"
+            )
+        grading = quick_check(snapshot, traces_dir, grader, fresh_dir, notes)
+    elif options.replicates > 1:
+        mode = "replicates"
+        grading, replicate_rows = replicate_check(snapshot, options, grader, fresh_dir, notes)
+    else:
+        mode = "rerun"
+        trace = capture_replicates(
+            snapshot.invocation or {},
+            count=1,
+            seed=options.seed,
+            stream="verify",
+            timeout_s=options.timeout_s,
+            trace_name=snapshot.trace_name,
+            keep_dir=fresh_dir,
+            notes=notes,
+        )[0]
+        grading = grade_agents(snapshot, fresh_agents_of_trace(trace), grader=grader)
+    if grader is not None and grader.cache is not None:
+        grader.cache.save()
+    fails = any(r.fails for r in replicate_rows) if replicate_rows else bool(grading.regressed)
+    exit_code = exit_code_for(grading.verdicts, options, fails)
+    metrics = {
+        "mode": mode,
+        "agents": len(grading.verdicts),
+        "counts": _status_counts(grading.verdicts),
+        "judge_calls": getattr(grader, "judge_calls", 0),
+        "judge_cache_hits": grader.cache.hits if grader is not None and grader.cache else 0,
+        "replicates": options.replicates if mode == "replicates" else 1,
+        "exit_code": exit_code,
+    }
+    result = VerifyResult(
+        snapshot=snapshot,
+        mode=mode,
+        verdicts=grading.verdicts,
+        replicate_verdicts=replicate_rows,
+        run_id=run_id,
+        run_dir=run_dir,
+        exit_code=exit_code,
+        notes=(*grading.notes, *notes),
+        metrics=metrics,
+    )
+    write_run(result, options)
+    return result
+
+
+def _status_counts(verdicts: Sequence[AgentVerdict]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for verdict in verdicts:
+        counts[verdict.status] = counts.get(verdict.status, 0) + 1
+    return counts
+
+
+def quick_check(
+    snapshot: Snapshot, traces_dir: Path, grader: Any, keep_dir: Path, notes: list[str]
+) -> Grading:
+    """No re-run: grade the newest stored trace of this pipeline against the pin.
+
+    When nothing newer than the pin was captured, the pinned capture is checked against
+    itself (hash integrity of the fixture), and the note says so.
+    """
+    from proveai.snapshot.pin import load_trace_file, trace_files
+
+    pinned_ids = {c.trace_id for c in snapshot.captures}
+    candidates = []
+    if traces_dir.is_dir():
+        for tid, path, _ in reversed(trace_files(traces_dir)):
+            if tid in pinned_ids:
+                break  # only traces captured after the pin
+            candidates.append(path)
+    for path in candidates:
+        trace = load_trace_file(path)
+        if snapshot.trace_name is None or trace.name == snapshot.trace_name:
+            notes.append(f"quick: graded the newest stored trace {trace.trace_id[:12]}… (no re-run)")
+            keep_dir.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(path, keep_dir / f"000-{trace.trace_id}.json")
+            return grade_agents(snapshot, fresh_agents_of_trace(trace), grader=grader)
+    notes.append("quick: no trace newer than the pin; checked the pinned fixture's integrity only")
+    return grade_agents(snapshot, fresh_agents_of_capture(snapshot, 0), grader=grader)
+
+
+def replicate_check(
+    snapshot: Snapshot, options: VerifyOptions, grader: Any, keep_dir: Path, notes: list[str]
+) -> tuple[Grading, tuple[ReplicateVerdict, ...]]:
+    pinned_count = snapshot.replicates
+    if pinned_count < 2:
+        raise ProveAIError(
+            f"snapshot {snapshot.name!r} pins 1 capture: the replicate gate needs the pinned noise "
+            "to compare against",
+            suggestions=[
+                f"pin a distribution first: proveai snapshot init {snapshot.name} "
+                f"--replicates {options.replicates}"
+            ],
+            exit_code=EXIT_USAGE,
+        )
+    seed = 0 if options.seed is None else options.seed
+    traces = capture_replicates(
+        snapshot.invocation or {},
+        count=options.replicates,
+        seed=seed,
+        stream="verify",
+        timeout_s=options.timeout_s,
+        trace_name=snapshot.trace_name,
+        keep_dir=keep_dir,
+        notes=notes,
+    )
+    fresh_rows: dict[str, list[AgentVerdict]] = {}
+    for index, trace in enumerate(traces):
+        grading = grade_agents(
+            snapshot,
+            fresh_agents_of_trace(trace),
+            grader=grader,
+            replicate=reference_for(index, pinned_count),
+        )
+        for verdict in grading.verdicts:
+            fresh_rows.setdefault(verdict.agent, []).append(verdict)
+    pinned_statuses: dict[str, list[str]] = {}
+    for graded, reference in leave_one_out_pairs(pinned_count):
+        grading = grade_agents(
+            snapshot, fresh_agents_of_capture(snapshot, graded), grader=grader, replicate=reference
+        )
+        for verdict in grading.verdicts:
+            pinned_statuses.setdefault(verdict.agent, []).append(verdict.status)
+    rows = replicate_gate(
+        {agent: [v.status for v in verdicts] for agent, verdicts in fresh_rows.items()},
+        pinned_statuses,
+        alpha=options.alpha,
+    )
+    return Grading(tuple(_summary_row(row, fresh_rows.get(row.agent, [])) for row in rows)), tuple(rows)
+
+
+def _summary_row(row: ReplicateVerdict, fresh: Sequence[AgentVerdict]) -> AgentVerdict:
+    """One table row for an agent's replicate test."""
+    changed = [v for v in fresh if v.status != UNCHANGED]
+    if row.fails:
+        status = REGRESSED
+    elif row.inconclusive:
+        status = INCONCLUSIVE
+    elif changed:
+        status = DRIFTED
+    else:
+        status = UNCHANGED
+    labels = [v.change for v in changed if v.change]
+    change = max(set(labels), key=labels.count) if labels and status != UNCHANGED else None
+    rationale = (
+        f"{row.fresh_failing}/{row.n_fresh} fresh failing vs {row.pinned_failing}/{row.n_pinned} pinned "
+        f"(Fisher one-sided p={row.p_value:.3g}, BH p={row.p_adjusted:.3g}, alpha {row.alpha:g})"
+    )
+    return AgentVerdict(
+        row.agent,
+        status,
+        change,
+        rationale,
+        tier="replicates",
+        pinned_calls=row.n_pinned,
+        fresh_calls=row.n_fresh,
+        iterations=tuple(v.status for v in fresh),
+        source_file=fresh[0].source_file if fresh else None,
+    )
+
+
+def write_run(result: VerifyResult, options: VerifyOptions) -> None:
+    """proveai/runs/<id>/: verify.json (what was verified), verdicts.json, metrics.json,
+    report.html, and fresh/ (the fresh traces `snapshot update` and `diff` read)."""
+    from poisson_prove.store import write_json_atomic
+
+    run_dir = result.run_dir
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_json_atomic(
+        run_dir / "verify.json",
+        {
+            "kind": "snapshot-verify",
+            "run_id": result.run_id,
+            "snapshot": result.snapshot.name,
+            "snapshot_version": result.snapshot.version,
+            "mode": result.mode,
+            "created": dt.datetime.now(dt.UTC).isoformat(),
+            "fresh": sorted(p.name for p in (run_dir / "fresh").glob("*.json"))
+            if (run_dir / "fresh").is_dir()
+            else [],
+            "overrides": {k: str(v) for k, v in options.overrides.items()},
+            "exit_code": result.exit_code,
+            "notes": list(result.notes),
+        },
+    )
+    write_json_atomic(
+        run_dir / "verdicts.json",
+        {
+            "verdicts": [v.to_dict() for v in result.verdicts],
+            "replicates": [r.to_dict() for r in result.replicate_verdicts],
+        },
+    )
+    write_json_atomic(run_dir / "metrics.json", dict(result.metrics))
+    write_report(result)
+
+
+def write_report(result: VerifyResult) -> None:
+    """report.html through the replay report's writer when it is available."""
+    from proveai.snapshot.report import render_verify_html
+
+    (result.run_dir / "report.html").write_text(render_verify_html(result), encoding="utf-8")
+
+
+def last_verify(runs_dir: Path, snapshot_name: str) -> Path | None:
+    """The newest verify run folder of `snapshot_name` that kept a fresh capture."""
+    best: tuple[str, Path] | None = None
+    if not runs_dir.is_dir():
+        return None
+    for path in runs_dir.glob("verify-*/verify.json"):
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if data.get("snapshot") != snapshot_name or not data.get("fresh"):
+            continue
+        key = (str(data.get("created", "")), path.parent.name)
+        if best is None or key > (best[0], best[1].name):
+            best = (key[0], path.parent)
+    return best[1] if best else None
+
+
+def verify_root() -> Path:
+    return project_root()
