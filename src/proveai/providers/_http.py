@@ -1,0 +1,119 @@
+"""POST JSON with timeouts and retries: backoff on 429/5xx and connection errors, honouring Retry-After."""
+
+from __future__ import annotations
+
+import email.utils
+import random
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from proveai.providers.base import ProviderError
+
+RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+MAX_RETRY_AFTER_S = 60.0
+
+
+def retry_after_seconds(value: str | None) -> float | None:
+    """Seconds to wait from a Retry-After header (delta-seconds or an HTTP date), capped."""
+    if not value:
+        return None
+    try:
+        return min(max(float(value), 0.0), MAX_RETRY_AFTER_S)
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return min(max(when.timestamp() - time.time(), 0.0), MAX_RETRY_AFTER_S)
+
+
+def post_json(
+    url: str,
+    body: Mapping[str, Any],
+    *,
+    headers: Mapping[str, str],
+    model: str,
+    timeout: float,
+    max_retries: int,
+    backoff_s: float,
+    auth_hint: Sequence[str] = (),
+) -> dict[str, Any]:
+    """POST `body` to `url` and return the decoded JSON object, or raise ProviderError.
+
+    Retries up to `max_retries` times on 429/5xx and transport errors, sleeping the server's
+    Retry-After when given, else exponential backoff with jitter. `auth_hint` names the
+    variables that supply the key, for the message of a 401/403.
+    """
+    import httpx
+
+    attempt = 0
+    while True:
+        status: int | None = None
+        wait: float | None = None
+        try:
+            response = httpx.post(url, json=dict(body), headers=dict(headers), timeout=timeout)
+        except httpx.TimeoutException as exc:
+            problem = f"timed out after {timeout:g}s"
+            cause: Exception = exc
+        except httpx.HTTPError as exc:
+            problem = f"could not connect ({type(exc).__name__}: {exc})"
+            cause = exc
+        else:
+            status = response.status_code
+            if status < 400:
+                return _decode(response, url, model)
+            problem = f"HTTP {status}: {_snippet(response.text)}"
+            cause = ProviderError(problem, status=status)
+            if status not in RETRY_STATUSES:
+                raise _status_error(status, problem, url, model, auth_hint) from None
+            wait = retry_after_seconds(response.headers.get("retry-after"))
+        if attempt >= max_retries:
+            raise ProviderError(
+                f"model {model!r} at {url}: {problem} (after {attempt + 1} attempt(s))",
+                reason=f"{url}: {problem}",
+                status=status,
+                suggestions=("check that the endpoint is up, or raise the provider's timeout/max_retries",),
+            ) from cause
+        if wait is None:
+            wait = backoff_s * (2**attempt) * (1 + random.random() / 4)
+        time.sleep(wait)
+        attempt += 1
+
+
+def _decode(response: Any, url: str, model: str) -> dict[str, Any]:
+    try:
+        data = response.json()
+    except ValueError:
+        data = None
+    if not isinstance(data, dict):
+        raise ProviderError(
+            f"model {model!r} at {url}: the reply is not a JSON object: {_snippet(response.text)}",
+            reason=f"malformed reply from {url}",
+        )
+    return data
+
+
+def _status_error(status: int, problem: str, url: str, model: str, auth_hint: Sequence[str]) -> ProviderError:
+    if status in (401, 403):
+        names = " or ".join(auth_hint) or "the provider's API key"
+        return ProviderError(
+            f"model {model!r} at {url}: {problem}",
+            reason=f"{url} refused the key (HTTP {status}); check {names}",
+            status=status,
+            suggestions=(f"check {names}",),
+        )
+    if status == 404:
+        return ProviderError(
+            f"model {model!r} at {url}: {problem}",
+            reason=f"{url}: HTTP 404",
+            status=status,
+            suggestions=("check the base URL (it usually ends in /v1) and the model name",),
+        )
+    return ProviderError(f"model {model!r} at {url}: {problem}", reason=f"{url}: {problem}", status=status)
+
+
+def _snippet(text: str, limit: int = 200) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

@@ -1,0 +1,108 @@
+"""ResponseCache and CachedProvider: keys, hits, the env switches, concurrent writers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from proveai.cache import (
+    CachedProvider,
+    EngineCache,
+    EngineCacheMiss,
+    ResponseCache,
+    cached_dispatch,
+    default_cache,
+    set_default_cache,
+)
+from proveai.providers import OpenAICompatibleProvider, register_provider
+from tests.proveai.model_server import ModelServer
+
+MESSAGES = [{"role": "user", "content": "hello"}]
+
+
+def test_identical_calls_hit_the_cache_and_kwargs_split_keys(
+    model_server: ModelServer, tmp_path: Path
+) -> None:
+    cache = ResponseCache(root=tmp_path / "c")
+    provider = CachedProvider(OpenAICompatibleProvider(base_url=model_server.openai_url), cache=cache)
+    first = provider.call(MESSAGES, "m", seed=1)
+    second = provider.call(MESSAGES, "m", seed=1)
+    assert model_server.count() == 1
+    assert (first.text, first.cached, second.text, second.cached) == (first.text, False, first.text, True)
+    provider.call(MESSAGES, "m", seed=2)
+    provider.call(MESSAGES, "other-model", seed=1)
+    assert model_server.count() == 3
+    assert (cache.hits, cache.misses) == (1, 3)
+    files = sorted(tmp_path.glob("c/*/*.json"))
+    assert len(files) == 3 and all(json.loads(f.read_text())["text"] for f in files)
+
+
+def test_key_includes_provider_identity_and_sorted_kwargs() -> None:
+    a = ResponseCache.key("openai-compatible:http://a/v1", "m", MESSAGES, {"seed": 1, "temperature": 0})
+    b = ResponseCache.key("openai-compatible:http://a/v1", "m", MESSAGES, {"temperature": 0, "seed": 1})
+    c = ResponseCache.key("openai-compatible:http://b/v1", "m", MESSAGES, {"seed": 1, "temperature": 0})
+    assert a == b != c and len(a) == 64
+
+
+def test_disabled_cache_and_no_cache_env(
+    model_server: ModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    inner = OpenAICompatibleProvider(base_url=model_server.openai_url)
+    off = CachedProvider(inner, cache=ResponseCache(root=tmp_path / "off", enabled=False))
+    off.call(MESSAGES, "m")
+    off.call(MESSAGES, "m")
+    monkeypatch.setenv("PROVEAI_NO_CACHE", "1")
+    env_off = CachedProvider(inner, cache=ResponseCache(root=tmp_path / "env"))
+    env_off.call(MESSAGES, "m")
+    env_off.call(MESSAGES, "m")
+    assert model_server.count() == 4
+    assert not list(tmp_path.glob("off/**/*.json")) and not list(tmp_path.glob("env/**/*.json"))
+
+
+def test_default_cache_follows_the_env_and_cached_dispatch_uses_it(
+    model_server: ModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("PROVEAI_CACHE_DIR", str(tmp_path / "envcache"))
+    set_default_cache(None)
+    assert default_cache().root == tmp_path / "envcache"
+    register_provider("local-*", OpenAICompatibleProvider(base_url=model_server.openai_url))
+    cached_dispatch("local-1").call(MESSAGES, "local-1")
+    cached_dispatch("local-1").call(MESSAGES, "local-1")
+    assert model_server.count() == 1 and default_cache().hits == 1
+    mine = ResponseCache(root=tmp_path / "mine")
+    set_default_cache(mine)
+    assert default_cache() is mine
+
+
+WRITER = """
+import sys
+from proveai.cache import ResponseCache
+cache = ResponseCache(root=sys.argv[1])
+for i in range(60):
+    key = ResponseCache.key("p", "m", [{"role": "user", "content": str(i % 20)}], {})
+    cache.put(key, {"text": "x" * 5000 + str(i % 20), "model": "m"})
+    got = cache.get(key)
+    assert got is not None and got["text"].endswith(str(i % 20)), got
+"""
+
+
+def test_concurrent_processes_never_see_a_torn_entry(tmp_path: Path) -> None:
+    root = tmp_path / "shared"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(root)]) for _ in range(4)]
+    assert [p.wait(timeout=60) for p in procs] == [0, 0, 0, 0]
+    entries = list(root.glob("*/*.json"))
+    assert len(entries) == 20
+    assert all(json.loads(e.read_text())["model"] == "m" for e in entries)
+    assert not list(root.glob("*/*.tmp"))
+
+
+def test_engine_cache_offline_miss_raises(tmp_path: Path) -> None:
+    cache = EngineCache(root=tmp_path / "engine", offline=True)
+    with pytest.raises(EngineCacheMiss):
+        cache.get("/ingest/traces", {"trace": 1})
+    cache.put("/ingest/traces", {"trace": 1}, {"detected": False})
+    assert cache.get("/ingest/traces", {"trace": 1}) == {"detected": False}
