@@ -51,6 +51,41 @@ EPISODE_SCHEMA = pa.schema(
 EPISODE_COLUMNS = tuple(EPISODE_SCHEMA.names)
 
 
+def _timestamps(values: Sequence[Any]) -> pa.Array:
+    """started_at values (float epoch seconds, datetimes or ISO text) as a UTC timestamp array."""
+    micros: list[int | None] = []
+    for value in values:
+        if value is None:
+            micros.append(None)
+        elif isinstance(value, (int, float)):
+            micros.append(round(value * 1_000_000))
+        elif isinstance(value, dt.datetime):
+            moment = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
+            micros.append(round(moment.timestamp() * 1_000_000))
+        else:
+            moment = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+            moment = moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+            micros.append(round(moment.timestamp() * 1_000_000))
+    return pa.array(micros, type=pa.int64()).cast(pa.timestamp("us", tz="UTC"))
+
+
+def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
+    """Rows as execute.run_episode builds them -> one Arrow table in the store's schema.
+
+    Built column by column (one list per column) rather than row by row: it is the hot path
+    of a large in-process sweep.
+    """
+    columns = {}
+    for field in EPISODE_SCHEMA:
+        name = field.name
+        values = [row.get(name) for row in rows]
+        if name == "started_at":
+            columns[name] = _timestamps(values)
+        else:
+            columns[name] = pa.array(values, type=field.type)
+    return pa.Table.from_pydict(columns, schema=EPISODE_SCHEMA)
+
+
 def resolve_store_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     """--store wins, then $POISSON_PROVE_STORE, then ./prove-runs."""
     if explicit:
@@ -119,6 +154,15 @@ class RunInfo:
             return EPISODE_SCHEMA.empty_table().select(wanted)
         tables = [pq.read_table(f, columns=wanted, schema=EPISODE_SCHEMA) for f in files]
         return pa.concat_tables(tables)
+
+    def stored_keys(self) -> set[tuple[str, int]]:
+        """The (cell, replicate) pairs already stored: what a resume must not run again."""
+        table = self.read_episodes(["cell", "replicate"])
+        return set(zip(table.column("cell").to_pylist(), table.column("replicate").to_pylist(), strict=True))
+
+    def errored_count(self) -> int:
+        """Stored rows without an outcome."""
+        return self.read_episodes(["outcome"]).column("outcome").null_count
 
     def events(self) -> list[dict[str, Any]]:
         path = self.path / "events.jsonl"

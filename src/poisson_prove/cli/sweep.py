@@ -1,0 +1,400 @@
+"""`poisson-prove sweep`: parse, show the plan, ask, run, say how it ended. The work is in
+poisson_prove.sweep; the lines are in poisson_prove.render.plan."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shlex
+import sys
+from typing import Any
+
+from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
+
+HELP = "run every condition of a sweep spec and store every episode"
+DESCRIPTION = (
+    "Run every condition of a sweep spec, N replicates each, on the local machine or a\n"
+    "remote backend. The plan is printed first, with its cost estimate, and the sweep\n"
+    "starts only after a yes."
+)
+EPILOG = """examples:
+  poisson-prove sweep
+  poisson-prove sweep --target my_agent:rollout_patched --pair-with latest --yes
+  poisson-prove sweep other.toml --target my_agent:rollout --replicates 300
+"""
+REMOTE = (
+    "remote backends (override the [modal] table; --infra-retries, --max-cost and --est-seconds "
+    "also override [burla])"
+)
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    from poisson_prove.backends import BACKENDS
+
+    p = subparsers.add_parser(
+        "sweep",
+        parents=[parent],
+        help=HELP,
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    p.add_argument(
+        "spec",
+        nargs="?",
+        metavar="SPEC.toml",
+        default=None,
+        help="the sweep spec: the target, the axes, the replicates (default: ./prove.toml)",
+    )
+    p.add_argument(
+        "--target",
+        metavar="pkg.module:rollout",
+        help="import path of the rollout function; wins over the spec's target (default: the spec's target)",
+    )
+    p.add_argument(
+        "--replicates",
+        type=int,
+        metavar="N",
+        help="replicates per condition for this run, recorded in its manifest "
+        "(default: the spec's replicates)",
+    )
+    p.add_argument(
+        "--backend",
+        choices=BACKENDS,
+        default="local",
+        help="where the rollouts run: local, modal or burla (burla is experimental; default: local)",
+    )
+    seeds = p.add_mutually_exclusive_group()
+    seeds.add_argument(
+        "--salt", metavar="HEX", help="the run salt seeds are derived from (default: a fresh one)"
+    )
+    seeds.add_argument(
+        "--pair-with",
+        metavar="RUN",
+        help="inherit that run's salt, so the two runs share their seeds (default: none)",
+    )
+    seeds.add_argument(
+        "--resume",
+        nargs="?",
+        const="",
+        metavar="RUN",
+        help="continue that partial run where it stopped; alone, the latest partial "
+        "run; written after SPEC.toml when a spec is given, so the spec is not read "
+        "as the run (default: none)",
+    )
+    p.add_argument("--name", metavar="TEXT", help="the name the new run goes by (default: computed)")
+    p.add_argument(
+        "--episode-timeout",
+        type=float,
+        metavar="S",
+        help="seconds an episode may take before it is recorded as timed out (default: no limit)",
+    )
+    p.add_argument(
+        "--max-rollouts",
+        type=int,
+        metavar="N",
+        help="stop after N rollouts and leave the run partial (default: run them all)",
+    )
+    p.add_argument(
+        "--batch-size",
+        type=int,
+        metavar="N",
+        default=64,
+        help="rows written to the store at a time (default: 64)",
+    )
+    p.add_argument(
+        "--max-mde",
+        type=float,
+        metavar="FRACTION",
+        default=0.2,
+        help="the largest minimum detectable effect you accept for this design (default: 0.200)",
+    )
+    p.add_argument(
+        "--dry-run", action="store_true", help="print the plan and stop; nothing is run or written"
+    )
+    p.add_argument("--yes", action="store_true", help="skip the question after the plan")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print the plan and the result as one JSON document instead of text",
+    )
+    remote = p.add_argument_group(REMOTE)
+    remote.add_argument(
+        "--concurrency", type=int, metavar="N", help="containers at once (default: the table's)"
+    )
+    remote.add_argument(
+        "--infra-retries", type=int, metavar="N", help="retries per batch (default: the table's)"
+    )
+    remote.add_argument(
+        "--max-cost",
+        type=float,
+        metavar="USD",
+        help="refuse before anything starts when the estimate is above this (default: no cap)",
+    )
+    remote.add_argument(
+        "--est-seconds",
+        type=float,
+        metavar="S",
+        help="seconds per episode, for the estimate (default: the table's)",
+    )
+    remote.add_argument("--app-name", metavar="NAME", help="the Modal app name (default: the table's)")
+    remote.add_argument(
+        "--image", metavar="SECTION", help="the [modal.SECTION] image table to build from (default: image)"
+    )
+    p.set_defaults(func=run)
+
+
+def _argv() -> list[str]:
+    return list(sys.argv[1:])
+
+
+def _with_option(argv: list[str], flag: str, value: str) -> list[str]:
+    """The user's own command line with `flag value` set (replaced in place, else appended)."""
+    out, i, replaced = [], 0, False
+    while i < len(argv):
+        token = argv[i]
+        if token == flag and i + 1 < len(argv):
+            out += [flag, value]
+            i += 2
+            replaced = True
+            continue
+        if token.startswith(flag + "="):
+            out.append(f"{flag}={value}")
+            replaced = True
+        else:
+            out.append(token)
+        i += 1
+    return out if replaced else [*out, flag, value]
+
+
+def _command(argv: list[str]) -> str:
+    return shlex.join(["poisson-prove", *argv])
+
+
+class _Output:
+    """Text lines to stdout, or (with --json) one document to the real stdout at the end."""
+
+    def __init__(self, json_mode: bool) -> None:
+        from poisson_prove.isolation import StdoutGuard
+
+        self.json_mode = json_mode
+        self.guard = StdoutGuard()
+        self.stdout_tty = _isatty(sys.stdout)
+        if json_mode:
+            self.guard.activate()
+
+    def line(self, text: str) -> None:
+        if not self.json_mode:
+            sys.stdout.write(text + "\n")
+            sys.stdout.flush()
+
+    def document(self, document: dict[str, Any]) -> None:
+        self.guard.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+
+    @property
+    def ui_stream(self) -> Any:
+        """Where the question and the progress bar go: stderr when stdout holds the JSON."""
+        return sys.stderr if self.json_mode else sys.stdout
+
+
+def _isatty(stream: Any) -> bool:
+    try:
+        return bool(stream.isatty())
+    except (AttributeError, ValueError):
+        return False
+
+
+def _refused(
+    out: _Output, err: ProveError, verdict: str = "refused", base: dict[str, Any] | None = None
+) -> None:
+    if out.json_mode:
+        from poisson_prove.render.plan import JSON_SCHEMA
+
+        document = dict(base or {"schema": JSON_SCHEMA})
+        document["verdict"] = verdict
+        document["sentence"] = err.message
+        document["error"] = {"message": err.message, "next": list(err.suggestions)}
+        out.document(document)
+
+
+def run(args: argparse.Namespace) -> int:
+    from poisson_prove.sweep import SweepRequest, prepare_sweep
+
+    out = _Output(args.json)
+    stdin_tty = _isatty(sys.stdin)
+    overrides = {
+        "concurrency": args.concurrency,
+        "infra_retries": args.infra_retries,
+        "max_cost": args.max_cost,
+        "est_seconds": args.est_seconds,
+        "app_name": args.app_name,
+        "image": args.image,
+    }
+    request = SweepRequest(
+        spec_path=args.spec,
+        store=args.store,
+        target=args.target,
+        replicates=args.replicates,
+        salt=args.salt,
+        pair_with=args.pair_with,
+        resume=args.resume,
+        name=args.name,
+        episode_timeout=args.episode_timeout,
+        max_rollouts=args.max_rollouts,
+        batch_size=args.batch_size,
+        backend=args.backend,
+        overrides=overrides,
+        max_mde=args.max_mde,
+    )
+    try:
+        prepared = prepare_sweep(request, import_check="child" if args.dry_run else "process")
+    except ProveError as err:
+        if out.json_mode and "called sys.exit" in err.message:
+            err = _exit_at_import(err)
+        _refused(out, err, "failed" if err.exit_code == EXIT_STOPPED else "refused")
+        raise err from None
+    return _planned(args, out, prepared, stdin_tty)
+
+
+def _exit_at_import(err: ProveError) -> ProveError:
+    """--json and a target that called sys.exit while importing: exit 3, naming the errors log."""
+    from poisson_prove.cli._app import _short_home, log_unexpected
+
+    path = log_unexpected("poisson-prove", _argv())
+    where = f" (details in {_short_home(path)})" if path else ""
+    return ProveError(f"{err.message}{where}", suggestions=err.suggestions, exit_code=EXIT_STOPPED)
+
+
+def _planned(args: argparse.Namespace, out: _Output, prepared: Any, stdin_tty: bool) -> int:
+    from poisson_prove.plan import cost_error
+    from poisson_prove.render.plan import plan_dict, plan_lines, resume_line
+    from poisson_prove.sweep import underpowered_error
+
+    document = plan_dict(prepared)
+    for line in plan_lines(prepared):
+        out.line(line)
+    if not prepared.plan.passes:
+        err = underpowered_error(prepared)
+        argv = _argv()
+        needed = err.suggestions[0].rsplit(" ", 1)[-1]
+        suggestions = [_command(_with_option(argv, "--replicates", needed))]
+        if len(err.suggestions) > 1:
+            suggestions.append(
+                _command(_with_option(argv, "--max-mde", err.suggestions[1].rsplit(" ", 1)[-1]))
+            )
+        err = ProveError(err.message, suggestions=suggestions)
+        _refused(out, err, base=document)
+        raise err
+    refusal = cost_error(prepared.plan)
+    if refusal is not None:
+        _refused(out, refusal, base=document)
+        raise refusal
+    if args.dry_run:
+        if out.json_mode:
+            out.document(document)
+        return 0
+    if prepared.resume_run is not None:
+        out.line(resume_line(prepared))
+    if not args.yes:
+        _confirm(out, stdin_tty, document)
+    return _execute(args, out, prepared, document)
+
+
+def _confirm(out: _Output, stdin_tty: bool, document: dict[str, Any]) -> None:
+    if not (stdin_tty and out.stdout_tty):
+        err = ProveError(
+            "the plan needs a yes, and there is no terminal to ask on (piped or in CI)",
+            suggestions=[_command([*_argv(), "--yes"])],
+        )
+        _refused(out, err, base=document)
+        raise err
+    stream = out.ui_stream
+    stream.write("run it? [y/N] ")
+    stream.flush()
+    try:
+        answer = sys.stdin.readline()
+    except KeyboardInterrupt:
+        answer = ""
+    if answer.strip().lower() not in ("y", "yes"):
+        err = ProveError("declined: nothing was run or written", exit_code=EXIT_REFUSED)
+        _refused(out, err, base=document)
+        raise err
+
+
+def _execute(args: argparse.Namespace, out: _Output, prepared: Any, document: dict[str, Any]) -> int:
+    from poisson_prove.cli._console import is_pretty
+    from poisson_prove.render.plan import result_dict, result_lines
+    from poisson_prove.render.progress import make_progress
+    from poisson_prove.sweep import execute_sweep
+
+    ui = out.ui_stream
+    pretty = is_pretty(args, ui)
+    total = prepared.to_run if args.max_rollouts is None else min(prepared.to_run, args.max_rollouts)
+    # Plain progress lines go to stderr, so a pipe's stdout holds only the documented lines.
+    reporter = make_progress(ui if pretty else sys.stderr, total, pretty=pretty)
+    try:
+        result = execute_sweep(prepared, progress=reporter)
+    except ProveError as err:
+        _refused(out, err, base=document)
+        raise
+    finally:
+        reporter.close()
+    for line in result_lines(result):
+        out.line(line)
+    final = result_dict(document, result)
+    err: ProveError | None = None
+    if result.verdict == "interrupted":
+        err = ProveError(
+            f"interrupted: {result.done:,} of {result.planned:,} rollouts kept in run "
+            f'"{result.name}" (partial)',
+            suggestions=["poisson-prove sweep --resume"],
+            exit_code=result.exit_code,
+        )
+    elif result.verdict == "failed":
+        err = ProveError(
+            f"every rollout errored ({result.first_error})",
+            suggestions=[f"poisson-prove inspect {shlex.quote(result.name)}"],
+            exit_code=EXIT_STOPPED,
+        )
+    elif out.json_mode and result.system_exits:
+        from poisson_prove.cli._app import _short_home, cache_dir
+
+        log = cache_dir("poisson-prove") / "errors.log"
+        _log_system_exits(log, result)
+        final["verdict"] = "failed"
+        err = ProveError(
+            f"the target called sys.exit in {result.system_exits:,} rollouts, stored as errors of kind "
+            f"system_exit (details in {_short_home(log)})",
+            suggestions=[f"poisson-prove inspect {shlex.quote(result.name)}"],
+            exit_code=EXIT_STOPPED,
+        )
+    elif result.verdict == "stopped":
+        out.line("next: poisson-prove sweep --resume")
+    elif result.paired_with_name:
+        out.line("next: poisson-prove diff")
+    if err is not None:
+        final["error"] = {"message": err.message, "next": list(err.suggestions)}
+    if out.json_mode:
+        if result.verdict == "stopped":
+            final["next"] = ["poisson-prove sweep --resume"]
+        elif result.paired_with_name and err is None:
+            final["next"] = ["poisson-prove diff"]
+        out.document(final)
+    if err is not None:
+        raise err
+    return result.exit_code
+
+
+def _log_system_exits(path: Any, result: Any) -> None:
+    import datetime as dt
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "a", encoding="utf-8") as handle:
+            handle.write(
+                f"--- {dt.datetime.now(dt.UTC).isoformat()} poisson-prove {' '.join(_argv())}\n"
+                f'run "{result.name}" ({result.run_id}): {result.system_exits} rollouts called sys.exit; '
+                f"first error: {result.first_error}\n"
+            )
+    except OSError:
+        pass

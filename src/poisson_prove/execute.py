@@ -1,0 +1,217 @@
+"""Running one episode: import the target, call it, catch, time, validate, build the row.
+
+Every backend's worker uses these functions, in this process, a worker thread, a child process
+or a remote machine, so everything here is importable by name and works on picklable inputs
+(`Job`, `Task` from backends/base.py):
+
+- `load_target(job)` imports `job.target` ("pkg.module:function") with `job.spec_dir` first
+  on sys.path and returns the function (cached per process).
+- `run_episode(rollout, job, task)` calls `rollout(cfg, seed)` once and returns the row as a
+  dict with the store's episode columns (store.EPISODE_COLUMNS). It never raises for what the
+  rollout does: an exception, a `sys.exit`, a non-Episode, an undeclared outcome or a `t`
+  outside [0, horizon] becomes a row with no outcome, `error_kind` (the exception's type name,
+  `system_exit` or `invalid_episode`) and `error_message`. Only KeyboardInterrupt passes.
+  `started_at` is the start time as float seconds since the epoch (store.rows_to_table also
+  takes a datetime or ISO text there).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import json
+import math
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+from poisson_prove.backends.base import Job, Task
+from poisson_prove.episode import Episode, InvalidEpisode, validate_episode
+from poisson_prove.errors import ProveError
+from poisson_prove.traces import begin_episode, end_episode
+
+Rollout = Callable[[dict[str, Any], int], Any]
+
+SYSTEM_EXIT = "system_exit"
+INVALID_EPISODE = "invalid_episode"
+MAX_ERROR_MESSAGE = 2000
+
+# Compact JSON for meta and spans; a value JSON cannot hold is stored as its repr.
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
+
+
+class TargetError(ProveError):
+    """The target does not import, is not there, or does not take (cfg, seed)."""
+
+
+def import_target(target: str, spec_dir: str | None) -> Rollout:
+    """Import `module:function` with `spec_dir` first on sys.path; raise TargetError if it fails.
+
+    A target that calls sys.exit while importing raises TargetError too (its `exit_status`
+    attribute is set), never SystemExit.
+    """
+    module_name, _, attr = target.partition(":")
+    if spec_dir:
+        if spec_dir in sys.path:
+            sys.path.remove(spec_dir)
+        sys.path.insert(0, spec_dir)
+    try:
+        module = importlib.import_module(module_name)
+    except SystemExit as exc:
+        err = TargetError(f'target "{target}" called sys.exit({exc.code!r}) while importing')
+        err.exit_status = exc.code  # type: ignore[attr-defined]
+        raise err from exc
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise TargetError(
+            f'target "{target}" does not import: {type(exc).__name__}: {first}',
+            suggestions=[f"python -c 'import {module_name}' in the spec's folder shows the whole error"],
+        ) from exc
+    function = getattr(module, attr, None)
+    if function is None:
+        raise TargetError(f'target "{target}": module {module_name} has no {attr}')
+    if not callable(function):
+        raise TargetError(f'target "{target}" is not a function (it is {type(function).__name__})')
+    check_signature(target, function)
+    return function
+
+
+def check_signature(target: str, function: Callable[..., Any]) -> None:
+    """Raise TargetError unless `function(cfg, seed)` would bind (it is not called)."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return  # a builtin or C function without a signature: it is tried at run time
+    try:
+        signature.bind({}, 0)
+    except TypeError as exc:
+        raise TargetError(
+            f'target "{target}" does not take (cfg, seed): its signature is {function.__name__}{signature}',
+            suggestions=["define it as def rollout(cfg, seed): ... returning poisson_prove.Episode"],
+        ) from exc
+
+
+_LOADED: dict[tuple[str, str], Rollout] = {}
+
+
+def load_target(job: Job) -> Rollout:
+    """The job's rollout function, imported once per process (spec_dir first on sys.path)."""
+    key = (job.target, job.spec_dir)
+    function = _LOADED.get(key)
+    if function is None:
+        if job.capture and job.capture.get("instrument"):
+            from poisson_prove.traces import enable_capture
+
+            enable_capture(job.capture)
+        function = _LOADED[key] = import_target(job.target, job.spec_dir)
+    return function
+
+
+_OUTCOMES: dict[int, tuple[Any, frozenset[str]]] = {}
+
+
+def _outcomes_of(job: Job) -> frozenset[str]:
+    # Cached per Job object: building a frozenset per episode would cost more than the rest.
+    cached = _OUTCOMES.get(id(job))
+    if cached is None or cached[0] is not job:
+        cached = _OUTCOMES[id(job)] = (job, frozenset(job.outcomes))
+    return cached[1]
+
+
+def _message(exc: BaseException) -> str:
+    text = str(exc)
+    return text if len(text) <= MAX_ERROR_MESSAGE else text[: MAX_ERROR_MESSAGE - 1] + "…"
+
+
+def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
+    """Run one episode in this thread and return its row (see the module docstring)."""
+    outcomes = _outcomes_of(job)
+    spans, token = begin_episode()
+    started = time.time()
+    clock = time.perf_counter()
+    value: Any = None
+    kind: str | None = None
+    message: str | None = None
+    try:
+        value = rollout(dict(task.cfg), task.seed)
+    except SystemExit as exc:
+        kind, message = SYSTEM_EXIT, f"the rollout called sys.exit({exc.code!r})"
+    except Exception as exc:
+        kind, message = type(exc).__name__, _message(exc)
+    finally:
+        duration = time.perf_counter() - clock
+        end_episode(token)
+    outcome = t = horizon = meta = case_id = None
+    if kind is None:
+        # Fast path for the common, valid Episode; anything else gets the full check's message.
+        if (
+            type(value) is Episode
+            and value.outcome in outcomes
+            and type(value.t) in (int, float)
+            and type(value.horizon) in (int, float)
+            and 0 <= value.t <= value.horizon
+            and math.isfinite(value.horizon)
+            and type(value.meta) is dict
+        ):
+            episode = value
+        else:
+            try:
+                episode = validate_episode(value, outcomes)
+            except InvalidEpisode as exc:
+                episode = None
+                kind, message = INVALID_EPISODE, _message(exc)
+        if episode is not None:
+            outcome, t, horizon = episode.outcome, float(episode.t), float(episode.horizon)
+            raw_meta = episode.meta or {}
+            meta = _dumps(raw_meta)
+            case = raw_meta.get("case_id")
+            case_id = None if case is None else str(case)
+    return {
+        "run_id": job.run_id,
+        "cell": task.cell,
+        "cfg": _dumps(task.cfg),
+        "replicate": task.replicate,
+        "seed": task.seed,
+        "outcome": outcome,
+        "t": t,
+        "horizon": horizon,
+        "case_id": case_id,
+        "meta": meta,
+        "error_kind": kind,
+        "error_message": message,
+        "started_at": started,
+        "duration_s": duration,
+        "spans": _dumps(spans) if spans else None,
+    }
+
+
+def timeout_row(job: Job, task: Task, seconds: float, started: float) -> dict[str, Any]:
+    """The row of an episode stopped after `seconds`: no outcome, kind `episode_timeout`."""
+    return {
+        "run_id": job.run_id,
+        "cell": task.cell,
+        "cfg": _dumps(task.cfg),
+        "replicate": task.replicate,
+        "seed": task.seed,
+        "outcome": None,
+        "t": None,
+        "horizon": None,
+        "case_id": None,
+        "meta": None,
+        "error_kind": "episode_timeout",
+        "error_message": f"the episode ran past --episode-timeout {seconds:g} s and was stopped",
+        "started_at": started,
+        "duration_s": time.time() - started,
+        "spans": None,
+    }
+
+
+def lost_row(job: Job, task: Task, started: float, exitcode: int | None) -> dict[str, Any]:
+    """The row of an episode whose child process ended without answering (os._exit, a crash)."""
+    row = timeout_row(job, task, 0.0, started)
+    row["error_kind"] = "process_exit"
+    row["error_message"] = f"the episode's process ended without a result (exit code {exitcode})"
+    return row

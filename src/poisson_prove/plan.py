@@ -1,0 +1,144 @@
+"""The plan: what a sweep will run, where, at what cost, and the smallest change it can catch.
+
+`make_plan` computes it (no printing); `underpowered_error` is the refusal of a design whose
+worst condition could not catch a change of `--max-mde` 4 times in 5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from poisson_prove.errors import ProveError
+from poisson_prove.spec import Axis, Cell, SweepSpec
+
+DEFAULT_MAX_MDE = 0.2
+DEFAULT_Q = 0.05
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the plan lines say, as data."""
+
+    target: str
+    target_id: str
+    t_unit: str
+    replicates: int
+    cells: tuple[Cell, ...]
+    axes: tuple[Axis, ...]
+    outcomes: tuple[str, ...]
+    failures: tuple[str, ...]
+    successes: tuple[str, ...]
+    backend: str
+    concurrency: int
+    cost_usd: float
+    design: Any  # stats.power.DesignMDE
+    max_mde: float
+    q: float
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def rollouts(self) -> int:
+        return len(self.cells) * self.replicates
+
+    @property
+    def passes(self) -> bool:
+        return bool(self.design.passes)
+
+    def design_dict(self) -> dict[str, Any]:
+        """The manifest's `design` block."""
+        d = self.design
+        return {
+            "mde": d.mde,
+            "base_rate": d.base_rate,
+            "direction": d.direction,
+            "passes": d.passes,
+            "max_mde": d.max_mde,
+            "tests": d.tests,
+            "q": d.q,
+            "alpha": d.alpha,
+            "approximate": d.approximate,
+        }
+
+
+def backend_settings(spec: SweepSpec, backend: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The backend's spec table with the command line's overrides (those given) on top."""
+    settings = dict(spec.backends.get(backend, {}))
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    return settings
+
+
+def make_plan(
+    spec: SweepSpec,
+    *,
+    target: str | None = None,
+    replicates: int | None = None,
+    backend: str = "local",
+    settings: Mapping[str, Any] | None = None,
+    max_mde: float = DEFAULT_MAX_MDE,
+    q: float = DEFAULT_Q,
+    cells: Sequence[Cell] | None = None,
+) -> Plan:
+    """The plan for `spec` with this run's overrides; raises nothing for an underpowered design
+    (check `plan.passes`), but ProveError for a cost above `settings["max_cost"]`."""
+    from poisson_prove.backends import estimate_cost
+    from poisson_prove.stats.power import design_mde
+
+    settings = dict(settings or {})
+    chosen_cells = tuple(cells) if cells is not None else tuple(spec.cells())
+    n = replicates if replicates is not None else spec.replicates
+    design = design_mde(n, len(chosen_cells), len(spec.failures), q=q, max_mde=max_mde)
+    rollouts = len(chosen_cells) * n
+    cost = float(estimate_cost(backend, rollouts, settings))
+    concurrency = settings.get("concurrency") or 1
+    return Plan(
+        target=target or spec.target,
+        target_id=spec.target_id,
+        t_unit=spec.t_unit,
+        replicates=n,
+        cells=chosen_cells,
+        axes=spec.axes,
+        outcomes=spec.outcomes,
+        failures=spec.failures,
+        successes=spec.successes,
+        backend=backend,
+        concurrency=int(concurrency),
+        cost_usd=cost,
+        design=design,
+        max_mde=max_mde,
+        q=q,
+        settings=settings,
+    )
+
+
+def cost_error(plan: Plan) -> ProveError | None:
+    """The refusal of a plan whose estimate is above --max-cost, if it is."""
+    cap = plan.settings.get("max_cost")
+    if cap is None or plan.cost_usd <= float(cap):
+        return None
+    return ProveError(
+        f"the estimate ${plan.cost_usd:,.2f} is above --max-cost ${float(cap):,.2f}; nothing was run",
+        suggestions=["raise --max-cost, or lower --replicates"],
+    )
+
+
+def underpowered_message(plan: Plan) -> str:
+    d = plan.design
+    if d.mde is None:
+        return (
+            "underpowered design: one condition alone could not be flagged for any change at its "
+            f"worst base rate, {d.base_rate:.3f}, and you accept {plan.max_mde:.3f}"
+        )
+    return (
+        "underpowered design: one condition alone would be flagged for a change of "
+        f"{d.mde:.3f} at its worst base rate, {d.base_rate:.3f}, and you accept {plan.max_mde:.3f}"
+    )
+
+
+def ways_out(plan: Plan) -> tuple[int, float | None]:
+    """(replicates needed at --max-mde, the --max-mde this design would pass with)."""
+    from poisson_prove.stats.power import replicates_needed, suggested_max_mde
+
+    needed = replicates_needed(len(plan.cells), len(plan.failures), q=plan.q, max_mde=plan.max_mde)
+    return needed, suggested_max_mde(plan.design)

@@ -1,0 +1,186 @@
+"""The sweep's lines as users read them: the plan, the resume line, the done/stopped line,
+and the `poisson-prove.sweep/1` JSON document. Data in, text out; nothing printed here."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from poisson_prove.conditions import format_value
+from poisson_prove.plan import Plan
+from poisson_prove.sweep import PreparedSweep, SweepResult
+
+JSON_SCHEMA = "poisson-prove.sweep/1"
+
+
+def _count(n: int) -> str:
+    return f"{n:,}"
+
+
+def _cost(plan: Plan) -> str:
+    if plan.backend == "local":
+        return "$0 (local)"
+    return f"${plan.cost_usd:,.2f} (estimate)"
+
+
+def sentence(plan: Plan) -> str:
+    """`1,746 rollouts of mock-agent: 9 cells x 194 replicates on local, $0 (local)`."""
+    where = plan.backend if plan.concurrency == 1 else f"{plan.backend} (concurrency {plan.concurrency})"
+    return (
+        f"{_count(plan.rollouts)} rollouts of {plan.target_id}: {_count(len(plan.cells))} cells x "
+        f"{_count(plan.replicates)} replicates on {where}, {_cost(plan)}"
+    )
+
+
+def smallest_rise(plan: Plan) -> str:
+    d = plan.design
+    how = "Fisher" + (", approximate" if d.approximate else "")
+    return (
+        f"one condition alone would be flagged for {d.mde:.3f} at its worst base rate, {d.base_rate:.3f} "
+        f"({how}, q {d.q:g} over {d.tests} tests, 4 times in 5; you accept up to {plan.max_mde:.3f})"
+    )
+
+
+def _seeds_line(prepared: PreparedSweep) -> str:
+    short = prepared.salt[:8]
+    if prepared.salt_source == "paired" and prepared.paired_with is not None:
+        return f'salt {short}, inherited from "{prepared.paired_with.name}": both runs share their seeds'
+    if prepared.salt_source == "resumed" and prepared.resume_run is not None:
+        return f'salt {short}, the run\'s own (resuming "{prepared.resume_run.name}")'
+    if prepared.salt_source == "given":
+        return f"salt {short}, given with --salt"
+    return f"salt {short}, fresh (pair a later run with --pair-with latest)"
+
+
+def capture_line(instrument: tuple[str, ...] | list[str], missing: dict[str, str] | Any) -> str:
+    parts = []
+    for name in instrument:
+        parts.append(f"{name} (not installed: no spans)" if name in missing else name)
+    return ", ".join(parts)
+
+
+def plan_lines(prepared: PreparedSweep) -> list[str]:
+    """Every line of the plan, each `label text`; the design line last."""
+    plan = prepared.plan
+    successes = f"; successes: {', '.join(sorted(plan.successes))}" if plan.successes else ""
+    lines = [
+        f"plan {sentence(plan)}",
+        f"target {plan.target} (imports, takes cfg and seed)",
+        f"outcomes failures: {', '.join(sorted(plan.failures))}{successes}",
+    ]
+    if plan.axes:
+        axes = " · ".join(
+            f"{axis.name} {', '.join(format_value(v) for v in axis.values)}" for axis in plan.axes
+        )
+        lines.append(f"axes {axes}")
+    lines.append(f"seeds {_seeds_line(prepared)}")
+    capture = prepared.spec.capture
+    if capture.instrument:
+        lines.append(
+            f"capture {capture_line(capture.instrument, prepared.capture_missing)}; "
+            f"content {'kept' if capture.content else 'left out'}, values up to "
+            f"{_count(capture.max_observation_bytes or 0)} bytes"
+        )
+    if prepared.request.episode_timeout is not None:
+        lines.append(
+            f"timeout each episode in a child process, stopped after {prepared.request.episode_timeout:g} s"
+        )
+    lines.append(f"store {prepared.store.root}")
+    if plan.passes:
+        lines.append(f"smallest rise {smallest_rise(plan)}")
+    return lines
+
+
+def resume_line(prepared: PreparedSweep) -> str:
+    run = prepared.resume_run
+    assert run is not None
+    return f'Resuming "{run.name}": {_count(prepared.stored)} stored, {_count(prepared.to_run)} to run'
+
+
+def result_lines(result: SweepResult) -> list[str]:
+    """The done / stopped line (and what follows it on stdout)."""
+    seconds = f"{result.seconds:.1f} s"
+    if result.status == "complete":
+        line = f'done {_count(result.done)} rollouts in run "{result.name}" (complete) in {seconds}'
+        if result.paired_with_name:
+            line += f', paired with "{result.paired_with_name}"'
+    else:
+        line = (
+            f"stopped {_count(result.done)} of {_count(result.planned)} rollouts kept in run "
+            f'"{result.name}" (partial) in {seconds}'
+        )
+    lines = [line]
+    if result.errored:
+        lines.append(
+            f"errors {_count(result.errored)} rollouts without an outcome (poisson-prove inspect shows them)"
+        )
+    if result.capture_missing:
+        names = ", ".join(f"{n} ({why})" for n, why in result.capture_missing.items())
+        lines.append(f"capture without spans from {names}")
+    return lines
+
+
+def plan_dict(prepared: PreparedSweep) -> dict[str, Any]:
+    plan = prepared.plan
+    d = plan.design
+    return {
+        "schema": JSON_SCHEMA,
+        "verdict": "plan",
+        "sentence": sentence(plan),
+        "plan": {
+            "rollouts": plan.rollouts,
+            "cells": len(plan.cells),
+            "replicates": plan.replicates,
+            "backend": plan.backend,
+            "concurrency": plan.concurrency,
+            "cost_usd": plan.cost_usd,
+        },
+        "design_mde": {"mde": d.mde, "base_rate": d.base_rate, "direction": d.direction},
+        "design": plan.design_dict(),
+        "target": plan.target,
+        "target_id": plan.target_id,
+        "outcomes": {
+            "outcomes": list(plan.outcomes),
+            "failures": sorted(plan.failures),
+            "successes": sorted(plan.successes),
+        },
+        "axes": [{"name": a.name, "type": a.type, "values": list(a.values)} for a in plan.axes],
+        "capture": {
+            **prepared.spec.capture.as_dict(),
+            "missing": dict(prepared.capture_missing),
+        },
+        "run": {
+            "id": prepared.resume_run.run_id if prepared.resume_run else None,
+            "name": prepared.resume_run.name if prepared.resume_run else prepared.request.name,
+            "status": "partial" if prepared.resume_run else None,
+            "paired_with": prepared.paired_with.run_id if prepared.paired_with else None,
+            "paired_with_name": prepared.paired_with.name if prepared.paired_with else None,
+            "salt": prepared.salt,
+        },
+        "counts": {"done": prepared.stored, "planned": plan.rollouts, "errored": 0},
+        "store": str(prepared.store.root),
+    }
+
+
+def result_dict(document: dict[str, Any], result: SweepResult) -> dict[str, Any]:
+    """The plan document completed with how the sweep ended."""
+    verdict = {"done": "done", "failed": "failed"}.get(result.verdict, "stopped")
+    out = dict(document)
+    out["verdict"] = verdict
+    out["sentence"] = result_lines(result)[0]
+    out["run"] = {
+        "id": result.run_id,
+        "name": result.name,
+        "status": result.status,
+        "paired_with": result.paired_with,
+        "paired_with_name": result.paired_with_name,
+        "salt": result.salt,
+    }
+    out["counts"] = {
+        "done": result.done,
+        "planned": result.planned,
+        "errored": result.errored,
+        "ran": result.ran,
+    }
+    out["seconds"] = round(result.seconds, 3)
+    out["interrupted"] = result.verdict == "interrupted"
+    return out

@@ -1,0 +1,478 @@
+"""The sweep: run every condition of a spec N replicates and store every episode as a run.
+
+Two steps, so the command line can show the plan and ask before anything is written:
+
+- `prepare_sweep(request)` reads the spec (or, for a resume, the run's manifest), resolves the
+  salt and the run paired with, imports and checks the target, and makes the plan. It writes
+  nothing.
+- `execute_sweep(prepared)` creates (or reopens) the run, streams the planned episodes not yet
+  stored through the backend's executor, writes them in batches and returns a `SweepResult`.
+
+`run_sweep(...)` does both for a library caller, refusing an underpowered design the way the
+command line does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from poisson_prove.backends.base import Job, Task
+from poisson_prove.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, ProveError
+from poisson_prove.plan import DEFAULT_MAX_MDE, DEFAULT_Q, Plan, backend_settings, make_plan
+from poisson_prove.seeding import SEED_BOUND, check_salt, new_salt
+from poisson_prove.spec import Cell, SweepSpec, load_spec, spec_from_manifest
+from poisson_prove.store import RunInfo, RunStore, RunWriter, rows_to_table, utc_now
+
+DEFAULT_BATCH_SIZE = 64
+DEFAULT_SPEC = "prove.toml"
+
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """What the user asked for (the command line's flags, or run_sweep's arguments)."""
+
+    spec_path: str | Path | None = None
+    store: str | Path | None = None
+    target: str | None = None
+    replicates: int | None = None
+    salt: str | None = None
+    pair_with: str | None = None
+    resume: str | None = None  # "" = the latest partial run
+    name: str | None = None
+    episode_timeout: float | None = None
+    max_rollouts: int | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    backend: str = "local"
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    max_mde: float = DEFAULT_MAX_MDE
+    q: float = DEFAULT_Q
+
+
+@dataclass(frozen=True)
+class PreparedSweep:
+    """A checked request and its plan; nothing has been written yet."""
+
+    request: SweepRequest
+    spec: SweepSpec
+    plan: Plan
+    store: RunStore
+    salt: str
+    salt_source: str  # "fresh", "given", "paired" or "resumed"
+    paired_with: RunInfo | None
+    resume_run: RunInfo | None
+    stored: int  # episodes already stored (a resume), else 0
+    capture_missing: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def to_run(self) -> int:
+        return self.plan.rollouts - self.stored
+
+
+@dataclass(frozen=True)
+class SweepResult:
+    """How a sweep ended."""
+
+    verdict: str  # "done", "stopped" (--max-rollouts), "interrupted" or "failed" (all errored)
+    run_id: str
+    name: str
+    status: str  # "partial" or "complete"
+    salt: str
+    paired_with: str | None
+    paired_with_name: str | None
+    planned: int
+    done: int  # stored in the run, this session and before
+    errored: int  # stored rows without an outcome
+    ran: int  # rollouts run by this call
+    seconds: float
+    system_exits: int = 0  # rollouts of this call that called sys.exit
+    first_error: str | None = None
+    capture_missing: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def exit_code(self) -> int:
+        if self.verdict == "interrupted":
+            return EXIT_INTERRUPTED
+        if self.verdict in ("stopped", "failed"):
+            return EXIT_STOPPED
+        return EXIT_OK
+
+
+def _latest_partial(store: RunStore) -> RunInfo:
+    partial = [run for run in store.runs() if run.status == "partial"]
+    if not partial:
+        raise ProveError(
+            f"no partial run to resume in the store {store.root}",
+            suggestions=["poisson-prove runs", "poisson-prove sweep --yes"],
+        )
+    return partial[-1]
+
+
+def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> PreparedSweep:
+    """Check everything and make the plan; writes nothing.
+
+    `import_check` is "process" (import the target here: the run needs it anyway), "child"
+    (--dry-run: a child process with the network blocked) or "none".
+    """
+    chosen = [
+        flag
+        for flag, value in (
+            ("--salt", request.salt),
+            ("--pair-with", request.pair_with),
+            ("--resume", request.resume),
+        )
+        if value is not None
+    ]
+    if len(chosen) > 1:
+        raise ProveError(f"{' and '.join(chosen)} cannot be given together; choose one", exit_code=EXIT_USAGE)
+    if request.batch_size < 1:
+        raise ProveError("--batch-size must be at least 1", exit_code=EXIT_USAGE)
+    if request.max_rollouts is not None and request.max_rollouts < 1:
+        raise ProveError("--max-rollouts must be at least 1", exit_code=EXIT_USAGE)
+    if request.episode_timeout is not None and not request.episode_timeout > 0:
+        raise ProveError("--episode-timeout must be a positive number of seconds", exit_code=EXIT_USAGE)
+    if not 0 < request.max_mde <= 1:
+        raise ProveError("--max-mde must be a fraction in (0, 1]", exit_code=EXIT_USAGE)
+    if request.replicates is not None and request.replicates < 1:
+        raise ProveError("--replicates must be at least 1", exit_code=EXIT_USAGE)
+    store = RunStore(request.store)
+    paired_with: RunInfo | None = None
+    resume_run: RunInfo | None = None
+    cells: list[Cell] | None = None
+    stored = 0
+    if request.resume is not None:
+        for flag, value in (
+            ("--target", request.target),
+            ("--replicates", request.replicates),
+            ("--name", request.name),
+        ):
+            if value is not None:
+                raise ProveError(
+                    f"{flag} cannot be given with --resume: the run keeps its own", exit_code=EXIT_USAGE
+                )
+        resume_run = store.resolve(request.resume) if request.resume else _latest_partial(store)
+        manifest = resume_run.manifest
+        if resume_run.status == "complete":
+            raise ProveError(
+                f'run "{resume_run.name}" is complete; there is nothing to resume',
+                suggestions=["poisson-prove sweep --yes"],
+            )
+        spec = spec_from_manifest(manifest["spec"], manifest["spec_path"])
+        target, replicates, salt, source = (
+            manifest["target"],
+            int(manifest["replicates"]),
+            manifest["salt"],
+            "resumed",
+        )
+        cells = [Cell(c["key"], c["label"], c["cfg"]) for c in manifest["cells"]]
+        stored = len(resume_run.stored_keys())
+        if manifest.get("paired_with"):
+            try:
+                paired_with = store.resolve(manifest["paired_with"])
+            except ProveError:
+                paired_with = None
+    else:
+        spec = load_spec(request.spec_path or DEFAULT_SPEC)
+        target = request.target or spec.target
+        replicates = request.replicates or spec.replicates
+        if request.target is not None:
+            from poisson_prove.spec import _TARGET_RE
+
+            if not _TARGET_RE.match(request.target):
+                raise ProveError(
+                    f"--target must read module:function, got {request.target!r}", exit_code=EXIT_USAGE
+                )
+        if request.salt is not None:
+            try:
+                salt, source = check_salt(request.salt), "given"
+            except ValueError as err:
+                raise ProveError(f"--salt: {err}", exit_code=EXIT_USAGE) from None
+        elif request.pair_with is not None:
+            paired_with = store.resolve(request.pair_with)
+            salt, source = str(paired_with.manifest["salt"]), "paired"
+        else:
+            salt, source = new_salt(), "fresh"
+        if request.name is not None:
+            if not request.name.strip():
+                raise ProveError("--name must not be empty", exit_code=EXIT_USAGE)
+            if any(run.name == request.name for run in store.runs()):
+                raise ProveError(
+                    f'a run named "{request.name}" already exists in the store {store.root}',
+                    suggestions=["choose another --name, or leave it out to have one computed"],
+                )
+    settings = backend_settings(spec, request.backend, request.overrides)
+    plan = make_plan(
+        spec,
+        target=target,
+        replicates=replicates,
+        backend=request.backend,
+        settings=settings,
+        max_mde=request.max_mde,
+        q=request.q,
+        cells=cells,
+    )
+    capture_missing: dict[str, str] = {}
+    if import_check == "child":
+        from poisson_prove.isolation import check_target_isolated
+
+        check_target_isolated(target, spec.spec_dir)
+    elif import_check == "process":
+        from poisson_prove.execute import import_target
+
+        import_target(target, str(spec.spec_dir))
+    if spec.capture.instrument:
+        from poisson_prove.traces import missing_instrumentors
+
+        capture_missing = missing_instrumentors(spec.capture.instrument)
+    return PreparedSweep(
+        request, spec, plan, store, salt, source, paired_with, resume_run, stored, capture_missing
+    )
+
+
+def seeds_of(salt: str, cell: str, replicates: Sequence[int]) -> list[int]:
+    """seeding.episode_seed for many replicates of one cell, hashing the shared prefix once."""
+    prefix = hashlib.blake2b(digest_size=8, key=bytes.fromhex(salt))
+    prefix.update(f"{cell}\x1f".encode())
+    out = []
+    for replicate in replicates:
+        h = prefix.copy()
+        h.update(str(replicate).encode())
+        out.append(int.from_bytes(h.digest(), "big") % SEED_BOUND)
+    return out
+
+
+def _tasks(
+    cells: Sequence[Cell], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
+) -> Iterator[Task]:
+    """The planned episodes not yet stored, replicate by replicate across the cells (so a run
+    stopped early has every condition about equally far), at most `limit` of them."""
+    seeds = {cell.key: seeds_of(salt, cell.key, range(replicates)) for cell in cells}
+    left = limit if limit is not None else -1
+    for replicate in range(replicates):
+        for cell in cells:
+            if skip and (cell.key, replicate) in skip:
+                continue
+            if left == 0:
+                return
+            left -= 1
+            yield Task(cell.key, cell.cfg, replicate, seeds[cell.key][replicate])
+
+
+def _manifest(prepared: PreparedSweep) -> dict[str, Any]:
+    from poisson_prove import __version__
+
+    plan, spec = prepared.plan, prepared.spec
+    return {
+        "target": plan.target,
+        "target_id": plan.target_id,
+        "t_unit": plan.t_unit,
+        "spec": spec.raw,
+        "spec_path": str(spec.path.resolve()),
+        "salt": prepared.salt,
+        "paired_with": prepared.paired_with.run_id if prepared.paired_with else None,
+        "paired_with_name": prepared.paired_with.name if prepared.paired_with else None,
+        "backend": plan.backend,
+        "concurrency": plan.concurrency,
+        "replicates": plan.replicates,
+        "cells": [{"key": c.key, "label": c.label, "cfg": dict(c.cfg)} for c in plan.cells],
+        "axis_order": [a.name for a in plan.axes],
+        "outcomes": list(plan.outcomes),
+        "failures": list(plan.failures),
+        "successes": list(plan.successes),
+        "design": plan.design_dict(),
+        "capture": {**spec.capture.as_dict(), "missing": dict(prepared.capture_missing)},
+        "chaos": dict(spec.chaos),
+        "episode_timeout": prepared.request.episode_timeout,
+        "counts": {"planned": plan.rollouts, "done": 0, "errored": 0},
+        "resumed_at": [],
+        "versions": {"poisson_prove": __version__, "python": platform.python_version()},
+    }
+
+
+def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) -> SweepResult:
+    """Run the planned episodes not yet stored; write them in batches; return how it ended.
+
+    Ctrl-C (KeyboardInterrupt) is caught: the rows already finished are written, the run stays
+    partial and the result's verdict is "interrupted".
+    """
+    from poisson_prove.backends import make_executor
+
+    request, plan = prepared.request, prepared.plan
+    executor = make_executor(plan.backend, plan.settings)  # before anything is written
+    store = prepared.store
+    if prepared.resume_run is not None:
+        writer: RunWriter = store.open_run(prepared.resume_run)
+        skip = prepared.resume_run.stored_keys()
+        errored_before = prepared.resume_run.errored_count()
+        resumed = [*writer.manifest.get("resumed_at", []), utc_now().isoformat(timespec="seconds")]
+        writer.update_manifest(resumed_at=resumed)
+        writer.event("resume", stored=len(skip), to_run=plan.rollouts - len(skip))
+    else:
+        writer = store.create_run(target_id=plan.target_id, name=request.name, manifest=_manifest(prepared))
+        skip, errored_before = set(), 0
+    run_id = writer.manifest["run_id"]
+    settings = plan.settings
+    job = Job(
+        run_id=run_id,
+        target=plan.target,
+        spec_dir=str(prepared.spec.spec_dir),
+        outcomes=tuple(plan.outcomes),
+        episode_timeout=request.episode_timeout,
+        infra_errors=tuple(settings.get("infra_errors", ())),
+        infra_retries=int(settings.get("infra_retries", 0) or 0),
+        capture=prepared.spec.capture.as_dict(),
+        options=dict(settings),
+    )
+    to_run = plan.rollouts - len(skip)
+    if request.max_rollouts is not None:
+        to_run = min(to_run, request.max_rollouts)
+    tasks = _tasks(plan.cells, plan.replicates, prepared.salt, skip, request.max_rollouts)
+    started = time.perf_counter()
+    ran = errored_new = system_exits = 0
+    first_error: str | None = None
+    buffer: list[dict[str, Any]] = []
+    batch_size = request.batch_size
+    interrupted = False
+    rows = executor.execute(job, tasks)
+    try:
+        for row in rows:
+            buffer.append(row)
+            ran += 1
+            if row["outcome"] is None:
+                errored_new += 1
+                if first_error is None:
+                    first_error = f"{row['error_kind']}: {row['error_message']}"
+                if row["error_kind"] == "system_exit":
+                    system_exits += 1
+            if len(buffer) >= batch_size:
+                writer.write_batch(rows_to_table(buffer))
+                buffer = []
+                writer.update_manifest(
+                    counts={
+                        "planned": plan.rollouts,
+                        "done": len(skip) + ran,
+                        "errored": errored_before + errored_new,
+                    }
+                )
+            if progress is not None:
+                progress(ran, to_run)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()
+    if buffer:
+        writer.write_batch(rows_to_table(buffer))
+    done = len(skip) + ran
+    errored = errored_before + errored_new
+    complete = done >= plan.rollouts
+    status = "complete" if complete else "partial"
+    seconds = time.perf_counter() - started
+    writer.update_manifest(
+        status=status,
+        counts={"planned": plan.rollouts, "done": done, "errored": errored},
+        finished=utc_now().isoformat(timespec="seconds").replace("+00:00", "Z") if complete else None,
+    )
+    if interrupted:
+        verdict = "interrupted"
+    elif not complete:
+        verdict = "stopped"
+    elif errored == done:
+        verdict = "failed"
+    else:
+        verdict = "done"
+    writer.event(
+        "done" if complete else "stop",
+        reason=verdict,
+        ran=ran,
+        done=done,
+        errored=errored,
+        seconds=round(seconds, 3),
+    )
+    manifest = writer.manifest
+    return SweepResult(
+        verdict=verdict,
+        run_id=run_id,
+        name=str(manifest["name"]),
+        status=status,
+        salt=prepared.salt,
+        paired_with=manifest.get("paired_with"),
+        paired_with_name=manifest.get("paired_with_name"),
+        planned=plan.rollouts,
+        done=done,
+        errored=errored,
+        ran=ran,
+        seconds=seconds,
+        system_exits=system_exits,
+        first_error=first_error,
+        capture_missing=dict(prepared.capture_missing),
+    )
+
+
+def underpowered_error(prepared: PreparedSweep, command: str = "poisson-prove sweep") -> ProveError:
+    """The refusal of an underpowered design, with both ways out as `next:` lines."""
+    from poisson_prove.plan import underpowered_message, ways_out
+
+    needed, accept = ways_out(prepared.plan)
+    suggestions = [f"{command} --replicates {needed}"]
+    if accept is not None:
+        suggestions.append(f"{command} --max-mde {accept:.3f}")
+    return ProveError(underpowered_message(prepared.plan), suggestions=suggestions)
+
+
+def run_sweep(
+    spec: str | Path = DEFAULT_SPEC,
+    *,
+    store: str | Path | None = None,
+    target: str | None = None,
+    replicates: int | None = None,
+    salt: str | None = None,
+    pair_with: str | None = None,
+    resume: str | None = None,
+    name: str | None = None,
+    episode_timeout: float | None = None,
+    max_rollouts: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    backend: str = "local",
+    overrides: Mapping[str, Any] | None = None,
+    max_mde: float = DEFAULT_MAX_MDE,
+    progress: Progress | None = None,
+) -> SweepResult:
+    """Plan and run a sweep in this process; the library form of `poisson-prove sweep --yes`.
+
+    Raises ProveError for what the command refuses (a bad spec or target, an underpowered
+    design, a cost above `overrides["max_cost"]`); returns a SweepResult otherwise.
+    """
+    from poisson_prove.plan import cost_error
+
+    request = SweepRequest(
+        spec_path=spec,
+        store=store,
+        target=target,
+        replicates=replicates,
+        salt=salt,
+        pair_with=pair_with,
+        resume=resume,
+        name=name,
+        episode_timeout=episode_timeout,
+        max_rollouts=max_rollouts,
+        batch_size=batch_size,
+        backend=backend,
+        overrides=dict(overrides or {}),
+        max_mde=max_mde,
+    )
+    prepared = prepare_sweep(request)
+    if not prepared.plan.passes:
+        raise underpowered_error(prepared)
+    refusal = cost_error(prepared.plan)
+    if refusal is not None:
+        raise refusal
+    return execute_sweep(prepared, progress=progress)
