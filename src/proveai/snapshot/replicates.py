@@ -66,32 +66,16 @@ class ReplicateVerdict:
 
 def fisher_greater(a: int, n: int, b: int, m: int) -> float:
     """One-sided Fisher exact p-value that a/n (fresh) exceeds b/m (pinned)."""
-    from poisson_prove.stats import tests as stats_tests  # the project's exact tests
+    from poisson_prove.stats.tests import fisher_one_sided
 
-    one_sided = getattr(stats_tests, "fisher_one_sided", None)
-    if one_sided is not None:
-        return float(one_sided(a, n, b, m, alternative="greater"))
-    from scipy.stats import fisher_exact
-
-    return float(fisher_exact([[a, n - a], [b, m - b]], alternative="greater").pvalue)
+    return fisher_one_sided(a, n, b, m, alternative="greater")
 
 
 def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     """BH-adjusted p-values, in input order."""
-    from poisson_prove.stats import tests as stats_tests
+    from poisson_prove.stats.tests import benjamini_hochberg as bh
 
-    bh = getattr(stats_tests, "benjamini_hochberg", None) or getattr(stats_tests, "bh_adjust", None)
-    if bh is not None:
-        return [float(p) for p in bh(list(p_values))]
-    count = len(p_values)
-    order = sorted(range(count), key=lambda i: p_values[i])
-    adjusted = [0.0] * count
-    running = 1.0
-    for rank in range(count, 0, -1):
-        index = order[rank - 1]
-        running = min(running, p_values[index] * count / rank)
-        adjusted[index] = min(1.0, running)
-    return adjusted
+    return [float(p) for p in bh(list(p_values))]
 
 
 def replicate_gate(

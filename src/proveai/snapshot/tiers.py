@@ -24,7 +24,6 @@ from proveai.snapshot.judge_cache import JudgeCache
 from proveai.snapshot.model import AgentDefinition, ExpectedIO
 
 DEFAULT_JUDGE_MODEL = "claude-haiku-4-5"
-STRUCTURAL_KINDS = frozenset({"RETRIEVER", "TOOL", "EMBEDDING", "PARSER"})
 
 
 def judge_model_from_env(explicit: str | None = None) -> str:
@@ -58,14 +57,24 @@ class TierGrader:
         return grade
 
     def _grade(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> PairGrade:
-        from proveai.replay.diff import text_diff
+        from proveai.replay.diff import text_diff, tier1_for_kind
 
+        structural = tier1_for_kind(
+            definition.kind,
+            pinned.output,
+            fresh.output,
+            name=definition.name,
+            old_inputs=pinned.inputs,
+            new_inputs=fresh.inputs,
+        )
+        if structural is not None:  # RETRIEVER / TOOL / EMBEDDING / PARSER: decisive, no judge
+            return PairGrade(structural.status, f"tier 1: {structural.rationale}", "tier1")
         old, new = output_text(pinned.output), output_text(fresh.output)
         diff = text_diff(old, new)
         if diff.get("equal"):
             return PairGrade(UNCHANGED, f"tier 1: {diff.get('kind', 'text')} equal", "tier1")
-        if diff.get("kind") in ("json", "numeric") or definition.kind in STRUCTURAL_KINDS:
-            return PairGrade(REGRESSED, f"tier 1: {diff.get('kind', 'structural')} values differ", "tier1")
+        if diff.get("kind") in ("json", "numeric"):
+            return PairGrade(REGRESSED, f"tier 1: {diff.get('kind')} values differ", "tier1")
         tier2 = self._tier2(old, new)
         if tier2 is not None:
             return tier2
