@@ -146,3 +146,17 @@ def logrank(time, event, group, horizon: float) -> LogRankResult:
         expected=(observed_all - expected_one, expected_one),
         variance=variance,
     )
+
+
+def fisher_one_sided(
+    events_a: int, n_a: int, events_b: int, n_b: int, *, alternative: str = "greater"
+) -> float:
+    """One-sided Fisher exact p that arm a's share is greater (or "less") than arm b's."""
+    from scipy.stats import fisher_exact
+
+    if alternative not in ("greater", "less"):
+        raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")
+    if not (0 <= events_a <= n_a and 0 <= events_b <= n_b):
+        raise ValueError(f"need 0 <= events <= n, got {events_a}/{n_a} and {events_b}/{n_b}")
+    table = [[int(events_a), int(n_a - events_a)], [int(events_b), int(n_b - events_b)]]
+    return float(fisher_exact(table, alternative=alternative).pvalue)

@@ -125,3 +125,14 @@ def test_logrank_without_events_is_p_one() -> None:
     assert (result.statistic, result.p, result.variance) == (0.0, 1.0, 0.0)
     with pytest.raises(ValueError):
         logrank(np.array([1.0, 2.0, 3.0]), np.ones(3, dtype=bool), np.array([0, 1, 2]), 5.0)
+
+
+def test_fisher_one_sided_matches_scipy() -> None:
+    from poisson_prove.stats.tests import fisher_one_sided
+
+    for a, n, b, m in [(9, 20, 2, 20), (0, 5, 5, 5), (30, 100, 31, 90)]:
+        for side in ("greater", "less"):
+            expected = fisher_exact([[a, n - a], [b, m - b]], alternative=side).pvalue
+            assert fisher_one_sided(a, n, b, m, alternative=side) == pytest.approx(expected, abs=1e-12)
+    with pytest.raises(ValueError):
+        fisher_one_sided(1, 2, 1, 2, alternative="two-sided")
