@@ -11,6 +11,8 @@ integer codes and counts are `np.bincount`s.
 from __future__ import annotations
 
 import os
+import sys
+import types
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -393,3 +395,15 @@ def _unpaired_share(results: dict[int, list[OutcomeResult]], tables: Any) -> str
         f"{left:,} episodes with an outcome had no twin with an outcome in the other run; "
         "the paired test leaves them out (the rates count them)"
     )
+
+
+class _CallableModule(types.ModuleType):
+    """`poisson_prove.compare` names both this module and its function: importing the module
+    (`from poisson_prove.compare import ...`) makes Python bind the package attribute to the
+    module, so the module itself must be callable as the function."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Comparison:
+        return compare(*args, **kwargs)
+
+
+sys.modules[__name__].__class__ = _CallableModule
