@@ -7,8 +7,10 @@ Files under the store root:
   appended with O_APPEND under the store lock.
 - `.lock`: the store lock (fcntl.flock where available, else filelock).
 
-A capture appends one journal line; when the journal outgrows max(256 KiB, half the
-manifest), the capture compacts it into manifest.json under the lock (amortised O(1)).
+A capture appends one journal line; when the journal outgrows half of manifest.json (so at
+once while the store is empty), the capture compacts it into manifest.json under the lock.
+Each compaction costs O(manifest) and happens after manifest/2 bytes of new entries, so a
+capture's amortised cost stays O(1) however many traces are stored.
 Every read through the API (iter_traces, status, list) folds the journal into manifest.json
 first, so the manifest is current after any read. A manifest or journal line that does not
 parse is reported as a warning and the index is rebuilt from the trace files; the unreadable
@@ -29,7 +31,6 @@ from typing import Any
 MANIFEST = "manifest.json"
 JOURNAL = "manifest.journal.jsonl"
 LOCK = ".lock"
-COMPACT_MIN_BYTES = 256 * 1024
 NOT_TRACE_SUFFIXES = (".detection.json",)
 
 try:
@@ -93,7 +94,7 @@ def append_entry(root: Path, trace_id: str, entry: dict[str, Any]) -> None:
             manifest_size = os.stat(root / MANIFEST).st_size
         except FileNotFoundError:
             manifest_size = 0
-        if journal_size > max(COMPACT_MIN_BYTES, manifest_size // 2):
+        if journal_size > manifest_size // 2:
             _compact_locked(root)
 
 

@@ -72,6 +72,14 @@ class AgentMeta:
             p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty for p in params
         )
 
+    def _bounded(self, name: str, value: Any) -> Any:
+        kind = self.signature.parameters[name].kind if self.signature else None
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            return [to_jsonable(item) for item in value]
+        if kind is inspect.Parameter.VAR_KEYWORD:
+            return {key: to_jsonable(item) for key, item in value.items()}
+        return to_jsonable(value)
+
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if self.simple_binding and not kwargs and len(args) == len(self.param_names):
             return {name: to_jsonable(value) for name, value in zip(self.param_names, args, strict=True)}
@@ -79,7 +87,10 @@ class AgentMeta:
             try:
                 bound = self.signature.bind(*args, **kwargs)
                 bound.apply_defaults()
-                return {name: to_jsonable(value) for name, value in bound.arguments.items()}
+                # *args and **kwargs are bounded item by item: each passed value is one value
+                return {
+                    name: self._bounded(name, value) for name, value in bound.arguments.items()
+                }
             except TypeError:
                 pass  # the call itself will raise the same TypeError; still record what was passed
         inputs = {f"arg{i}": to_jsonable(value) for i, value in enumerate(args)}

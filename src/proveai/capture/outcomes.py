@@ -70,9 +70,10 @@ class Detection:
 
 
 def append_rows(root: Path, rows: list[dict[str, Any]]) -> None:
-    """Append rows to outcomes.jsonl in one O_APPEND write (concurrent writers never interleave)."""
-    if not rows:
-        return
+    """Append rows to outcomes.jsonl in one O_APPEND write (concurrent writers never interleave).
+
+    With no rows the file is still created, so every store has its three documented files.
+    """
     from proveai.capture.index import store_lock
 
     data = "".join(json.dumps(row, ensure_ascii=True) + "\n" for row in rows).encode()
