@@ -1,0 +1,109 @@
+"""A real three-agent pipeline in a temporary git repository, for the snapshot tests.
+
+The pipeline calls its model through proveai's providers; the tests point the
+PROVEAI_PROVIDER_* variables at the fake model server on 127.0.0.1.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+PIPELINE = '''\
+"""Support triage: classify -> draft -> qa_check, each one model call."""
+import os
+import sys
+
+from proveai import FileExporter, dispatch, monitor, trace
+
+MODEL = "gpt-4o-mini"
+CLASSIFY_PROMPT = "Classify the ticket into one word."
+DRAFT_PROMPT = "Draft a short, polite reply for this category."
+QA_PROMPT = "Check the reply for mistakes; answer OK or list them."
+LOOPS = 1
+
+
+def ask(system, user):
+    kwargs = {}
+    if os.environ.get("PROVEAI_SEED"):
+        kwargs["seed"] = int(os.environ["PROVEAI_SEED"])
+    messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+    return dispatch(MODEL).call(messages, MODEL, **kwargs).text
+
+
+@monitor("classify", model=MODEL, kind="CHAT_MODEL")
+def classify(ticket):
+    return ask(CLASSIFY_PROMPT, ticket)
+
+
+@monitor("draft", parent_agent="classify", model=MODEL)
+def draft(category):
+    return ask(DRAFT_PROMPT, category)
+
+
+@monitor("qa_check", parent_agent="draft", model=MODEL)
+def qa_check(reply):
+    return ask(QA_PROMPT, reply)
+
+
+def main(argv):
+    ticket = argv[1] if len(argv) > 1 else "My order arrived broken"
+    with trace("support", exporters=[FileExporter()]):
+        category = classify(ticket)
+        reply = draft(category)
+        for _ in range(LOOPS):
+            reply_check = qa_check(reply)
+    print(reply_check)
+
+
+if __name__ == "__main__":
+    main(sys.argv)
+'''
+
+
+def git(cwd: Path, *args: str) -> str:
+    result = subprocess.run(
+        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
+        env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+             "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin", "HOME": str(cwd)},
+    )
+    return result.stdout
+
+
+def make_project(root: Path, *, package: bool = False) -> Path:
+    """A git repository with pipeline.py (or pkg/pipeline.py when package=True), committed."""
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "pyproject.toml").write_text('[project]\nname = "triage"\nversion = "0"\n', encoding="utf-8")
+    if package:
+        (root / "pkg").mkdir()
+        (root / "pkg" / "__init__.py").write_text("", encoding="utf-8")
+        target = root / "pkg" / "pipeline.py"
+    else:
+        target = root / "pipeline.py"
+    target.write_text(PIPELINE, encoding="utf-8")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "pipeline")
+    return target
+
+
+def edit(path: Path, old: str, new: str) -> None:
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new), encoding="utf-8")
+
+
+def server_env(server_url: str) -> dict[str, str]:
+    """Route gpt-* (the pipeline and the judge) to the fake server."""
+    return {
+        "PROVEAI_PROVIDER_PATTERN": "gpt-*",
+        "PROVEAI_PROVIDER_BASE_URL": server_url,
+        "PROVEAI_PROVIDER_API_KEY": "test-key",
+        "PROVEAI_JUDGE_MODEL": "gpt-4o-mini",
+    }
+
+
+def run_pipeline(cwd: Path, env: dict[str, str], *args: str, module: bool = False) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "pkg.pipeline", *args] if module else [sys.executable, "pipeline.py", *args]
+    return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
