@@ -2,7 +2,27 @@
 
 `make_executor` is the one place that maps a backend name and its settings to an executor;
 `estimate_cost` gives the plan's cost line. Backends with optional SDKs are imported only
-when chosen, and a missing extra is a ProveError naming the `pip install` line.
+when chosen, and a missing extra is a ProveError (exit 1) naming the `pip install` line.
+
+The settings dict is the spec's validated table for the chosen backend ([local], [dask],
+[ray], [modal], [burla]) merged with the command line's overrides, under these keys:
+
+| key            | backends                  | meaning                                          |
+| -------------- | ------------------------- | ------------------------------------------------ |
+| concurrency    | all                       | episodes (containers) at once                    |
+| mode           | local                     | "auto", "threads", "async" or "processes"        |
+| infra_errors   | all                       | exception type names retried as infrastructure   |
+| infra_retries  | all                       | retries per episode of those errors (default 3)  |
+| infra_backoff  | all                       | seconds before the first retry (default 1, x2)   |
+| worker_retries | dask, ray, modal, burla   | resubmissions of an episode whose worker died    |
+| address        | dask, ray                 | an existing scheduler / cluster                  |
+| n_workers, threads_per_worker | dask       | the LocalCluster started when no address         |
+| num_cpus       | ray                       | the local instance's logical CPUs                |
+| app_name, image, cpu, memory, gpu, timeout | modal | the app, the [modal.SECTION] image, resources |
+| cpu, memory, gpu, image | burla            | func_cpu, func_ram (GB), func_gpu, image         |
+| est_seconds, max_cost | modal, burla       | the estimate (the sweep compares max_cost)       |
+
+docs/backends.md is the user's version of this table.
 """
 
 from __future__ import annotations
@@ -12,22 +32,65 @@ from typing import Any
 
 from poisson_prove.backends.base import Executor, Job, Task
 
-BACKENDS = ("local", "modal", "burla")
+BACKENDS = ("local", "modal", "burla", "dask", "ray")
 
-__all__ = ["BACKENDS", "Executor", "Job", "Task", "estimate_cost", "make_executor"]
+__all__ = ["BACKENDS", "Executor", "Job", "Task", "estimate_cost", "make_executor", "needs_pool"]
+
+
+def needs_pool(settings: Mapping[str, Any]) -> bool:
+    """True when the local settings ask for more than one-after-another episodes."""
+    concurrency = settings.get("concurrency")
+    return bool(
+        (isinstance(concurrency, int) and concurrency > 1)
+        or (settings.get("mode") not in (None, "auto"))
+        or settings.get("infra_errors")
+    )
 
 
 def make_executor(backend: str, settings: Mapping[str, Any]) -> Executor:
-    """The executor for `backend`, configured by its spec table merged with CLI overrides."""
+    """The executor for `backend`, configured by its spec table merged with CLI overrides.
+
+    local: the sequential LocalExecutor unless concurrency > 1, an explicit mode or named
+    infra_errors ask for the pool (backends/pool.py). dask, ray, modal, burla: their adapters,
+    each importing its SDK here so a missing extra is refused before anything runs.
+    Settings errors and missing extras raise ProveError with exit code 1.
+    """
     if backend == "local":
+        if needs_pool(settings):
+            from poisson_prove.backends.pool import PoolExecutor
+
+            return PoolExecutor(settings)
         from poisson_prove.backends.local import LocalExecutor
 
         return LocalExecutor()
+    if backend == "dask":
+        from poisson_prove.backends.dask import DaskExecutor
+
+        return DaskExecutor(settings)
+    if backend == "ray":
+        from poisson_prove.backends.ray import RayExecutor
+
+        return RayExecutor(settings)
+    if backend == "modal":
+        from poisson_prove.backends.modal import ModalExecutor
+
+        return ModalExecutor(settings)
+    if backend == "burla":
+        from poisson_prove.backends.burla import BurlaExecutor
+
+        return BurlaExecutor(settings)
+    from poisson_prove._suggest import did_you_mean
     from poisson_prove.errors import ProveError
 
-    raise ProveError(f"--backend {backend} is not available in this version")
+    raise ProveError(
+        f"--backend {backend} is not a backend{did_you_mean(backend, BACKENDS)}",
+        suggestions=[f"the backends are: {', '.join(BACKENDS)}"],
+    )
 
 
 def estimate_cost(backend: str, rollouts: int, settings: Mapping[str, Any]) -> float:
-    """The plan's cost estimate in USD ($0 on this machine)."""
-    return 0.0
+    """The plan's cost estimate in USD: est_seconds x rollouts x the price table
+    (backends/pricing.py) for modal and burla, $0 for local, dask and ray."""
+    from poisson_prove.backends.pricing import estimate_usd
+
+    return estimate_usd(backend, rollouts, settings)

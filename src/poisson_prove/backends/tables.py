@@ -16,44 +16,53 @@ Schema = Mapping[str, tuple[type, ...]]
 
 _NUMBER = (int, float)
 
+# Keys every backend reads about infrastructure errors (see backends/__init__.py).
+_RETRIES: dict[str, tuple[type, ...]] = {
+    "infra_errors": (list,),  # exception type names retried as infrastructure errors
+    "infra_retries": (int,),
+    "infra_backoff": _NUMBER,  # seconds before the first retry; doubles, capped at 30
+}
+_REMOTE_RETRIES: dict[str, tuple[type, ...]] = {**_RETRIES, "worker_retries": (int,)}
+
 BACKEND_TABLES: dict[str, Schema] = {
     "local": {
         "concurrency": (int,),
         "mode": (str,),  # "auto" | "threads" | "async" | "processes"
-        "infra_errors": (list,),  # exception type names retried as infrastructure errors
-        "infra_retries": (int,),
+        **_RETRIES,
     },
     "dask": {
         "address": (str,),
         "n_workers": (int,),
         "threads_per_worker": (int,),
         "concurrency": (int,),
-        "infra_retries": (int,),
+        **_REMOTE_RETRIES,
     },
     "ray": {
         "address": (str,),
         "num_cpus": (int,),
         "concurrency": (int,),
-        "infra_retries": (int,),
+        **_REMOTE_RETRIES,
     },
     "modal": {
         "concurrency": (int,),
-        "infra_retries": (int,),
         "est_seconds": _NUMBER,
         "app_name": (str,),
         "cpu": _NUMBER,
-        "memory": (int,),
+        "memory": (int,),  # MiB, as Modal takes it
         "gpu": (str,),
         "timeout": _NUMBER,
         "max_cost": _NUMBER,
+        **_REMOTE_RETRIES,
     },
     "burla": {
         "concurrency": (int,),
-        "infra_retries": (int,),
         "est_seconds": _NUMBER,
         "cpu": _NUMBER,
+        "memory": (int,),  # GB, as Burla takes it
+        "gpu": (str,),
         "max_cost": _NUMBER,
         "image": (str,),
+        **_REMOTE_RETRIES,
     },
 }
 

@@ -1,0 +1,144 @@
+"""Child processes that run episodes and can be killed: local processes mode.
+
+Each child is started with the `spawn` method (never fork: the sweep has threads), becomes the
+leader of its own session so that a kill reaches whatever the rollout started, loads the
+rollout once and then runs one episode per request. An episode past the job's timeout gets
+its whole process group SIGKILLed and is stored with no outcome (`episode_timeout`); the next
+episode gets a fresh child. Children inherit the sweep's file descriptors, so under --json what
+a rollout prints reaches stderr like everything else the target writes.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import queue
+import signal
+import sys
+import time
+from multiprocessing.connection import Connection
+from typing import Any
+
+from poisson_prove.backends._attempt import (
+    Attempt,
+    async_attempt,
+    attempt_with,
+    is_async,
+    load_rollout,
+)
+from poisson_prove.backends.base import Job, Task
+from poisson_prove.errors import ProveError
+
+_READY = "ready"
+
+
+def child_main(conn: Connection, job: Job) -> None:
+    """The child's loop: load the rollout, then answer one Attempt per Task until told to stop."""
+    os.setsid()  # its own session: Ctrl-C is the parent's to handle, and a kill reaches the group
+    try:
+        rollout: Any = load_rollout(job)
+    except BaseException as exc:
+        conn.send(("error", getattr(exc, "message", f"{type(exc).__name__}: {exc}")))
+        return
+    conn.send((_READY, None))
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        if is_async(rollout):
+            import asyncio
+
+            attempt = asyncio.run(async_attempt(rollout, job, task))
+        else:
+            attempt = attempt_with(rollout, job, task)
+        sys.stdout.flush()
+        sys.stderr.flush()
+        conn.send(attempt)
+
+
+class _Child:
+    def __init__(self, context: Any, job: Job) -> None:
+        self._context = context
+        self._job = job
+        self._process: Any = None
+        self._conn: Connection | None = None
+
+    def _start(self) -> Connection:
+        parent_end, child_end = self._context.Pipe()
+        process = self._context.Process(
+            target=child_main, args=(child_end, self._job), name="prove-episode", daemon=True
+        )
+        process.start()
+        child_end.close()
+        self._process, self._conn = process, parent_end
+        try:
+            kind, payload = parent_end.recv()
+        except EOFError:
+            code = process.exitcode
+            self.kill()
+            raise ProveError(
+                f'target "{self._job.target}" ended its process while importing (exit code {code})'
+            ) from None
+        if kind != _READY:
+            self.kill()
+            raise ProveError(str(payload))
+        return parent_end
+
+    def kill(self) -> None:
+        process, self._process = self._process, None
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        if process is None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGKILL)  # the child and whatever it started
+        except (ProcessLookupError, PermissionError):
+            pass
+        process.kill()
+        process.join(timeout=5.0)
+
+    def run(self, task: Task) -> Attempt:
+        from poisson_prove.execute import lost_row, timeout_row
+
+        limit = self._job.episode_timeout
+        conn = self._conn if self._conn is not None else self._start()
+        # Python-level buffers are flushed first so a new child never writes them a second time.
+        sys.stdout.flush()
+        sys.stderr.flush()
+        started = time.time()
+        try:
+            conn.send(task)
+            if conn.poll(limit):
+                return conn.recv()
+        except (EOFError, OSError):
+            code = self._process.exitcode if self._process is not None else None
+            self.kill()
+            return Attempt(lost_row(self._job, task, started, code))
+        self.kill()
+        return Attempt(timeout_row(self._job, task, float(limit or 0.0), started))
+
+
+class ChildSlots:
+    """N children, handed out one per running episode (the pool has exactly N threads)."""
+
+    def __init__(self, job: Job, size: int) -> None:
+        context = multiprocessing.get_context("spawn")
+        self._free: queue.SimpleQueue[_Child] = queue.SimpleQueue()
+        self._all = [_Child(context, job) for _ in range(size)]
+        for child in self._all:
+            self._free.put(child)
+
+    def run(self, task: Task) -> Attempt:
+        child = self._free.get()
+        try:
+            return child.run(task)
+        finally:
+            self._free.put(child)
+
+    def close(self) -> None:
+        for child in self._all:
+            child.kill()

@@ -1,0 +1,186 @@
+"""The scheduling loop every windowed backend shares (threads, asyncio, processes, Dask, Ray).
+
+A backend is an `Engine`: it submits one attempt and calls back when it is done. `drive` keeps
+at most `window` attempts in flight, streams finished rows out as they complete, retries named
+infrastructure errors with exponential backoff, resubmits attempts whose worker was lost, and
+on close (the sweep stopped, Ctrl-C, an exception) cancels whatever is still in flight.
+
+Each planned task leaves `drive` exactly once, as one row: a retried attempt replaces the
+spoilt one, it is never yielded beside it.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import queue
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from poisson_prove.backends._attempt import (
+    INFRASTRUCTURE,
+    Attempt,
+    backoff_delay,
+    infrastructure_row,
+    synthetic_row,
+)
+from poisson_prove.backends.base import Job, Task
+
+
+class WorkerLost(Exception):
+    """The attempt's worker died (killed, out of memory, preempted): the attempt is resubmitted."""
+
+
+@dataclass(frozen=True)
+class RetryPolicy:
+    """How infrastructure trouble is retried."""
+
+    infra_errors: tuple[str, ...] = ()
+    retries: int = 3  # retries of a named infrastructure error, per episode
+    backoff_s: float = 1.0  # first delay; doubles per retry, capped at 30 s
+    worker_retries: int = 3  # resubmissions of an episode whose worker was lost
+
+
+class Engine(Protocol):
+    def submit(self, task: Task, done: Callable[[], None]) -> Any:
+        """Start one attempt; call `done()` (from any thread) when it has finished."""
+
+    def outcome(self, handle: Any) -> Attempt:
+        """The finished attempt; raises WorkerLost when its worker was lost."""
+
+    def cancel(self, handles: list[Any]) -> None:
+        """Stop these attempts now (best effort) and release them."""
+
+
+def _prefetch(engine: Engine, handles: list[Any]) -> None:
+    """Let an engine fetch many finished results in one round trip (Dask, Ray), if it can."""
+    fetch = getattr(engine, "prefetch", None)
+    if fetch is not None and len(handles) > 1:
+        fetch(handles)
+
+
+class Window:
+    """Additive-increase, multiplicative-decrease limit on attempts in flight.
+
+    Halves on an infrastructure error (so a rate-limited API sees less pressure), grows by one
+    per clean episode back up to the ceiling the user asked for.
+    """
+
+    def __init__(self, ceiling: int) -> None:
+        self.ceiling = max(1, ceiling)
+        self.size = self.ceiling
+        self.smallest = self.ceiling  # the lowest it went, for reporting and tests
+
+    def on_infra_error(self) -> None:
+        self.size = max(1, self.size // 2)
+        self.smallest = min(self.smallest, self.size)
+
+    def on_success(self) -> None:
+        self.size = min(self.ceiling, self.size + 1)
+
+
+@dataclass
+class _InFlight:
+    task: Task
+    infra_retries_used: int
+    workers_lost: int
+    handle: Any = None
+
+
+def drive(
+    engine: Engine,
+    job: Job,
+    tasks: Iterator[Task],
+    window: Window,
+    policy: RetryPolicy,
+) -> Iterator[dict[str, Any]]:
+    """Yield one row per task, in completion order; on close, cancel what is in flight."""
+    finished: queue.SimpleQueue[int] = queue.SimpleQueue()
+    in_flight: dict[int, _InFlight] = {}
+    # (ready at, tie-break, entry): attempts waiting out their backoff before resubmission
+    delayed: list[tuple[float, int, _InFlight]] = []
+    tokens = itertools.count()
+    exhausted = False
+
+    def submit(entry: _InFlight) -> None:
+        token = next(tokens)
+        in_flight[token] = entry
+        entry.handle = engine.submit(entry.task, lambda: finished.put(token))
+
+    try:
+        while True:
+            now = time.monotonic()
+            while len(in_flight) < window.size:
+                if delayed and delayed[0][0] <= now:
+                    submit(heapq.heappop(delayed)[2])
+                elif not exhausted:
+                    task = next(tasks, None)
+                    if task is None:
+                        exhausted = True
+                    else:
+                        submit(_InFlight(task, 0, 0))
+                else:
+                    break
+            if not in_flight and not delayed and exhausted:
+                return
+            wait = max(0.0, delayed[0][0] - now) if delayed else None
+            if in_flight and wait is None:
+                ready = [finished.get()]
+            else:
+                try:
+                    ready = [finished.get(timeout=wait)]
+                except queue.Empty:
+                    continue  # a backoff ran out: loop round to resubmit it
+            while True:  # everything else already finished, to collect in one go
+                try:
+                    ready.append(finished.get_nowait())
+                except queue.Empty:
+                    break
+            entries = [in_flight.pop(token) for token in ready]
+            _prefetch(engine, [entry.handle for entry in entries])
+            for entry in entries:
+                yield from _settle(engine, job, entry, window, policy, submit, delayed, tokens)
+    finally:
+        handles = [entry.handle for entry in in_flight.values() if entry.handle is not None]
+        in_flight.clear()
+        engine.cancel(handles)
+
+
+def _settle(
+    engine: Engine,
+    job: Job,
+    entry: _InFlight,
+    window: Window,
+    policy: RetryPolicy,
+    submit: Callable[[_InFlight], None],
+    delayed: list[tuple[float, int, _InFlight]],
+    tokens: Iterator[int],
+) -> Iterator[dict[str, Any]]:
+    """Yield the finished attempt's row, or schedule its retry (yielding nothing)."""
+    try:
+        attempt = engine.outcome(entry.handle)
+    except WorkerLost as lost:
+        entry.workers_lost += 1
+        if entry.workers_lost <= policy.worker_retries:
+            submit(_InFlight(entry.task, entry.infra_retries_used, entry.workers_lost))
+            return
+        yield synthetic_row(
+            job,
+            entry.task,
+            error_kind=INFRASTRUCTURE,
+            message=f"worker lost {entry.workers_lost} times: {lost}",
+        )
+        return
+    if attempt.infra is None:
+        window.on_success()
+        yield attempt.row
+        return
+    window.on_infra_error()
+    if entry.infra_retries_used < policy.retries:
+        ready = time.monotonic() + backoff_delay(policy.backoff_s, entry.infra_retries_used)
+        retry = _InFlight(entry.task, entry.infra_retries_used + 1, entry.workers_lost)
+        heapq.heappush(delayed, (ready, next(tokens), retry))
+        return
+    yield infrastructure_row(attempt, entry.infra_retries_used)

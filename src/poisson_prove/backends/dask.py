@@ -1,0 +1,143 @@
+"""The Dask backend: episodes run on Dask workers, rows stream back to the sweep.
+
+With `[dask] address` the sweep connects to that scheduler (any deployment: Kubernetes, an HPC
+job queue, a cloud service) and leaves it running afterwards. Without it a LocalCluster is
+started for the run, bound to 127.0.0.1 with no dashboard and its scratch space in a temporary
+folder, and closed (folder removed) at the end.
+
+Attempts are submitted in a bounded window and collected as they complete. A worker that dies
+(killed, out of memory) has its tasks rescheduled by the scheduler; a task that outlives
+`distributed.scheduler.allowed-failures` worker deaths comes back as KilledWorker and is
+resubmitted by Prove up to `worker_retries` times. Either way each episode is yielded once.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import shutil
+import tempfile
+import uuid
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
+
+from poisson_prove.backends._attempt import Attempt, run_attempt
+from poisson_prove.backends._extras import require
+from poisson_prove.backends._schedule import Window, WorkerLost, drive
+from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
+from poisson_prove.backends.base import Executor, Job, Task
+from poisson_prove.errors import EXIT_STOPPED, ProveError
+
+DEFAULT_LOCAL_WORKERS = 2
+
+
+class _DaskEngine:
+    def __init__(self, client: Any, job: Job) -> None:
+        from distributed import KilledWorker
+
+        self._client = client
+        self._job = job
+        self._killed_worker = KilledWorker
+        self._prefix = f"prove-{job.run_id}-{uuid.uuid4().hex[:8]}"
+        self._count = 0
+        self._gathered: dict[str, Attempt] = {}
+
+    def submit(self, task: Task, done: Callable[[], None]) -> Any:
+        self._count += 1
+        future = self._client.submit(
+            run_attempt, self._job, task, key=f"{self._prefix}-{self._count}", pure=False
+        )
+        future.add_done_callback(lambda _: done())
+        return future
+
+    def prefetch(self, handles: list[Any]) -> None:
+        """Fetch many finished results in one round trip instead of one each."""
+        finished = [handle for handle in handles if handle.status == "finished"]
+        if len(finished) > 1:
+            for handle, attempt in zip(finished, self._client.gather(finished), strict=True):
+                self._gathered[handle.key] = attempt
+
+    def outcome(self, handle: Any) -> Attempt:
+        if handle.key in self._gathered:
+            return self._gathered.pop(handle.key)
+        if handle.status == "finished":
+            return handle.result()
+        if handle.status == "cancelled":
+            raise WorkerLost("the scheduler cancelled the episode")
+        error = handle.exception()
+        if isinstance(error, self._killed_worker):
+            raise WorkerLost(str(error))
+        raise error
+
+    def cancel(self, handles: list[Any]) -> None:
+        if handles:
+            try:
+                self._client.cancel(handles, force=True)
+            except Exception:  # the client may already be gone (Ctrl-C during shutdown)
+                pass
+
+
+class DaskExecutor(Executor):
+    """Runs episodes on a Dask cluster.
+
+    Settings read ([dask] merged with the command line): address (an existing scheduler,
+    e.g. "tcp://10.0.0.5:8786"; default: a LocalCluster on 127.0.0.1 for the run), n_workers
+    (LocalCluster worker processes, default 2), threads_per_worker (default: concurrency /
+    n_workers, rounded up), concurrency (episodes in flight, default: the cluster's thread
+    count), infra_errors, infra_retries, infra_backoff, worker_retries.
+    """
+
+    name = "dask"
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        require("dask", "distributed")
+        self.address: str | None = settings.get("address") or None
+        self.n_workers = positive_int(settings, "n_workers", DEFAULT_LOCAL_WORKERS, "dask")
+        self.concurrency: int | None = (
+            positive_int(settings, "concurrency", 1, "dask") if settings.get("concurrency") else None
+        )
+        default_threads = math.ceil((self.concurrency or self.n_workers) / self.n_workers)
+        self.threads_per_worker = positive_int(
+            settings, "threads_per_worker", default_threads, "dask"
+        )
+        self.settings = dict(settings)
+        self.policy = retry_policy(settings, "dask")
+
+    def _connect(self, scratch: str) -> tuple[Any, Any]:
+        from distributed import Client, LocalCluster
+
+        if self.address:
+            try:
+                return Client(self.address, timeout="10s"), None
+            except (OSError, TimeoutError) as exc:
+                raise ProveError(
+                    f"cannot reach the Dask scheduler at {self.address}: {exc}",
+                    suggestions=["check [dask] address, or remove it to run a local cluster"],
+                    exit_code=EXIT_STOPPED,
+                ) from exc
+        cluster = LocalCluster(
+            n_workers=self.n_workers,
+            threads_per_worker=self.threads_per_worker,
+            processes=True,
+            host="127.0.0.1",  # scheduler, workers and nannies listen on loopback only
+            dashboard_address=None,
+            worker_dashboard_address=None,
+            local_directory=scratch,
+            silence_logs=logging.ERROR,
+        )
+        return Client(cluster), cluster
+
+    def execute(self, job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:
+        policy, job = policy_for_job(self.policy, self.settings, job)
+        scratch = tempfile.mkdtemp(prefix="prove-dask-")
+        client = cluster = None
+        try:
+            client, cluster = self._connect(scratch)
+            window = self.concurrency or max(1, sum(client.nthreads().values()))
+            yield from drive(_DaskEngine(client, job), job, tasks, Window(window), policy)
+        finally:
+            if client is not None:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+            shutil.rmtree(scratch, ignore_errors=True)
