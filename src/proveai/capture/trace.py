@@ -133,7 +133,9 @@ class Trace:
     def _run_checks(self) -> None:
         from proveai.capture.checks import composite_outcome, run_check
 
-        self.check_results = [run_check(check, self) for check in self._checks]
+        self.check_results = []
+        for check in self._checks:  # appended one by one: triggers read earlier results via passed()
+            self.check_results.append(run_check(check, self))
         self.outcome = composite_outcome(self.check_results) if self._checks else None
 
     def _export(self) -> None:
