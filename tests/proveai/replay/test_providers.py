@@ -47,7 +47,7 @@ def test_anthropic_moves_system_to_the_top_level_and_sends_its_headers(model_ser
     assert request.body["max_tokens"] == 1024
     assert request.headers["x-api-key"] == "ak-secret"
     assert request.headers["anthropic-version"] == "2023-06-01"
-    assert response.text.startswith("Answer ")
+    assert response.text.startswith("Answer: ")
     assert set(response.usage) == {"input_tokens", "output_tokens"}
 
 
@@ -63,7 +63,7 @@ def test_429_with_retry_after_is_retried(model_server: ModelServer) -> None:
     provider = OpenAICompatibleProvider(base_url=model_server.openai_url, backoff_s=0.01)
     response = provider.call(MESSAGES, "m")
     assert model_server.count("/v1/chat/completions") == 3
-    assert response.text.startswith("Answer ")
+    assert response.text.startswith("Answer: ")
 
 
 def test_persistent_5xx_fails_naming_model_and_endpoint_never_the_key(model_server: ModelServer) -> None:

@@ -1,0 +1,380 @@
+"""attribute_edges: one verdict per captured edge, walking Tier 1 -> Tier 2 -> Tier 3.
+
+Every span is an edge from its graph parent (see replay.topology); a root span's edge is
+written "root→agent" (parent None). Statuses: unchanged, drifted, regressed, path_changed,
+iteration_count_changed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter, defaultdict
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from proveai.replay.calibration import (
+    DEFAULT_REGRESSED,
+    DEFAULT_UNCHANGED,
+    CalibrationReport,
+    load_calibration,
+)
+from proveai.replay.diff import mask_volatile, numbers_of, text_diff, tier1_for_kind
+from proveai.replay.topology import bfs_order, graph_parents, parallel_groups
+
+UNCHANGED, DRIFTED, REGRESSED = "unchanged", "drifted", "regressed"
+PATH_CHANGED, ITERATION_COUNT_CHANGED = "path_changed", "iteration_count_changed"
+STATUSES = (UNCHANGED, DRIFTED, REGRESSED, PATH_CHANGED, ITERATION_COUNT_CHANGED)
+ROOT = "root"
+
+
+@dataclass(frozen=True)
+class EdgeVerdict:
+    """The verdict of one parent→child edge of one trace.
+
+    tier: 1 structural, 2 embeddings, 3 judge, 0 topology (path/iteration changes, or a span
+    that could not be re-executed). change: "direct edit" (the agent was overridden),
+    "downstream" (only its inputs changed) or None.
+    """
+
+    parent: str | None
+    child: str
+    span_id: str
+    status: str
+    tier: int
+    rationale: str
+    confidence: float
+    old_output: Any
+    new_output: Any
+    unified: str
+    change: str | None = None
+
+    @property
+    def edge(self) -> str:
+        return f"{self.parent or ROOT}→{self.child}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"edge": self.edge, **asdict(self)}
+
+
+def _numbers_text(counter: Counter[tuple[str, float]]) -> str:
+    return ", ".join(
+        f"{unit.replace('%', '')}{value:g}{'%' if '%' in unit else ''}" for unit, value in counter
+    )
+
+
+def grade_outputs(
+    old: Any,
+    new: Any,
+    kind: str = "UNKNOWN",
+    input_messages: Sequence[Mapping[str, Any]] | None = None,
+    embedder: Any = None,
+    judge_model: str | None = None,
+    judge_provider: Any = None,
+    cache: Any = None,
+    *,
+    thresholds: tuple[float, float] = (DEFAULT_UNCHANGED, DEFAULT_REGRESSED),
+    name: str = "",
+    old_inputs: Any = None,
+    new_inputs: Any = None,
+) -> EdgeVerdict:
+    """Grade one agent's old vs new output (the per-edge logic without topology).
+
+    Returns an EdgeVerdict with parent None and child `name`; callers re-label it.
+    """
+
+    def verdict(
+        status: str, tier: int, rationale: str, confidence: float = 1.0, diff: str = ""
+    ) -> EdgeVerdict:
+        return EdgeVerdict(None, name, "", status, tier, rationale, confidence, old, new, diff)
+
+    structural = tier1_for_kind(
+        kind,
+        old,
+        new,
+        name=name,
+        old_inputs=old_inputs,
+        new_inputs=new_inputs,
+        embedding_threshold=thresholds[0],
+    )
+    if structural is not None:
+        return verdict(structural.status, 1, structural.rationale, structural.confidence, structural.unified)
+    diff = text_diff(old, new)
+    unified = diff["unified"]
+    if diff["equal"]:
+        rationale = "JSON deep-equal" if diff["kind"] == "json" else "text equal (whitespace-normalised)"
+        return verdict(UNCHANGED, 1, rationale, 1.0, unified)
+    if diff["kind"] == "numeric":
+        before, after = numbers_of(str(old)), numbers_of(str(new))
+        lost, gained = before - after, after - before
+        rationale = f"numbers changed: -{_numbers_text(lost) or '∅'} +{_numbers_text(gained) or '∅'}"
+        return verdict(REGRESSED, 1, rationale, 1.0, unified)
+    if diff["volatile_only"]:  # not a factual swap, but not silently equal either
+        return verdict(DRIFTED, 1, "only volatile tokens differ (ids, timestamps)", 1.0, unified)
+    if diff["kind"] == "json":
+        return verdict(REGRESSED, 1, "JSON values differ", 1.0, unified)
+    old_text, new_text = _text(old), _text(new)
+    if embedder is not None:
+        from proveai.providers.embedding import cosine_similarity
+
+        unchanged_at, regressed_at = thresholds
+        try:
+            similarity = cosine_similarity(embedder.embed(old_text), embedder.embed(new_text))
+        except ValueError:
+            similarity = None  # cross-model vectors: fall through to the judge
+        if similarity is not None and similarity > unchanged_at:
+            return verdict(
+                UNCHANGED, 2, f"embedding cosine {similarity:.3f} > {unchanged_at:.2f}", similarity, unified
+            )
+        if similarity is not None and similarity < regressed_at:
+            rationale = f"embedding cosine {similarity:.3f} < {regressed_at:.2f} (diverged)"
+            return verdict(REGRESSED, 2, rationale, 1.0 - similarity, unified)
+    from proveai.replay.judge import llm_judge
+
+    result = llm_judge(
+        list(input_messages or []),
+        old_text,
+        new_text,
+        model=judge_model,
+        provider=judge_provider,
+        cache=cache,
+    )
+    judged, confidence = result["verdict"], float(result["confidence"])
+    rationale = result["rationale"] or judged
+    if judged == "worse":
+        return verdict(REGRESSED, 3, f"judge: {rationale}", confidence, unified)
+    if judged == "better":
+        return verdict(DRIFTED, 3, f"judge (better): {rationale}", confidence, unified)
+    if judged == "equivalent":
+        return verdict(DRIFTED, 3, f"judge: {rationale}", confidence, unified)
+    return verdict(DRIFTED, 3, rationale, 0.0, unified)  # skip: rationale already says "judge skip: ..."
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _canonical(value: Any) -> str:
+    return mask_volatile(" ".join(_text(value).split()))
+
+
+def _new_outputs(trace: Any, replayed: Any, new_trace: Any) -> dict[str, Any]:
+    """span_id -> new output: from the ReplayedTrace, else matched by (agent, occurrence) in new_trace."""
+    if replayed is not None:
+        return {r.span_id: r for r in replayed.replayed_spans}
+    out: dict[str, Any] = {}
+    if new_trace is None:
+        return out
+    fresh: dict[str, list[Any]] = defaultdict(list)
+    for span in new_trace.spans:
+        fresh[span.name].append(span)
+    seen: Counter[str] = Counter()
+    for span in trace.spans:
+        index = seen[span.name]
+        seen[span.name] += 1
+        if index < len(fresh[span.name]):
+            out[span.span_id] = fresh[span.name][index]
+    return out
+
+
+def attribute_edges(
+    trace: Any,
+    replayed: Any,
+    new_trace: Any = None,
+    embedder: Any = None,
+    judge_provider: Any = None,
+    judge_model: str | None = None,
+    cache: Any = None,
+    calibration: CalibrationReport | None = None,
+) -> list[EdgeVerdict]:
+    """One EdgeVerdict per captured span (in BFS order), plus topology verdicts when `new_trace`
+    shows a different path or loop count. Also assigned to `replayed.edge_verdicts`."""
+    if calibration is None:
+        calibration = load_calibration()
+    embedder_model = getattr(embedder, "model", None)
+    parents = graph_parents(trace)
+    new_by_span = _new_outputs(trace, replayed, new_trace)
+    overrides = set((getattr(replayed, "overrides", None) or {}).keys())
+    verdicts: list[EdgeVerdict] = []
+    skipped: set[str] = set()
+    if new_trace is not None:
+        verdicts.extend(_topology_verdicts(trace, new_trace, parents, skipped))
+    settled = _parallel_matches(trace, parents, new_by_span)
+    for span in bfs_order(trace, parents):
+        if span.span_id in skipped:
+            continue
+        parent = parents.get(span.span_id)
+        parent_name = parent.name if parent is not None else None
+        entry = new_by_span.get(span.span_id)
+        if entry is None:
+            continue
+        new_output = entry.new_output if hasattr(entry, "new_output") else entry.output
+        inputs_changed = bool(getattr(entry, "inputs_changed", False))
+        change = "direct edit" if span.name in overrides else ("downstream" if inputs_changed else None)
+        if span.span_id in settled:
+            grade = settled[span.span_id]
+        elif getattr(entry, "held", None) == "selection":
+            grade = EdgeVerdict(
+                None,
+                span.name,
+                "",
+                UNCHANGED,
+                0,
+                "held at the recorded output (not replayed live)",
+                1.0,
+                span.output,
+                new_output,
+                "",
+            )
+        elif getattr(entry, "held", None) == "no_request" and inputs_changed:
+            grade = EdgeVerdict(
+                None,
+                span.name,
+                "",
+                DRIFTED,
+                0,
+                "inputs changed upstream; no captured request to re-send, recorded output kept",
+                0.0,
+                span.output,
+                new_output,
+                "",
+            )
+        else:
+            thresholds = (
+                calibration.thresholds_for(span.name, embedder_model)
+                if calibration is not None
+                else (DEFAULT_UNCHANGED, DEFAULT_REGRESSED)
+            )
+            grade = grade_outputs(
+                span.output,
+                new_output,
+                span.kind,
+                list(getattr(entry, "messages_sent", ()) or span.input_messages or []),
+                embedder,
+                judge_model,
+                judge_provider,
+                cache,
+                thresholds=thresholds,
+                name=span.name,
+                old_inputs=span.inputs,
+                new_inputs=getattr(entry, "inputs", None),
+            )
+        verdicts.append(
+            EdgeVerdict(
+                parent_name,
+                span.name,
+                span.span_id,
+                grade.status,
+                grade.tier,
+                grade.rationale,
+                grade.confidence,
+                span.output,
+                new_output,
+                grade.unified,
+                change,
+            )
+        )
+    if replayed is not None:
+        replayed.edge_verdicts = verdicts
+    return verdicts
+
+
+def _parallel_matches(
+    trace: Any, parents: dict[str, Any], new_by_span: dict[str, Any]
+) -> dict[str, EdgeVerdict]:
+    """Parallel siblings are compared as an unordered set: a span whose new output equals some
+    sibling's old output (each used once) is unchanged."""
+    settled: dict[str, EdgeVerdict] = {}
+    for group in parallel_groups(trace, parents):
+        unmatched_old = Counter(_canonical(s.output) for s in group)
+        for span in group:
+            entry = new_by_span.get(span.span_id)
+            if entry is None:
+                continue
+            new_output = entry.new_output if hasattr(entry, "new_output") else entry.output
+            key = _canonical(new_output)
+            if unmatched_old[key] > 0:
+                unmatched_old[key] -= 1
+                settled[span.span_id] = EdgeVerdict(
+                    None,
+                    span.name,
+                    "",
+                    UNCHANGED,
+                    1,
+                    f"parallel siblings: output found in the set of {len(group)} (order ignored)",
+                    1.0,
+                    span.output,
+                    new_output,
+                    "",
+                )
+    return settled
+
+
+def _topology_verdicts(
+    trace: Any, new_trace: Any, parents: dict[str, Any], skipped: set[str]
+) -> list[EdgeVerdict]:
+    """path_changed per parent whose child set differs; iteration_count_changed per (parent, child)
+    whose multiplicity differs. Spans under a diverged edge are added to `skipped`."""
+    new_parents = graph_parents(new_trace)
+
+    def edges(t: Any, p: dict[str, Any]) -> Counter[tuple[str | None, str]]:
+        return Counter(
+            ((p[s.span_id].name if p.get(s.span_id) is not None else None), s.name) for s in t.spans
+        )
+
+    old_edges, new_edges = edges(trace, parents), edges(new_trace, new_parents)
+    children_old: dict[str | None, set[str]] = defaultdict(set)
+    children_new: dict[str | None, set[str]] = defaultdict(set)
+    for parent, child in old_edges:
+        children_old[parent].add(child)
+    for parent, child in new_edges:
+        children_new[parent].add(child)
+    verdicts: list[EdgeVerdict] = []
+    diverged: set[tuple[str | None, str]] = set()
+    for parent in sorted(set(children_old) | set(children_new), key=lambda p: p or ""):
+        before, after = children_old.get(parent, set()), children_new.get(parent, set())
+        if before != after:
+            added, removed = sorted(after - before), sorted(before - after)
+            what = " ".join([*(f"+{a}" for a in added), *(f"-{r}" for r in removed)])
+            verdicts.append(
+                EdgeVerdict(
+                    parent,
+                    (removed or added)[0],
+                    "",
+                    PATH_CHANGED,
+                    0,
+                    f"children of {parent or ROOT} changed: {what}",
+                    1.0,
+                    sorted(before),
+                    sorted(after),
+                    "",
+                )
+            )
+            diverged.update((parent, child) for child in removed)
+    for (parent, child), count in sorted(old_edges.items(), key=lambda kv: (kv[0][0] or "", kv[0][1])):
+        new_count = new_edges.get((parent, child), 0)
+        if new_count and new_count != count:
+            verdicts.append(
+                EdgeVerdict(
+                    parent,
+                    child,
+                    "",
+                    ITERATION_COUNT_CHANGED,
+                    0,
+                    f"{parent or ROOT}→{child} ran {new_count} time(s), was {count}",
+                    1.0,
+                    count,
+                    new_count,
+                    "",
+                )
+            )
+            diverged.add((parent, child))
+    if diverged:
+        for span in bfs_order(trace, parents):
+            parent = parents.get(span.span_id)
+            parent_name = parent.name if parent is not None else None
+            if (parent_name, span.name) in diverged or (parent is not None and parent.span_id in skipped):
+                skipped.add(span.span_id)
+    return verdicts
