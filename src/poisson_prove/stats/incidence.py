@@ -231,17 +231,16 @@ def _grouped_by_counting(
     flat = (codes[inside] * span + (t_in.astype(np.int64) - low)) * width + cause[inside]
     table = np.bincount(flat, minlength=cells).reshape(n_groups, span, width)
     totals = np.bincount(codes, minlength=n_groups)
-    censored_before = table[:, : max(0, int(np.ceil(horizon)) - low), 0]
+    early_censored = inside & (cause == 0) & (time < horizon)
+    censored_before = np.bincount(codes[early_censored], minlength=n_groups)
     results = []
     for g in range(n_groups):
         per_time = table[g]
         ended = per_time.sum(axis=1)
         present = np.flatnonzero(ended)
         left_before = (np.cumsum(ended) - ended)[present]
-        # Censorings strictly before h: integer times below h.
-        strictly_before = int(censored_before[g].sum()) if horizon > low else 0
         results.append(
-            _from_table(horizon, int(totals[g]), left_before, per_time[present, 1:], strictly_before)
+            _from_table(horizon, int(totals[g]), left_before, per_time[present, 1:], int(censored_before[g]))
         )
     return results
 

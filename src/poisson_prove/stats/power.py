@@ -14,6 +14,8 @@ from functools import lru_cache
 
 import numpy as np
 
+from poisson_prove.errors import EXIT_USAGE, ProveError
+
 # Beyond this many replicates per arm the exact planner becomes quadratic in memory and time:
 # the continuity-corrected normal formula (Fleiss, Tytun and Ury) takes over.
 EXACT_LIMIT = 2000
@@ -22,6 +24,8 @@ TARGET_POWER = 0.8
 BASE_RATES = tuple(round(0.1 * i, 1) for i in range(11))
 # Rows of the (column total x first-arm count) table computed at a time: bounds memory.
 _CHUNK_ROWS = 256
+# The normal approximation makes huge designs cheap to check; beyond this, give up.
+_MAX_REPLICATES = 2**31
 _TIE = 1e-9  # relative tolerance under which two powers or roots count as tied
 
 
@@ -276,11 +280,7 @@ def design_mde(
     The worst case is the largest unrounded root (ties to the lowest base); a base where not
     even a rise to 1 is caught counts as worse than any root.
     """
-    tests = int(conditions) * int(failure_outcomes)
-    if tests < 1:
-        raise ValueError("a design needs at least one condition and one failure outcome")
-    if not 0.0 < q < 1.0:
-        raise ValueError(f"q must be in (0, 1), got {q}")
+    tests = _check_design(conditions, failure_outcomes, q, max_mde)
     alpha = q / tests
     approximate = n > EXACT_LIMIT
     per_base = [(base, mde(base, n, alpha)) for base in BASE_RATES]
@@ -362,7 +362,7 @@ def replicates_needed(
     Power is a saw-tooth in N, so the first passing N is not enough: scan upward until
     `run_length` consecutive N pass and return the first of that run.
     """
-    tests = int(conditions) * int(failure_outcomes)
+    tests = _check_design(conditions, failure_outcomes, q, max_mde)
     alpha = q / tests
 
     def passes(n: int) -> bool:
@@ -373,8 +373,11 @@ def replicates_needed(
     low, high = max(1, start), max(1, start)
     while not passes(high):
         low, high = high, high * 2
-        if high > 10 * EXACT_LIMIT:
-            raise ValueError("no design under 20,000 replicates per arm passes")
+        if high > _MAX_REPLICATES:
+            raise ProveError(
+                f"no number of replicates up to {_MAX_REPLICATES:,} catches a change of {max_mde}",
+                suggestions=["accept a larger change with --max-mde"],
+            )
     while high - low > 1:
         mid = (low + high) // 2
         if passes(mid):
@@ -393,6 +396,21 @@ def replicates_needed(
             candidate, streak = n + 1, 0
         n += 1
     return candidate
+
+
+def _check_design(conditions: int, failure_outcomes: int, q: float, max_mde: float) -> int:
+    """m = conditions x failure outcomes, after checking the design's numbers are usable."""
+    tests = int(conditions) * int(failure_outcomes)
+    if tests < 1:
+        raise ValueError("a design needs at least one condition and one failure outcome")
+    # q and max-mde come from the command line: wrong values are the user's to fix.
+    if not 0.0 < q < 1.0:
+        raise ProveError(f"q must be a fraction between 0 and 1, got {q}", exit_code=EXIT_USAGE)
+    if not 1.0 / GRID <= max_mde <= 1.0:
+        raise ProveError(
+            f"max-mde must be a fraction between 0.0001 and 1, got {max_mde}", exit_code=EXIT_USAGE
+        )
+    return tests
 
 
 def _passes_fast(n: int, alpha: float, max_mde: float) -> bool:

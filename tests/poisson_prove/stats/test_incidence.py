@@ -200,3 +200,13 @@ def test_bad_input_raises_value_error() -> None:
         aalen_johansen([1.0, float("nan")], [1, 0], 2.0)
     with pytest.raises(ValueError):
         aalen_johansen([1.0, 2.0], [1, -1], 2.0)
+
+
+def test_grouped_accepts_an_infinite_horizon() -> None:
+    time = np.array([1.0, 2.0, 3.0, 4.0])
+    cause = np.array([1, 0, 2, 0])
+    group = np.array([0, 0, 1, 1])
+    grouped = aalen_johansen_grouped(time, cause, group, float("inf"))
+    alone = aalen_johansen(time[2:], cause[2:], float("inf"))
+    np.testing.assert_allclose(grouped[1].incidence, alone.incidence)
+    assert grouped[1].censored_before == alone.censored_before == 1

@@ -147,3 +147,28 @@ def test_bad_arguments_raise_value_error() -> None:
         P.power_of_rise(0.9, 0.2, 10, 0.05)
     with pytest.raises(ValueError):
         P.fisher_rejection_cutoffs(10, 0.0)
+
+
+def test_user_numbers_out_of_range_are_prove_errors_with_the_usage_exit_code() -> None:
+    from poisson_prove.errors import EXIT_USAGE, ProveError
+
+    for kwargs in ({"max_mde": 0.0}, {"max_mde": 1.5}, {"q": 0.0}, {"q": 1.0}):
+        with pytest.raises(ProveError) as caught:
+            P.design_mde(20, 9, 2, **kwargs)
+        assert caught.value.exit_code == EXIT_USAGE
+        with pytest.raises(ProveError):
+            P.replicates_needed(9, 2, **kwargs)
+
+
+def test_replicates_needed_reaches_into_the_approximate_regime() -> None:
+    needed = P.replicates_needed(9, 2, max_mde=0.03)
+    assert needed > P.EXACT_LIMIT
+    assert P.design_mde(needed, 9, 2, max_mde=0.03).passes
+    assert not P.design_mde(needed - 1, 9, 2, max_mde=0.03).passes
+
+
+def test_tiny_designs_fail_without_an_mde() -> None:
+    design = P.design_mde(1, 9, 2)
+    assert not design.passes and design.mde is None and design.base_rate == 0.0
+    assert P.suggested_max_mde(design) is None
+    assert P.power_of_rise(0.2, 0.3, 0, 0.05) == 0.0
