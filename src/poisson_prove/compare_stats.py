@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -250,9 +251,6 @@ def _mde_lookup(
     tables: Tables, tested: Sequence[tuple[int, int]], event_index: Sequence[int], alpha: float, pairs: Any
 ) -> dict[tuple[int, int], tuple[float | None, float | None]]:
     """The smallest rise and fall each test could have shown (STATISTICS.md section 1)."""
-    from poisson_prove.stats import power
-
-    cache: dict[tuple[float, int], tuple[float | None, float | None]] = {}
     out = {}
     for cell, j in tested:
         e = event_index[j]
@@ -263,12 +261,17 @@ def _mde_lookup(
         if n <= 0 or not math.isfinite(rate):
             out[(cell, j)] = (None, None)
             continue
-        key = (round(rate, 12), n)
-        if key not in cache:
-            rise, fall = power.condition_mde(rate, n, alpha)
-            cache[key] = (_mde_value(rise), _mde_value(fall))
-        out[(cell, j)] = cache[key]
+        out[(cell, j)] = _condition_mde(round(rate, 12), n, alpha)
     return out
+
+
+@lru_cache(maxsize=4096)
+def _condition_mde(rate: float, n: int, alpha: float) -> tuple[float | None, float | None]:
+    # A pure function of its arguments, and exact power is costly: remembered per process.
+    from poisson_prove.stats import power
+
+    rise, fall = power.condition_mde(rate, n, alpha)
+    return _mde_value(rise), _mde_value(fall)
 
 
 def _mde_value(value: Any) -> float | None:

@@ -6,6 +6,7 @@ tests use real sweeps instead.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 from collections.abc import Mapping, Sequence
@@ -25,6 +26,7 @@ SUCCESSES = ("resolved",)
 
 
 _written = 0
+_seed = functools.lru_cache(maxsize=200_000)(episode_seed)  # twins of a pair share their seeds
 
 
 @dataclass
@@ -88,9 +90,19 @@ def write_run(
     """Store `episodes` as one run; return its RunInfo (re-read from disk)."""
     runs = RunStore(store)
     salt = salt or (paired_with.manifest["salt"] if paired_with else new_salt())
+    # Keys and cfg JSON once per distinct condition, not once per row (simulations write many).
+    by_items: dict[tuple, tuple[str, str]] = {}
+    keys: list[str] = []
+    cfg_texts: list[str] = []
     cells: dict[str, dict[str, Any]] = {}
     for cfg in episodes.cfg:
-        cells.setdefault(cell_key(cfg), cfg)
+        items = tuple(sorted(cfg.items()))
+        if items not in by_items:
+            by_items[items] = (cell_key(cfg), json.dumps(cfg, sort_keys=True))
+            cells.setdefault(by_items[items][0], cfg)
+        key, text = by_items[items]
+        keys.append(key)
+        cfg_texts.append(text)
     manifest = {
         "target": "my_rollout:rollout",
         "target_id": target_id,
@@ -106,13 +118,12 @@ def write_run(
         "replicates": max(episodes.replicate, default=-1) + 1,
     }
     writer = runs.create_run(target_id=target_id, name=name, manifest=manifest)
-    keys = [cell_key(cfg) for cfg in episodes.cfg]
     columns = {
         "run_id": [writer.info.run_id] * len(keys),
         "cell": keys,
-        "cfg": [json.dumps(cfg, sort_keys=True) for cfg in episodes.cfg],
+        "cfg": cfg_texts,
         "replicate": episodes.replicate,
-        "seed": [episode_seed(salt, key, r) for key, r in zip(keys, episodes.replicate, strict=True)],
+        "seed": [_seed(salt, key, r) for key, r in zip(keys, episodes.replicate, strict=True)],
         "outcome": episodes.outcome,
         "t": episodes.t,
         "horizon": episodes.horizon,
