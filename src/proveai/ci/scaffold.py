@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.metadata
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,6 +61,8 @@ class ScaffoldResult:
 
 
 def installed_version() -> str:
+    import importlib.metadata
+
     try:
         return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:

@@ -64,9 +64,19 @@ if __name__ == "__main__":
 
 def git(cwd: Path, *args: str) -> str:
     result = subprocess.run(
-        ["git", *args], cwd=cwd, capture_output=True, text=True, check=True,
-        env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
-             "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin", "HOME": str(cwd)},
+        ["git", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+        env={
+            "GIT_AUTHOR_NAME": "t",
+            "GIT_AUTHOR_EMAIL": "t@example.com",
+            "GIT_COMMITTER_NAME": "t",
+            "GIT_COMMITTER_EMAIL": "t@example.com",
+            "PATH": "/usr/bin:/bin",
+            "HOME": str(cwd),
+        },
     )
     return result.stdout
 
@@ -104,6 +114,10 @@ def server_env(server_url: str) -> dict[str, str]:
     }
 
 
-def run_pipeline(cwd: Path, env: dict[str, str], *args: str, module: bool = False) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pkg.pipeline", *args] if module else [sys.executable, "pipeline.py", *args]
+def run_pipeline(
+    cwd: Path, env: dict[str, str], *args: str, module: bool = False
+) -> subprocess.CompletedProcess[str]:
+    command = (
+        [sys.executable, "-m", "pkg.pipeline", *args] if module else [sys.executable, "pipeline.py", *args]
+    )
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)

@@ -1,0 +1,299 @@
+"""The snapshot gate end to end: a real pipeline in a git repository, a real model server on
+127.0.0.1, the installed `proveai` script in subprocesses."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CLI, assert_clean_error, isolated_env
+from tests.proveai.model_server import ModelServer
+from tests.proveai.snapshot.kit import edit, git, make_project, run_pipeline, server_env
+
+
+@pytest.fixture
+def server():
+    with ModelServer(judge_verdict="worse") as running:
+        running.judge_rationale = "lost the polite tone"
+        yield running
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    make_project(root)
+    return root
+
+
+def table_rows(stdout: str) -> dict[str, str]:
+    """Agent -> its verdict row, from the plain verdict table."""
+    rows = {}
+    for line in stdout.splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("classify", "draft", "qa_check", "extra_agent"):
+            rows[parts[0]] = line
+    return rows
+
+
+def verdicts_of(project: Path, stdout: str) -> dict[str, dict]:
+    run_id = next(w for w in stdout.split() if w.startswith("verify-"))
+    data = json.loads((project / "proveai" / "runs" / run_id / "verdicts.json").read_text(encoding="utf-8"))
+    return {v["agent"]: v for v in data["verdicts"]}
+
+
+def test_init_verify_edit_update_cycle(project: Path, server: ModelServer, home: Path) -> None:
+    env = server_env(server.openai_url)
+    cli = CLI("proveai", project, home)
+    first = run_pipeline(project, isolated_env(home, env), "My parcel is late", "--urgent")
+    assert first.returncode == 0, first.stderr
+
+    init = cli("snapshot", "init", env=env)
+    assert init.returncode == 0, init.stderr
+    assert init.stdout.startswith("Wrote snapshot 'latest' v1 — 3 agent(s) · trace ")
+    pinned_path = project / "proveai" / "snapshots" / "latest.json"
+    pinned = json.loads(pinned_path.read_text(encoding="utf-8"))
+    # positional arguments are pinned as typed
+    assert pinned["invocation"]["argv"] == ["pipeline.py", "My parcel is late", "--urgent"]
+    assert pinned["captures"][0]["io"]["classify"][0]["inputs"] == {"ticket": "My parcel is late"}
+    # the judge cache is kept out of git by a .gitignore next to it
+    assert "/.judge_cache.json" in (project / "proveai" / "snapshots" / ".gitignore").read_text()
+
+    requests_before = server.count("/v1/chat/completions")
+    ok = cli("snapshot", "verify", env=env)
+    assert ok.returncode == 0, (ok.stdout, ok.stderr)
+    assert all("unchanged" in row for row in table_rows(ok.stdout).values())
+    # verify re-ran the pipeline with the same argv: the same ticket reached the model
+    fresh_requests = server.chat_requests()[requests_before:]
+    assert any(m.get("content") == "My parcel is late" for r in fresh_requests for m in r.messages)
+    # ...and its fresh traces went to a temporary folder, not the user's store
+    stored = [p for p in (project / "proveai" / "traces").glob("*.json") if "." not in p.stem]
+    assert [p.stem for p in stored if p.stem != "manifest"] == [pinned["captures"][0]["trace_id"]]
+
+    edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
+    bad = cli("snapshot", "verify", env=env)
+    assert bad.returncode == 1, (bad.stdout, bad.stderr)
+    verdicts = verdicts_of(project, bad.stdout)
+    assert verdicts["classify"]["status"] == "unchanged"
+    assert verdicts["draft"]["status"] == "regressed"
+    assert verdicts["draft"]["change"] == "direct edit"
+    assert "lost the polite tone" in verdicts["draft"]["rationale"]
+    assert verdicts["qa_check"]["status"] == "regressed"
+    assert verdicts["qa_check"]["change"] == "downstream"
+    assert "direct edit" in table_rows(bad.stdout)["draft"]
+
+    diff = cli("snapshot", "diff", "--agent", "draft", env=env)
+    assert diff.returncode == 0, diff.stderr
+    assert "-Draft a short, polite reply for this category." in diff.stdout
+    assert "+Draft a curt reply for this category." in diff.stdout
+    side = cli("snapshot", "diff", "--side-by-side", "--agent", "draft", env=env)
+    assert side.returncode == 0 and "pinned" in side.stdout and "Draft a curt reply" in side.stdout
+
+    update = cli("snapshot", "update", env=env)
+    assert update.returncode == 0, update.stderr
+    assert "v1 → v2" in update.stdout
+    again = cli("snapshot", "verify", env=env)
+    assert again.returncode == 0, (again.stdout, again.stderr)
+    assert json.loads(pinned_path.read_text(encoding="utf-8"))["version"] == 2
+
+
+def test_module_invocation_and_reinit_is_byte_stable(tmp_path: Path, server: ModelServer, home: Path) -> None:
+    project = tmp_path / "proj"
+    make_project(project, package=True)
+    env = server_env(server.openai_url)
+    ran = run_pipeline(project, isolated_env(home, env), "Refund please", module=True)
+    assert ran.returncode == 0, ran.stderr
+    cli = CLI("proveai", project, home)
+    assert cli("snapshot", "init", env=env).returncode == 0
+    path = project / "proveai" / "snapshots" / "latest.json"
+    first_bytes = path.read_bytes()
+    assert first_bytes.endswith(b"}\n")
+    invocation = json.loads(first_bytes)["invocation"]
+    assert invocation["argv"][:2] == ["-m", "pkg.pipeline"] and invocation["module"] == "pkg.pipeline"
+
+    again = cli("snapshot", "init", env=env)
+    assert again.returncode == 0
+    assert "already pins this" in again.stdout
+    assert path.read_bytes() == first_bytes
+
+    ok = cli("snapshot", "verify", env=env)
+    assert ok.returncode == 0, (ok.stdout, ok.stderr)
+
+
+def test_removed_agent_is_missing_and_fails(project: Path, server: ModelServer, home: Path) -> None:
+    env = server_env(server.openai_url)
+    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
+    cli = CLI("proveai", project, home)
+    assert cli("snapshot", "init", env=env).returncode == 0
+    edit(
+        project / "pipeline.py",
+        "            reply_check = qa_check(reply)",
+        "            reply_check = reply",
+    )
+    result = cli("snapshot", "verify", env=env)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    verdicts = verdicts_of(project, result.stdout)
+    assert verdicts["qa_check"]["status"] == "missing"
+    assert verdicts["draft"]["status"] == "unchanged"
+
+
+def test_loop_count_change_and_new_agent(project: Path, server: ModelServer, home: Path) -> None:
+    env = server_env(server.openai_url)
+    edit(project / "pipeline.py", "LOOPS = 1", "LOOPS = 2")
+    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
+    cli = CLI("proveai", project, home)
+    assert cli("snapshot", "init", env=env).returncode == 0
+    pinned = json.loads((project / "proveai" / "snapshots" / "latest.json").read_text())
+    assert len(pinned["captures"][0]["io"]["qa_check"]) == 2
+
+    same = cli("snapshot", "verify", env=env)
+    assert same.returncode == 0, same.stdout  # both iterations matched one by one
+    edit(project / "pipeline.py", "LOOPS = 2", "LOOPS = 3")
+    edit(
+        project / "pipeline.py",
+        "    print(reply_check)",
+        "        extra_agent(reply_check)\n    print(reply_check)",
+    )
+    edit(
+        project / "pipeline.py",
+        "def main(argv):",
+        '@monitor("extra_agent", parent_agent="qa_check")\n'
+        "def extra_agent(text):\n    return len(text)\n\n\ndef main(argv):",
+    )
+    moved = cli("snapshot", "verify", env=env)
+    assert moved.returncode == 1, (moved.stdout, moved.stderr)
+    verdicts = verdicts_of(project, moved.stdout)
+    assert verdicts["qa_check"]["status"] == "iteration_count_changed"
+    assert "called 3 time(s), pinned 2" in verdicts["qa_check"]["rationale"]
+    assert verdicts["extra_agent"]["status"] == "new"
+
+
+def test_judge_unavailable_warns_or_fails_strict(project: Path, server: ModelServer, home: Path) -> None:
+    env = server_env(server.openai_url)
+    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
+    cli = CLI("proveai", project, home)
+    assert cli("snapshot", "init", env=env).returncode == 0
+    edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
+    # the judge answers, over real HTTP, with something that is not a verdict
+    server.reply_fn = lambda request: (
+        "I'd rather not say." if "You compare two outputs" in request.system else None
+    )
+    loose = cli("snapshot", "verify", env=env)
+    assert loose.returncode == 0, (loose.stdout, loose.stderr)
+    assert "could not grade" in loose.stderr and "did NOT check" in loose.stderr
+    assert "inconclusive" in table_rows(loose.stdout)["draft"]
+    assert "malformed judge reply" in verdicts_of(project, loose.stdout)["draft"]["rationale"]
+
+    strict = cli("snapshot", "verify", "--strict-judge", env=env)
+    assert strict.returncode == 3, (strict.stdout, strict.stderr)
+    # no key for the judge's provider: the same, through PROVEAI_STRICT_JUDGE
+    no_key = {**env, "PROVEAI_JUDGE_MODEL": "claude-haiku-4-5", "PROVEAI_STRICT_JUDGE": "1"}
+    strict_env = cli("snapshot", "verify", env=no_key)
+    assert strict_env.returncode == 3, (strict_env.stdout, strict_env.stderr)
+    assert "ANTHROPIC_API_KEY" in verdicts_of(project, strict_env.stdout)["draft"]["rationale"]
+
+    hash_only = cli("snapshot", "verify", "--no-judge", env=env)
+    assert hash_only.returncode == 2, (hash_only.stdout, hash_only.stderr)
+    assert "hash-only" in hash_only.stderr
+    assert cli("snapshot", "verify", env={**env, "PROVEAI_NO_JUDGE": "1"}).returncode == 2
+
+
+def test_judge_cache_makes_second_verify_free(project: Path, server: ModelServer, home: Path) -> None:
+    env = server_env(server.openai_url)
+    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
+    cli = CLI("proveai", project, home)
+    assert cli("snapshot", "init", env=env).returncode == 0
+    edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
+    assert cli("snapshot", "verify", env=env).returncode == 1
+    judge_requests = [r for r in server.chat_requests() if "You compare two outputs" in r.system]
+    assert judge_requests
+    again = cli("snapshot", "verify", env=env)
+    assert again.returncode == 1
+    assert len([r for r in server.chat_requests() if "You compare two outputs" in r.system]) == len(
+        judge_requests
+    )
+    cache = json.loads((project / "proveai" / "snapshots" / ".judge_cache.json").read_text())
+    assert any(key.endswith("|gpt-4o-mini") for key in cache)
+    # git sees the snapshot but not the cache
+    status = git(project, "status", "--porcelain", "--untracked-files=all")
+    assert "proveai/snapshots/latest.json" in status and ".judge_cache.json" not in status
+
+
+def test_quick_override_timeout_and_refusals(
+    project: Path, server: ModelServer, home: Path, tmp_path: Path
+) -> None:
+    env = server_env(server.openai_url)
+    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
+    cli = CLI("proveai", project, home)
+    assert cli("snapshot", "init", env=env).returncode == 0
+
+    quick = cli("snapshot", "verify", "--quick", env=env)
+    assert quick.returncode == 0 and "fixture" in quick.stdout
+
+    prompt = tmp_path / "qa_v2.md"
+    prompt.write_text("Be harsh.", encoding="utf-8")
+    what_if = cli("snapshot", "verify", "--override", f"qa_check={prompt}", env=env)
+    assert what_if.returncode == 1, (what_if.stdout, what_if.stderr)
+    assert any(m.get("content") == "Be harsh." for r in server.chat_requests() for m in r.messages)
+    unknown = cli("snapshot", "verify", "--override", f"qa_chek={prompt}", env=env)
+    assert_clean_error(unknown, 2, "unknown agent 'qa_chek'", "qa_check")
+
+    edit(project / "pipeline.py", "def main(argv):", "import time\n\n\ndef main(argv):\n    time.sleep(30)")
+    slow = cli("snapshot", "verify", "--timeout", "1", env=env)
+    assert_clean_error(slow, 2, "--timeout of 1 s")
+
+
+def test_python_c_is_refused_unless_quick_only(tmp_path: Path, server: ModelServer, home: Path) -> None:
+    project = tmp_path / "proj"
+    make_project(project)
+    env = server_env(server.openai_url)
+    code = "import sys; sys.argv = ['x']; import pipeline; pipeline.main(['x'])"
+    ran = __import__("subprocess").run(
+        [sys.executable, "-c", code], cwd=project, env=isolated_env(home, env), capture_output=True, text=True
+    )
+    assert ran.returncode == 0, ran.stderr
+    cli = CLI("proveai", project, home)
+    refused = cli("snapshot", "init", env=env)
+    assert_clean_error(refused, 2, "python -c", "--quick-only")
+    assert not (project / "proveai" / "snapshots" / "latest.json").exists()
+    allowed = cli("snapshot", "init", "--quick-only", env=env)
+    assert allowed.returncode == 0 and "quick-only" in allowed.stdout
+    verify = cli("snapshot", "verify", env=env)
+    assert verify.returncode == 0 and "fixture" in verify.stdout
+
+
+def test_step_summary_and_ci_targeting(project: Path, server: ModelServer, home: Path) -> None:
+    env = server_env(server.openai_url)
+    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
+    cli = CLI("proveai", project, home)
+    assert cli("snapshot", "init", env=env).returncode == 0
+    assert cli("snapshot", "init", "other", env=env).returncode == 0
+    git(project, "add", "-A")
+    git(project, "commit", "-q", "-m", "pin")
+    git(project, "checkout", "-q", "-b", "feature")
+    summary = project.parent / "summary.md"
+    ci_env = {**env, "CI": "true", "GITHUB_BASE_REF": "main", "GITHUB_STEP_SUMMARY": str(summary)}
+
+    untouched = cli("snapshot", "verify", env=ci_env)
+    assert untouched.returncode == 0, untouched.stderr
+    assert "auto-targeted 0 of 2 snapshot(s) by git diff main...HEAD" in untouched.stdout
+
+    edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
+    git(project, "commit", "-q", "-am", "edit prompt")
+    touched = cli("snapshot", "verify", env=ci_env)
+    assert touched.returncode == 1, (touched.stdout, touched.stderr)
+    assert "auto-targeted 2 of 2" in touched.stdout
+    text = summary.read_text(encoding="utf-8")
+    assert "| Agent | Verdict | Change | Rationale |" in text
+    assert "| draft | ✗ regressed | direct edit | judge: lost the polite tone |" in text
+
+    no_base = cli("snapshot", "verify", "latest", env={**env, "CI": "1", "GITHUB_BASE_REF": "nope"})
+    assert no_base.returncode == 1
+    fallback = cli("snapshot", "verify", env={**env, "CI": "1", "GITHUB_BASE_REF": "nope"})
+    assert "verifying all 2 snapshot(s): git diff against nope or origin/nope failed" in fallback.stdout
+    local = cli("snapshot", "verify", "--changed", env=env)
+    assert "auto-targeted 2 of 2 snapshot(s) by git diff main...HEAD" in local.stdout
+    full = cli("snapshot", "verify", "--full", env=ci_env)
+    assert "(--full)" in full.stdout
