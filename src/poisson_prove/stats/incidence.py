@@ -32,6 +32,10 @@ class AalenJohansen:
     survival: float
     censored_before: int
 
+    def __post_init__(self) -> None:
+        for array in (self.incidence, self.variance, self.counts):
+            array.flags.writeable = False  # the result is immutable, its arrays included
+
     @property
     def censored(self) -> bool:
         """True when some episode was censored before the horizon (the share is starred)."""

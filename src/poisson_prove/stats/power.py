@@ -82,8 +82,10 @@ def _cutoffs_cached(n: int, alpha: float) -> np.ndarray:
     log_c_total = _log_comb(2 * n)
     # With equal arms the null distribution of x1 given s = x1 + x2 is hypergeometric and
     # symmetric about s/2, so for x1 < x2 the two-sided p is exactly 2 * P(K <= x1).
-    # Tolerance as in the contract: the mirror term is included up to relative 1e-7.
-    threshold = alpha / 2.0 * (1.0 + 1e-7)
+    # The "as likely" tolerance (relative 1e-7) admits exactly the mirror table: any other
+    # table's probability differs from the observed one's by a ratio of integers below
+    # (n + 1)^2, i.e. by more than 1e-7 relative up to n = 3161.
+    threshold = alpha / 2.0
     for start in range(1, 2 * n + 1, _CHUNK_ROWS):
         stop = min(start + _CHUNK_ROWS, 2 * n + 1)
         # Only x1 = k below s/2 can be a rise; terms below s - n are zero, so the lower

@@ -210,3 +210,11 @@ def test_grouped_accepts_an_infinite_horizon() -> None:
     alone = aalen_johansen(time[2:], cause[2:], float("inf"))
     np.testing.assert_allclose(grouped[1].incidence, alone.incidence)
     assert grouped[1].censored_before == alone.censored_before == 1
+
+
+def test_results_are_immutable_arrays_included() -> None:
+    result = aalen_johansen(np.array([1.0, 2.0]), np.array([1, 0]), 2.0)
+    with pytest.raises(ValueError):
+        result.incidence[0] = 0.5
+    with pytest.raises(AttributeError):
+        result.n = 3  # type: ignore[misc]
