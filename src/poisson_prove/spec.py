@@ -135,6 +135,9 @@ class _Where:
                 current = header.group(1).replace('"', "").replace(" ", "")
                 if key is None and current == table:
                     return number
+                full = f"{table}.{key}" if table else key
+                if key is not None and (current == full or current.startswith(f"{full}.")):
+                    return number
                 if current == table:
                     header_line = number
                 continue

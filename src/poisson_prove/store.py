@@ -17,42 +17,80 @@ import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pyarrow as pa
-import pyarrow.parquet as pq
 from filelock import FileLock
 
 from poisson_prove.errors import ProveError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 MANIFEST_SCHEMA = "poisson-prove.run/1"
 DEFAULT_STORE = "prove-runs"
 STORE_ENV = "POISSON_PROVE_STORE"
 
-EPISODE_SCHEMA = pa.schema(
-    [
-        pa.field("run_id", pa.string(), nullable=False),
-        pa.field("cell", pa.string(), nullable=False),
-        pa.field("cfg", pa.string(), nullable=False),
-        pa.field("replicate", pa.int32(), nullable=False),
-        pa.field("seed", pa.int64(), nullable=False),
-        pa.field("outcome", pa.string()),
-        pa.field("t", pa.float64()),
-        pa.field("horizon", pa.float64()),
-        pa.field("case_id", pa.string()),
-        pa.field("meta", pa.string()),
-        pa.field("error_kind", pa.string()),
-        pa.field("error_message", pa.string()),
-        pa.field("started_at", pa.timestamp("us", tz="UTC")),
-        pa.field("duration_s", pa.float64()),
-        pa.field("spans", pa.string()),
-    ]
+# The episode columns, in order; the Arrow schema is built on first use (see __getattr__) so
+# that commands which never read a batch (a refused sweep, --help) do not import pyarrow.
+EPISODE_COLUMNS = (
+    "run_id",
+    "cell",
+    "cfg",
+    "replicate",
+    "seed",
+    "outcome",
+    "t",
+    "horizon",
+    "case_id",
+    "meta",
+    "error_kind",
+    "error_message",
+    "started_at",
+    "duration_s",
+    "spans",
 )
-EPISODE_COLUMNS = tuple(EPISODE_SCHEMA.names)
+_SCHEMA: list[Any] = []
+
+
+def episode_schema() -> pa.Schema:
+    """The Arrow schema of an episode row (also importable as EPISODE_SCHEMA)."""
+    if not _SCHEMA:
+        import pyarrow as pa
+
+        _SCHEMA.append(
+            pa.schema(
+                [
+                    pa.field("run_id", pa.string(), nullable=False),
+                    pa.field("cell", pa.string(), nullable=False),
+                    pa.field("cfg", pa.string(), nullable=False),
+                    pa.field("replicate", pa.int32(), nullable=False),
+                    pa.field("seed", pa.int64(), nullable=False),
+                    pa.field("outcome", pa.string()),
+                    pa.field("t", pa.float64()),
+                    pa.field("horizon", pa.float64()),
+                    pa.field("case_id", pa.string()),
+                    pa.field("meta", pa.string()),
+                    pa.field("error_kind", pa.string()),
+                    pa.field("error_message", pa.string()),
+                    pa.field("started_at", pa.timestamp("us", tz="UTC")),
+                    pa.field("duration_s", pa.float64()),
+                    pa.field("spans", pa.string()),
+                ]
+            )
+        )
+    return _SCHEMA[0]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "EPISODE_SCHEMA":
+        return episode_schema()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def _timestamps(values: Sequence[Any]) -> pa.Array:
     """started_at values (float epoch seconds, datetimes or ISO text) as a UTC timestamp array."""
+    import pyarrow as pa
+
     micros: list[int | None] = []
     for value in values:
         if value is None:
@@ -75,15 +113,18 @@ def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
     Built column by column (one list per column) rather than row by row: it is the hot path
     of a large in-process sweep.
     """
+    import pyarrow as pa
+
+    schema = episode_schema()
     columns = {}
-    for field in EPISODE_SCHEMA:
+    for field in schema:
         name = field.name
         values = [row.get(name) for row in rows]
         if name == "started_at":
             columns[name] = _timestamps(values)
         else:
             columns[name] = pa.array(values, type=field.type)
-    return pa.Table.from_pydict(columns, schema=EPISODE_SCHEMA)
+    return pa.Table.from_pydict(columns, schema=schema)
 
 
 def resolve_store_root(explicit: str | os.PathLike[str] | None = None) -> Path:
@@ -148,11 +189,15 @@ class RunInfo:
 
     def read_episodes(self, columns: Sequence[str] | None = None) -> pa.Table:
         """Every stored episode of this run as one Arrow table (the store's schema)."""
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = episode_schema()
         files = self.batch_files()
         wanted = list(columns) if columns else list(EPISODE_COLUMNS)
         if not files:
-            return EPISODE_SCHEMA.empty_table().select(wanted)
-        tables = [pq.read_table(f, columns=wanted, schema=EPISODE_SCHEMA) for f in files]
+            return schema.empty_table().select(wanted)
+        tables = [pq.read_table(f, columns=wanted, schema=schema) for f in files]
         return pa.concat_tables(tables)
 
     def stored_keys(self) -> set[tuple[str, int]]:
@@ -198,10 +243,14 @@ class RunWriter:
 
     def write_batch(self, rows: pa.Table | Mapping[str, Sequence[Any]]) -> int:
         """Write one batch (an Arrow table or a mapping of column lists); return its row count."""
-        table = rows if isinstance(rows, pa.Table) else pa.table(dict(rows), schema=EPISODE_SCHEMA)
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        schema = episode_schema()
+        table = rows if isinstance(rows, pa.Table) else pa.table(dict(rows), schema=schema)
         if table.num_rows == 0:
             return 0
-        table = table.cast(EPISODE_SCHEMA) if table.schema != EPISODE_SCHEMA else table
+        table = table.cast(schema) if table.schema != schema else table
         self._seq += 1
         final = self.info.episodes_dir / f"batch-{self._seq:06d}-{secrets.token_hex(3)}.parquet"
         tmp = final.with_name(final.name + ".tmp")

@@ -16,6 +16,10 @@ def _count(n: int) -> str:
     return f"{n:,}"
 
 
+def _plural(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
+
+
 def _cost(plan: Plan) -> str:
     if plan.backend == "local":
         return "$0 (local)"
@@ -26,8 +30,8 @@ def sentence(plan: Plan) -> str:
     """`1,746 rollouts of mock-agent: 9 cells x 194 replicates on local, $0 (local)`."""
     where = plan.backend if plan.concurrency == 1 else f"{plan.backend} (concurrency {plan.concurrency})"
     return (
-        f"{_count(plan.rollouts)} rollouts of {plan.target_id}: {_count(len(plan.cells))} cells x "
-        f"{_count(plan.replicates)} replicates on {where}, {_cost(plan)}"
+        f"{_plural(plan.rollouts, 'rollout')} of {plan.target_id}: {_plural(len(plan.cells), 'cell')} x "
+        f"{_plural(plan.replicates, 'replicate')} on {where}, {_cost(plan)}"
     )
 
 
