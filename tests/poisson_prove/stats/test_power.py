@@ -172,3 +172,32 @@ def test_tiny_designs_fail_without_an_mde() -> None:
     assert not design.passes and design.mde is None and design.base_rate == 0.0
     assert P.suggested_max_mde(design) is None
     assert P.power_of_rise(0.2, 0.3, 0, 0.05) == 0.0
+
+
+def _contract_rejected(x1: int, x2: int, n: int, alpha: float) -> bool:
+    """The contract's definition in exact integer arithmetic: sum the tables (same margins)
+    whose probability is at most the observed one's times 1 + 1e-7."""
+    s = x1 + x2
+    weights = {j: math.comb(n, j) * math.comb(n, s - j) for j in range(max(0, s - n), min(s, n) + 1)}
+    observed = weights[x1]
+    tail = sum(w for w in weights.values() if w * 10**7 <= observed * (10**7 + 1))
+    return tail <= alpha * math.comb(2 * n, s)
+
+
+@pytest.mark.parametrize("n", [4, 9, 17, 26])
+def test_cutoffs_follow_the_contract_in_exact_arithmetic(n: int) -> None:
+    for alpha in (0.05, DOCS_ALPHA):
+        cutoffs = P.fisher_rejection_cutoffs(n, alpha)
+        for x1 in range(n + 1):
+            rejected = [x2 for x2 in range(x1 + 1, n + 1) if _contract_rejected(x1, x2, n, alpha)]
+            assert cutoffs[x1] == (rejected[0] if rejected else n + 1)
+
+
+def test_cutoffs_stay_accurate_at_the_exact_limit() -> None:
+    n = P.EXACT_LIMIT
+    cutoffs = P.fisher_rejection_cutoffs(n, DOCS_ALPHA)
+    for x1 in (0, 1, 50, 400, 999, 1000, 1500, 1900):
+        x2 = np.arange(x1 + 1, n + 1)
+        p = np.minimum(1.0, 2 * hypergeom.cdf(x1, 2 * n, x1 + x2, n))
+        hits = x2[p <= DOCS_ALPHA]
+        assert cutoffs[x1] == (hits[0] if hits.size else n + 1), x1
