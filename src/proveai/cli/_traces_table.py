@@ -88,7 +88,8 @@ def render(
     from rich.table import Table
 
     no_color = bool(args.no_color or os.environ.get("NO_COLOR"))
-    console = Console(no_color=no_color, highlight=False)
+    # --no-color strips every ANSI sequence (bold and italic too), not just the colours
+    console = Console(color_system=None if no_color else "auto", highlight=False)
     table = Table(title=title)
     for header in headers:
         table.add_column(header, no_wrap=header in ("Trace ID", "Age", "Timestamp"))

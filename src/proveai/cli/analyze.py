@@ -11,8 +11,23 @@ HELP = "deprecated: detection is written at capture time"
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     parser = subparsers.add_parser("analyze", parents=[parent], help=HELP, description=HELP)
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     parser.set_defaults(func=run)
+    accept_anything(parser)
+
+
+def accept_anything(parser: argparse.ArgumentParser) -> None:
+    """Whatever old flags a script still passes, answer with the redirect (not a usage error)."""
+    original = parser.parse_known_args
+
+    def parse_known_args(args=None, namespace=None):  # type: ignore[no-untyped-def]
+        given = list(args or [])
+        if "-h" in given or "--help" in given:
+            return original(given, namespace)
+        parsed, _ = original([], namespace)
+        parsed.rest = given
+        return parsed, []
+
+    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
 
 
 def run(args: argparse.Namespace) -> int:

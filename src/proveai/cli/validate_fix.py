@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from proveai.cli.analyze import accept_anything
 from proveai.errors import EXIT_USAGE, ProveAIError
 
 HELP = "deprecated: use proveai run --hold-at"
@@ -11,8 +12,8 @@ HELP = "deprecated: use proveai run --hold-at"
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     parser = subparsers.add_parser("validate-fix", parents=[parent], help=HELP, description=HELP)
-    parser.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
     parser.set_defaults(func=run)
+    accept_anything(parser)
 
 
 def run(args: argparse.Namespace) -> int:
