@@ -102,7 +102,12 @@ def grade_outputs(
     diff = text_diff(old, new)
     unified = diff["unified"]
     if diff["equal"]:
-        rationale = "JSON deep-equal" if diff["kind"] == "json" else "text equal (whitespace-normalised)"
+        if diff["kind"] == "json":
+            rationale = "JSON deep-equal"
+        elif old == new:
+            rationale = "identical output"
+        else:
+            rationale = "text equal (whitespace-normalised)"
         return verdict(UNCHANGED, 1, rationale, 1.0, unified)
     if diff["kind"] == "numeric":
         before, after = numbers_of(str(old)), numbers_of(str(new))

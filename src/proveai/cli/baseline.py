@@ -1,0 +1,80 @@
+"""`proveai baseline create/list/show/refresh`: named, versioned trace sets."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+HELP = "named, versioned trace sets: create / list / show / refresh"
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    p = subparsers.add_parser("baseline", parents=[parent], help=HELP, description=HELP + ".")
+    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
+    create = actions.add_parser("create", parents=[parent], help="snapshot the traces a filter selects")
+    create.add_argument("name")
+    create.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="repeatable, AND-ed: outcome, version, agent, detection, since",
+    )
+    create.add_argument(
+        "--traces",
+        metavar="PATH",
+        default=None,
+        help="the trace store folder (default: $PROVEAI_TRACES_DIR or ./proveai/traces)",
+    )
+    actions.add_parser("list", parents=[parent], help="every baseline with its version and size")
+    show = actions.add_parser("show", parents=[parent], help="one baseline's filter and trace ids")
+    show.add_argument("name", help="NAME or NAME@VERSION")
+    refresh = actions.add_parser("refresh", parents=[parent], help="re-apply the filter as a new version")
+    refresh.add_argument("name")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from proveai.cli.status import parse_filters
+    from proveai.replay.artifacts import Baseline
+    from proveai.store import Store, default_traces_dir
+
+    store = Store(".")
+    out = sys.stdout
+    if args.action == "create":
+        traces = args.traces or str(default_traces_dir())
+        baseline = Baseline.create(args.name, store, traces, parse_filters(args.filter))
+        out.write(
+            f"Wrote baseline '{baseline.name}' v{baseline.version} — {len(baseline.trace_ids)} trace(s)"
+            f" → {Baseline.path_for(baseline.name, store)}\n"
+        )
+    elif args.action == "refresh":
+        before = Baseline.load(args.name, store)
+        after = before.refresh(store)
+        added = len(set(after.trace_ids) - set(before.trace_ids))
+        removed = len(set(before.trace_ids) - set(after.trace_ids))
+        out.write(
+            f"Refreshed baseline '{after.name}' v{before.version} → v{after.version} — "
+            f"{len(after.trace_ids)} trace(s) (+{added} −{removed})\n"
+        )
+    elif args.action == "list":
+        baselines = Baseline.list(store)
+        if not baselines:
+            out.write(f"no baselines in {store.baselines_dir}\n")
+            return 0
+        for b in baselines:
+            what = " ".join(f"{k}={v}" for k, v in b.filter.items()) or "(all traces)"
+            out.write(f"{b.name}  v{b.version}  {len(b.trace_ids)} trace(s)  {what}  updated {b.updated}\n")
+    else:
+        b = Baseline.load(args.name, store)
+        what = " ".join(f"{k}={v}" for k, v in b.filter.items()) or "(all traces)"
+        out.write(f"baseline {b.name} v{b.version}\n")
+        out.write(
+            f"  filter:  {what}\n  traces:  {b.traces_dir}\n  created: {b.created}\n  updated: {b.updated}\n"
+        )
+        out.write(f"  {len(b.trace_ids)} trace(s):\n")
+        out.writelines(f"    {trace_id}\n" for trace_id in b.trace_ids)
+        if b.history:
+            versions = ", ".join(f"v{h.get('version')}" for h in b.history)
+            out.write(f"  earlier versions: {versions} (use {b.name}@N)\n")
+    return 0

@@ -1,0 +1,199 @@
+"""`proveai run`: replay traces against overrides, attribute edges, write the report, gate CI."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from proveai.errors import ProveAIError
+
+HELP = "replay traces against overrides, attribute edges, write the report"
+DESCRIPTION = (
+    "Replay stored traces (filtered, or a named baseline) with prompt/model overrides, grade every "
+    "parent→child edge unchanged / drifted / regressed through the three-tier diff, write "
+    "proveai/runs/<id>/ (manifest, verdicts, metrics, report.html). Exit 0 when no edge regressed, "
+    "1 when one did, 2 on a usage or input error."
+)
+STATUS_STYLE = {
+    "unchanged": "green",
+    "drifted": "yellow",
+    "regressed": "bold red",
+    "path_changed": "magenta",
+    "iteration_count_changed": "blue",
+}
+TABLE_WIDTH = 80
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    p = subparsers.add_parser("run", parents=[parent], help=HELP, description=DESCRIPTION)
+    p.add_argument(
+        "--traces",
+        metavar="PATH",
+        default=None,
+        help="the trace store folder (default: $PROVEAI_TRACES_DIR or ./proveai/traces)",
+    )
+    p.add_argument(
+        "--filter",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="repeatable, AND-ed: outcome=good|bad|skip|none, version=V, agent=NAME, detection=..., since=1d",
+    )
+    p.add_argument("--baseline", metavar="NAME[@VERSION]", help="replay a named baseline's traces")
+    p.add_argument("--experiment", metavar="NAME", help="apply a named experiment's overrides")
+    p.add_argument(
+        "--override",
+        action="append",
+        default=[],
+        metavar="AGENT=PATH",
+        help="repeatable; PATH's contents become AGENT's system prompt during replay",
+    )
+    p.add_argument(
+        "--counterfactual",
+        action="append",
+        default=[],
+        metavar="AGENT[,AGENT...]",
+        help="replay only these agents live; hold the rest at their recorded outputs",
+    )
+    p.add_argument(
+        "--hold-at",
+        action="append",
+        default=[],
+        metavar="SPAN_ID[,SPAN_ID...]",
+        help="re-execute only these captured spans; hold everything else",
+    )
+    p.add_argument(
+        "--propagate",
+        action="store_true",
+        help="with --counterfactual/--hold-at: held agents whose inputs changed re-execute",
+    )
+    p.add_argument(
+        "--report",
+        metavar="PATH",
+        type=Path,
+        default=None,
+        help="also write the HTML report here (it is always in proveai/runs/<id>/report.html)",
+    )
+    p.add_argument(
+        "--embedder",
+        choices=("none", "local", "openai"),
+        default="none",
+        help="Tier-2 backend (default none: text mismatches go straight to the judge)",
+    )
+    p.add_argument(
+        "--judge-model",
+        metavar="MODEL",
+        default=None,
+        help="Tier-3 model (default $PROVEAI_JUDGE_MODEL, else claude-haiku-4-5)",
+    )
+    p.add_argument("--no-cache", action="store_true", help="bypass the on-disk response cache")
+    p.add_argument("--no-color", action="store_true", help="no colour, no ANSI (for CI logs)")
+    p.set_defaults(func=run)
+
+
+def parse_assignments(flag: str, items: list[str], what: str) -> dict[str, str]:
+    """AGENT=VALUE pairs; a malformed or repeated one is a usage error."""
+    out: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        key, value = key.strip(), value.strip()
+        if not sep or not key or not value:
+            raise ProveAIError(
+                f"{flag} expects AGENT={what}, got {item!r}",
+                suggestions=(f"e.g. {flag} qa_check=prompts/qa_v2.md",),
+            )
+        if key in out:
+            raise ProveAIError(f"{flag} gives agent {key!r} twice")
+        out[key] = value
+    return out
+
+
+def split_list(items: list[str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(part.strip() for item in items for part in item.split(",") if part.strip()))
+
+
+def run(args: argparse.Namespace) -> int:
+    from proveai.cli.status import parse_filters
+    from proveai.replay.runner import RunRequest, execute_run
+    from proveai.store import Store, default_traces_dir
+
+    request = RunRequest(
+        store=Store("."),
+        traces_dir=Path(args.traces) if args.traces else default_traces_dir(),
+        filters=parse_filters(args.filter),
+        baseline=args.baseline,
+        experiment=args.experiment,
+        override_files=parse_assignments("--override", args.override, "PATH"),
+        counterfactual=split_list(args.counterfactual),
+        hold_at=split_list(args.hold_at),
+        propagate=args.propagate,
+        report=args.report,
+        embedder=args.embedder,
+        judge_model=args.judge_model,
+        no_cache=args.no_cache,
+        argv=tuple(sys.argv),
+    )
+    result = execute_run(request, progress=_progress_printer())
+    print_summary(result, no_color=args.no_color)
+    return result.exit_code
+
+
+def _progress_printer() -> Any:
+    """Progress on stderr: one updating line on a terminal, a plain line per trace on a pipe."""
+    tty = sys.stderr.isatty()
+
+    def show(index: int, total: int, trace_id: str) -> None:
+        if tty:
+            sys.stderr.write(f"\rreplayed {index}/{total} trace(s)" + ("\n" if index == total else ""))
+        else:
+            sys.stderr.write(f"replayed {index}/{total} {trace_id}\n")
+        sys.stderr.flush()
+
+    return show
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def print_summary(result: Any, *, no_color: bool = False) -> None:
+    """The 80-column summary table, per-edge totals and where the artifacts are."""
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table
+    from rich.text import Text
+
+    no_color = no_color or bool(os.environ.get("NO_COLOR"))
+    console = Console(width=TABLE_WIDTH, no_color=no_color, highlight=False, soft_wrap=False)
+    report = Path(result.report_paths[-1])  # the --report copy when asked, else the run folder's
+    table = Table(title=f"{len(result.pairs)} trace(s) → {report}", box=box.HEAVY_HEAD, width=TABLE_WIDTH)
+    table.add_column("Trace", no_wrap=True, width=8)
+    table.add_column("Edge", no_wrap=True, overflow="ellipsis", ratio=4)
+    table.add_column("Verdict", no_wrap=True, width=12)
+    table.add_column("Rationale", no_wrap=True, overflow="ellipsis", ratio=3)
+    for trace_id, verdict in result.verdicts:
+        style = "" if no_color else STATUS_STYLE.get(verdict.status, "")
+        table.add_row(
+            Text(trace_id[:7] + "…"),
+            Text(verdict.edge),
+            Text(verdict.status, style=style),
+            Text(" ".join(verdict.rationale.split())),
+        )
+    console.print(table)
+    out = ["", "Per-edge totals:"]
+    for edge, counts in result.metrics["by_edge"].items():
+        parts = [f"{counts[s]} {s}" for s in STATUS_STYLE if counts.get(s)]
+        out.append(f"  {edge}: {', '.join(parts)}")
+    cache = result.metrics["cache"]
+    out.append("")
+    out.append(f"run artifacts: {result.run.path}/ (manifest, verdicts, metrics, report.html)")
+    out.append(
+        f"model calls: {cache['misses']} live, {cache['hits']} from cache · judge: {result.judge_model}"
+    )
+    regressed = result.metrics["by_status"].get("regressed", 0)
+    out.append(f"{regressed} edge(s) regressed: exit 1" if regressed else "no edge regressed: exit 0")
+    sys.stdout.write("\n".join(out) + "\n")
+    sys.stdout.flush()

@@ -1,0 +1,380 @@
+"""Named artifacts of the replay flow: Baseline (a versioned trace-id set), Experiment (an
+override set), Run (one replay's folder). Baselines and experiments are YAML files under
+proveai/baselines/ and proveai/experiments/; runs are folders under proveai/runs/<run_id>/.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import re
+import secrets
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proveai.errors import ProveAIError
+from proveai.store import Store
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def utc_now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def check_name(kind: str, name: str) -> str:
+    if not NAME_RE.match(name or ""):
+        raise ProveAIError(
+            f"invalid {kind} name {name!r}: use letters, digits, '.', '_', '-' (not first)",
+        )
+    return name
+
+
+def _write_yaml(path: Path, data: Mapping[str, Any]) -> None:
+    import yaml
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
+    tmp.write_text(yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _read_yaml(path: Path, kind: str) -> dict[str, Any]:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as exc:
+        raise ProveAIError(f"cannot read {kind} file {path}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ProveAIError(f"{path} is not a {kind} file (expected a mapping)")
+    return data
+
+
+# ---- Baseline ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A named, versioned set of trace ids, with the filter that chose them.
+
+    `refresh` re-applies the filter and bumps the version; earlier versions stay in `history`
+    and are addressable as NAME@VERSION.
+    """
+
+    name: str
+    version: int
+    trace_ids: tuple[str, ...]
+    filter: dict[str, str]
+    traces_dir: str
+    created: str
+    updated: str
+    history: tuple[dict[str, Any], ...] = ()
+
+    @staticmethod
+    def path_for(name: str, store: Store) -> Path:
+        return store.baselines_dir / f"{name}.yaml"
+
+    @classmethod
+    def create(
+        cls, name: str, store: Store, traces_dir: str | os.PathLike[str], filters: Mapping[str, str]
+    ) -> Baseline:
+        check_name("baseline", name)
+        path = cls.path_for(name, store)
+        if path.exists():
+            raise ProveAIError(
+                f"baseline {name!r} already exists ({path})",
+                suggestions=(f"proveai baseline refresh {name}  (re-apply its filter as a new version)",),
+            )
+        ids = _matching_ids(traces_dir, filters)
+        now = utc_now()
+        baseline = cls(name, 1, ids, dict(filters), str(traces_dir), now, now)
+        baseline.save(store)
+        return baseline
+
+    def refresh(self, store: Store) -> Baseline:
+        ids = _matching_ids(self.traces_dir, self.filter)
+        past = {"version": self.version, "created": self.updated, "trace_ids": list(self.trace_ids)}
+        refreshed = Baseline(
+            self.name,
+            self.version + 1,
+            ids,
+            self.filter,
+            self.traces_dir,
+            self.created,
+            utc_now(),
+            (*self.history, past),
+        )
+        refreshed.save(store)
+        return refreshed
+
+    def save(self, store: Store) -> Path:
+        path = self.path_for(self.name, store)
+        _write_yaml(
+            path,
+            {
+                "name": self.name,
+                "version": self.version,
+                "created": self.created,
+                "updated": self.updated,
+                "traces_dir": self.traces_dir,
+                "filter": dict(self.filter),
+                "trace_ids": list(self.trace_ids),
+                "history": [dict(h) for h in self.history],
+            },
+        )
+        return path
+
+    @classmethod
+    def load(cls, ref: str, store: Store) -> Baseline:
+        """NAME (latest version) or NAME@VERSION."""
+        name, _, wanted = ref.partition("@")
+        path = cls.path_for(name, store)
+        if not path.exists():
+            known = [b.name for b in cls.list(store)]
+            raise ProveAIError(
+                f"no baseline named {name!r} in {store.baselines_dir}"
+                + (f"; known: {', '.join(known)}" if known else ""),
+                suggestions=(f"proveai baseline create {name} --filter outcome=good",),
+            )
+        data = _read_yaml(path, "baseline")
+        try:
+            baseline = cls(
+                str(data["name"]),
+                int(data["version"]),
+                tuple(str(t) for t in data.get("trace_ids") or ()),
+                {str(k): str(v) for k, v in (data.get("filter") or {}).items()},
+                str(data["traces_dir"]),
+                str(data.get("created", "")),
+                str(data.get("updated", "")),
+                tuple(dict(h) for h in data.get("history") or ()),
+            )
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ProveAIError(f"{path}: malformed baseline ({type(exc).__name__}: {exc})") from None
+        if not wanted:
+            return baseline
+        if not wanted.isdigit():
+            raise ProveAIError(f"baseline version must be a number: {ref!r}")
+        if int(wanted) == baseline.version:
+            return baseline
+        for past in baseline.history:
+            if int(past.get("version", -1)) == int(wanted):
+                ids = tuple(str(t) for t in past.get("trace_ids") or ())
+                return Baseline(
+                    name,
+                    int(wanted),
+                    ids,
+                    baseline.filter,
+                    baseline.traces_dir,
+                    baseline.created,
+                    str(past.get("created", "")),
+                )
+        versions = [int(h.get("version", 0)) for h in baseline.history] + [baseline.version]
+        raise ProveAIError(f"baseline {name!r} has no version {wanted}; versions: {versions}")
+
+    @classmethod
+    def list(cls, store: Store) -> list[Baseline]:
+        if not store.baselines_dir.is_dir():
+            return []
+        return [cls.load(p.stem, store) for p in sorted(store.baselines_dir.glob("*.yaml"))]
+
+
+def _matching_ids(traces_dir: str | os.PathLike[str], filters: Mapping[str, str]) -> tuple[str, ...]:
+    from proveai.capture.reading import list_traces
+
+    try:
+        listing = list_traces(traces_dir, dict(filters))
+    except ValueError as exc:
+        raise ProveAIError(f"--filter: {exc}") from None
+    if not listing.rows:
+        what = " ".join(f"{k}={v}" for k, v in filters.items()) or "(no filter)"
+        raise ProveAIError(
+            f"no traces in {traces_dir} match {what}",
+            suggestions=("proveai status  (what the store holds)",),
+        )
+    return tuple(row.trace_id for row in listing.rows)
+
+
+# ---- Experiment -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A named override set. Each agent's override holds the prompt text itself (so the
+    experiment stays reproducible when the file changes), its source file and sha256, and
+    optionally a model."""
+
+    name: str
+    overrides: dict[str, dict[str, Any]]
+    created: str
+    description: str | None = None
+
+    @staticmethod
+    def path_for(name: str, store: Store) -> Path:
+        return store.experiments_dir / f"{name}.yaml"
+
+    @classmethod
+    def new(
+        cls,
+        name: str,
+        store: Store,
+        prompt_files: Mapping[str, str],
+        models: Mapping[str, str] | None = None,
+        description: str | None = None,
+    ) -> Experiment:
+        check_name("experiment", name)
+        path = cls.path_for(name, store)
+        if path.exists():
+            raise ProveAIError(
+                f"experiment {name!r} already exists ({path})", suggestions=("pick another name",)
+            )
+        overrides: dict[str, dict[str, Any]] = {}
+        for agent, file in prompt_files.items():
+            overrides.setdefault(agent, {}).update(prompt_override(agent, file))
+        for agent, model in (models or {}).items():
+            overrides.setdefault(agent, {})["model"] = model
+        if not overrides:
+            raise ProveAIError(
+                "an experiment needs at least one override",
+                suggestions=(f"proveai experiment new {name} --override AGENT=PATH",),
+            )
+        experiment = cls(name, overrides, utc_now(), description)
+        data: dict[str, Any] = {"name": name, "created": experiment.created}
+        if description:
+            data["description"] = description
+        data["overrides"] = overrides
+        _write_yaml(path, data)
+        return experiment
+
+    @classmethod
+    def load(cls, name: str, store: Store) -> Experiment:
+        path = cls.path_for(name, store)
+        if not path.exists():
+            known = [e.name for e in cls.list(store)]
+            raise ProveAIError(
+                f"no experiment named {name!r} in {store.experiments_dir}"
+                + (f"; known: {', '.join(known)}" if known else ""),
+                suggestions=(f"proveai experiment new {name} --override AGENT=PATH",),
+            )
+        data = _read_yaml(path, "experiment")
+        overrides = data.get("overrides")
+        if not isinstance(overrides, dict) or not all(isinstance(v, dict) for v in overrides.values()):
+            raise ProveAIError(f"{path}: malformed experiment (overrides must map agent -> settings)")
+        return cls(
+            str(data.get("name", name)),
+            {str(k): dict(v) for k, v in overrides.items()},
+            str(data.get("created", "")),
+            data.get("description"),
+        )
+
+    @classmethod
+    def list(cls, store: Store) -> list[Experiment]:
+        if not store.experiments_dir.is_dir():
+            return []
+        return [cls.load(p.stem, store) for p in sorted(store.experiments_dir.glob("*.yaml"))]
+
+    def replay_overrides(self) -> dict[str, dict[str, Any]]:
+        """The overrides as replay_trace takes them: {agent: {"prompt": ..., "model": ...}}."""
+        return {
+            agent: {
+                k: v
+                for k, v in settings.items()
+                if k in ("prompt", "model", "messages", "temperature", "seed")
+            }
+            for agent, settings in self.overrides.items()
+        }
+
+
+def prompt_override(agent: str, file: str | os.PathLike[str]) -> dict[str, Any]:
+    """{"prompt", "prompt_file", "prompt_sha256"} from a prompt file; ProveAIError naming the file."""
+    path = Path(file)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ProveAIError(
+            f"--override {agent}={file}: no such file",
+            suggestions=("the file's contents become the system prompt",),
+        ) from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ProveAIError(f"--override {agent}={file}: cannot read it ({exc})") from None
+    return {
+        "prompt": text,
+        "prompt_file": str(file),
+        "prompt_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
+    }
+
+
+# ---- Run --------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Run:
+    """One replay execution: proveai/runs/<run_id>/ with manifest.json, verdicts.json,
+    metrics.json and report.html."""
+
+    run_id: str
+    path: Path
+    manifest: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, store: Store) -> Run:
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
+        run_id = f"{stamp}-{secrets.token_hex(3)}"
+        path = store.runs_dir / run_id
+        path.mkdir(parents=True, exist_ok=False)
+        return cls(run_id, path)
+
+    @classmethod
+    def load(cls, run_id: str, store: Store) -> Run:
+        import json
+
+        path = store.runs_dir / run_id
+        try:
+            manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ProveAIError(f"no run {run_id!r} in {store.runs_dir}") from None
+        except (OSError, ValueError) as exc:
+            raise ProveAIError(f"{path / 'manifest.json'}: unreadable ({exc})") from None
+        return cls(run_id, path, manifest)
+
+    @classmethod
+    def list(cls, store: Store) -> list[str]:
+        if not store.runs_dir.is_dir():
+            return []
+        return sorted(p.name for p in store.runs_dir.iterdir() if (p / "manifest.json").exists())
+
+    def write_json(self, name: str, document: Any) -> Path:
+        from poisson_prove.store import write_json_atomic
+
+        target = self.path / name
+        write_json_atomic(target, document)
+        return target
+
+    @property
+    def report_path(self) -> Path:
+        return self.path / "report.html"
+
+    def verdicts(self) -> list[dict[str, Any]]:
+        import json
+
+        return list(json.loads((self.path / "verdicts.json").read_text(encoding="utf-8")))
+
+
+def overrides_summary(overrides: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """What a run manifest records of its overrides: never the prompt text, its hash instead."""
+    summary: dict[str, dict[str, Any]] = {}
+    for agent, settings in overrides.items():
+        entry = {k: v for k, v in settings.items() if k not in ("prompt", "messages")}
+        if "prompt" in settings:
+            entry.setdefault("prompt_sha256", hashlib.sha256(str(settings["prompt"]).encode()).hexdigest())
+        if "messages" in settings:
+            entry["messages"] = len(settings["messages"])
+        summary[agent] = entry
+    return summary
+
+
+def unknown_names(wanted: Sequence[str], known: Sequence[str]) -> list[str]:
+    return [w for w in wanted if w not in known]

@@ -1,0 +1,267 @@
+"""The `proveai run` loop as a library call: select traces, replay, attribute, write the run folder.
+
+Everything that can be refused (names, files, selections) is checked before any model call and
+before anything is written; the run folder is written only once every trace was replayed.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+from collections import Counter, defaultdict
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from poisson_prove._suggest import did_you_mean
+from proveai.errors import EXIT_OK, EXIT_REGRESSION, ProveAIError
+from proveai.replay.artifacts import Baseline, Experiment, Run, overrides_summary, prompt_override
+from proveai.store import Store
+
+EMBEDDERS = ("none", "local", "openai")
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    store: Store
+    traces_dir: Path
+    filters: dict[str, str] = field(default_factory=dict)
+    baseline: str | None = None
+    experiment: str | None = None
+    override_files: dict[str, str] = field(default_factory=dict)
+    counterfactual: tuple[str, ...] = ()
+    hold_at: tuple[str, ...] = ()
+    propagate: bool = False
+    report: Path | None = None
+    embedder: str = "none"
+    judge_model: str | None = None
+    no_cache: bool = False
+    argv: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RunResult:
+    run: Run
+    pairs: list[tuple[Any, Any]]
+    metrics: dict[str, Any]
+    report_paths: tuple[Path, ...]
+    exit_code: int
+    judge_model: str
+
+    @property
+    def verdicts(self) -> list[tuple[str, Any]]:
+        return [(trace.trace_id, v) for trace, replayed in self.pairs for v in replayed.edge_verdicts]
+
+
+def _select_traces(request: RunRequest) -> tuple[list[Any], dict[str, Any] | None]:
+    from proveai.capture.reading import iter_traces, load_trace, validate_filter
+
+    if request.baseline:
+        if request.filters:
+            raise ProveAIError(
+                "--baseline and --filter cannot be combined: a baseline already fixes its trace set",
+                suggestions=("drop --filter, or create another baseline with that filter",),
+            )
+        baseline = Baseline.load(request.baseline, request.store)
+        root = Path(baseline.traces_dir)
+        traces = []
+        for trace_id in baseline.trace_ids:
+            path = root / f"{trace_id}.json"
+            if not path.exists():
+                raise ProveAIError(
+                    f"baseline {baseline.name!r} v{baseline.version} lists trace {trace_id}, "
+                    f"which is no longer in {root}",
+                    suggestions=(f"proveai baseline refresh {baseline.name}",),
+                )
+            traces.append(load_trace(path))
+        return traces, {"name": baseline.name, "version": baseline.version}
+    try:
+        validate_filter(request.filters)
+    except ValueError as exc:
+        raise ProveAIError(f"--filter: {exc}") from None
+    if not request.traces_dir.is_dir():
+        raise ProveAIError(
+            f"no trace store at {request.traces_dir}",
+            suggestions=("capture traces with FileExporter first, or point --traces at the store",),
+        )
+    traces = list(iter_traces(request.traces_dir, request.filters))
+    if request.hold_at and not request.filters:
+        wanted = set(request.hold_at)
+        traces = [t for t in traces if wanted & {s.span_id for s in t.spans}]
+    return traces, None
+
+
+def _check_names(request: RunRequest, traces: Sequence[Any], overrides: Mapping[str, Any]) -> None:
+    known = sorted({a for t in traces for a in t.agents})
+    for flag, names in (("--override", list(overrides)), ("--counterfactual", list(request.counterfactual))):
+        for name in names:
+            if name not in known:
+                raise ProveAIError(
+                    f"{flag} names unknown agent {name!r}{did_you_mean(name, known)}; "
+                    f"known agents: {', '.join(known)}",
+                )
+    if request.hold_at:
+        spans = {s.span_id for t in traces for s in t.spans}
+        missing = [s for s in request.hold_at if s not in spans]
+        if missing:
+            raise ProveAIError(
+                f"--hold-at: no span {missing[0]} in the selected trace(s)",
+                suggestions=("span ids are the 16-hex spanId values of the trace files",),
+            )
+    if request.propagate and not (request.counterfactual or request.hold_at):
+        raise ProveAIError(
+            "--propagate only applies with --counterfactual or --hold-at",
+            suggestions=("add --counterfactual AGENT or --hold-at SPAN_ID",),
+        )
+
+
+def _embedder(kind: str) -> Any:
+    if kind == "none":
+        return None
+    from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
+
+    return LocalEmbeddingAdapter() if kind == "local" else OpenAICompatibleEmbeddingAdapter()
+
+
+def execute_run(request: RunRequest, progress: Progress | None = None) -> RunResult:
+    """Replay the selected traces with the overrides, grade every edge, write proveai/runs/<id>/."""
+    from proveai.cache import ResponseCache, default_cache
+    from proveai.replay.attribution import attribute_edges
+    from proveai.replay.engine import replay_trace
+    from proveai.replay.judge import judge_model_name
+
+    if request.embedder not in EMBEDDERS:
+        raise ProveAIError(f"--embedder must be one of {', '.join(EMBEDDERS)}, not {request.embedder!r}")
+    overrides: dict[str, dict[str, Any]] = {}
+    if request.experiment:
+        overrides.update(Experiment.load(request.experiment, request.store).replay_overrides())
+    for agent, file in request.override_files.items():
+        settings = prompt_override(agent, file)
+        overrides[agent] = {**overrides.get(agent, {}), "prompt": settings["prompt"]}
+    traces, baseline_info = _select_traces(request)
+    if not traces:
+        what = " ".join(f"{k}={v}" for k, v in request.filters.items())
+        raise ProveAIError(
+            f"no traces in {request.traces_dir}"
+            + (f" match {what}" if what else "")
+            + (" contain the --hold-at span(s)" if request.hold_at and not what else ""),
+            suggestions=("proveai status  (what the store holds)",),
+        )
+    _check_names(request, traces, overrides)
+    cache = ResponseCache(enabled=False) if request.no_cache else default_cache()
+    judge_model = judge_model_name(request.judge_model)
+    embedder = _embedder(request.embedder)
+    started = dt.datetime.now(dt.UTC)
+    hits0, misses0 = cache.hits, cache.misses
+    pairs = []
+    for index, trace in enumerate(traces, 1):
+        try:
+            replayed = replay_trace(
+                trace,
+                overrides,
+                counterfactual=request.counterfactual or None,
+                hold_at=request.hold_at or None,
+                propagate=request.propagate,
+                cache=cache,
+            )
+        except ValueError as exc:  # no provider for a captured model
+            raise ProveAIError(
+                f"trace {trace.trace_id}: {exc}",
+                suggestions=("set PROVEAI_PROVIDER_PATTERN and PROVEAI_PROVIDER_BASE_URL (see docs)",),
+            ) from None
+        attribute_edges(trace, replayed, embedder=embedder, judge_model=judge_model, cache=cache)
+        pairs.append((trace, replayed))
+        if progress is not None:
+            progress(index, len(traces), trace.trace_id)
+    metrics = run_metrics(pairs, cache.hits - hits0, cache.misses - misses0)
+    exit_code = EXIT_REGRESSION if metrics["by_status"].get("regressed") else EXIT_OK
+    run = Run.create(request.store)
+    manifest = {
+        "schema": "proveai.run/1",
+        "run_id": run.run_id,
+        "created": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "argv": list(request.argv),
+        "traces_dir": str(request.traces_dir),
+        "filters": dict(request.filters),
+        "baseline": baseline_info,
+        "experiment": request.experiment,
+        "overrides": overrides_summary(overrides),
+        "counterfactual": list(request.counterfactual),
+        "hold_at": list(request.hold_at),
+        "propagate": request.propagate,
+        "embedder": request.embedder if embedder is None else f"{request.embedder}:{embedder.model}",
+        "judge_model": judge_model,
+        "cache": {"enabled": cache.enabled, "root": str(cache.root)},
+        "trace_ids": [t.trace_id for t, _ in pairs],
+        "by_status": metrics["by_status"],
+        "exit_code": exit_code,
+        "python": sys.version.split()[0],
+    }
+    run.write_json(
+        "verdicts.json",
+        [
+            {
+                "trace_id": trace.trace_id,
+                "verdicts": [v.to_dict() for v in replayed.edge_verdicts],
+                "replayed_spans": [
+                    {
+                        k: v
+                        for k, v in r.to_dict().items()
+                        if k not in ("messages_sent", "old_output", "new_output")
+                    }
+                    for r in replayed.replayed_spans
+                ],
+            }
+            for trace, replayed in pairs
+        ],
+    )
+    run.write_json("metrics.json", metrics)
+    from proveai.report import write_html_report
+
+    options = {"run_id": run.run_id, "embedder": manifest["embedder"]}
+    reports = [write_html_report(pairs, run.report_path, judge_model, **options)]
+    if request.report is not None:
+        reports.append(write_html_report(pairs, request.report, judge_model, **options))
+    manifest["reports"] = [os.fspath(p) for p in reports]
+    run.write_json("manifest.json", manifest)
+    return RunResult(
+        Run(run.run_id, run.path, manifest), pairs, metrics, tuple(reports), exit_code, judge_model
+    )
+
+
+def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses: int) -> dict[str, Any]:
+    """Counts per status and per edge, regression rates, live/cached calls, latency and tokens."""
+    by_status: Counter[str] = Counter()
+    by_edge: dict[str, Counter[str]] = defaultdict(Counter)
+    live = cached = 0
+    latency = 0.0
+    tokens: Counter[str] = Counter()
+    for _, replayed in pairs:
+        for verdict in replayed.edge_verdicts:
+            by_status[verdict.status] += 1
+            by_edge[verdict.edge][verdict.status] += 1
+        for span in replayed.replayed_spans:
+            if span.live:
+                live += 1
+                cached += int(span.cached)
+                latency += span.latency_ms
+                tokens.update(span.usage)
+    return {
+        "traces": len(pairs),
+        "edges": sum(by_status.values()),
+        "by_status": dict(by_status),
+        "by_edge": {edge: dict(counts) for edge, counts in by_edge.items()},
+        "regression_rate_by_edge": {
+            edge: round(counts.get("regressed", 0) / sum(counts.values()), 4)
+            for edge, counts in by_edge.items()
+        },
+        "live_spans": live,
+        "cached_spans": cached,
+        "cache": {"hits": cache_hits, "misses": cache_misses},
+        "replay_latency_ms": round(latency, 3),
+        "tokens": dict(tokens),
+    }
