@@ -1,0 +1,77 @@
+"""`proveai ci init`: the workflow file, parsed back as YAML, and its refusals."""
+
+from __future__ import annotations
+
+import importlib.metadata
+
+import yaml
+
+from tests.conftest import assert_clean_error
+
+
+def load_workflow(root):
+    return yaml.safe_load((root / ".github" / "workflows" / "proveai.yml").read_text(encoding="utf-8"))
+
+
+def test_default_workflow_runs_the_strict_gate(proveai_cli, workdir) -> None:
+    (workdir / ".git").mkdir()
+    result = proveai_cli("ci", "init")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines() == [
+        "Wrote .github/workflows/proveai.yml",
+        "Next: Add a repo secret named `OPENROUTER_API_KEY`.",
+    ]
+    workflow = load_workflow(workdir)
+    triggers = workflow.get("on", workflow.get(True))  # YAML 1.1 reads a bare `on` as True
+    assert "pull_request" in triggers and "schedule" not in triggers
+    steps = workflow["jobs"]["verify"]["steps"]
+    assert steps[0]["uses"].startswith("actions/checkout@") and steps[0]["with"]["fetch-depth"] == 0
+    assert steps[1]["with"]["python-version"].count(".") == 1
+    install = steps[2]["run"]
+    assert "pip install -e ." in install
+    assert f'"poisson-prove=={importlib.metadata.version("poisson-prove")}"' in install
+    verify = steps[-1]
+    assert verify["run"] == "proveai snapshot verify"
+    assert verify["env"]["PROVEAI_STRICT_JUDGE"] == "1"
+    assert verify["env"]["OPENROUTER_API_KEY"] == "${{ secrets.OPENROUTER_API_KEY }}"
+
+
+def test_providers_full_and_python_version(proveai_cli, workdir) -> None:
+    (workdir / ".git").mkdir()
+    result = proveai_cli("ci", "init", "--provider", "anthropic", "--full", "--python-version", "3.12")
+    assert result.returncode == 0, result.stderr
+    assert "Next: Add a repo secret named `ANTHROPIC_API_KEY`." in result.stdout
+    workflow = load_workflow(workdir)
+    assert "schedule" in workflow.get("on", workflow.get(True))
+    steps = workflow["jobs"]["verify"]["steps"]
+    assert steps[1]["with"]["python-version"] == "3.12"
+    assert steps[-1]["run"] == "proveai snapshot verify --full"
+    assert steps[-1]["env"]["ANTHROPIC_API_KEY"] == "${{ secrets.ANTHROPIC_API_KEY }}"
+
+    for provider, secret in [
+        ("openai", "OPENAI_API_KEY"),
+        ("azure-openai", "AZURE_OPENAI_API_KEY"),
+        ("bedrock", "AWS_SECRET_ACCESS_KEY"),
+        ("custom", "PROVEAI_PROVIDER_API_KEY"),
+    ]:
+        again = proveai_cli("ci", "init", "--provider", provider, "--force")
+        assert again.returncode == 0, again.stderr
+        assert f"`{secret}`" in again.stdout
+        env = load_workflow(workdir)["jobs"]["verify"]["steps"][-1]["env"]
+        assert env[secret] == "${{ secrets." + secret + " }}"
+
+
+def test_refuses_to_overwrite_and_bad_input(proveai_cli, workdir) -> None:
+    (workdir / ".git").mkdir()
+    assert proveai_cli("ci", "init").returncode == 0
+    path = workdir / ".github" / "workflows" / "proveai.yml"
+    path.write_text("# mine\n", encoding="utf-8")
+    refused = proveai_cli("ci", "init")
+    assert_clean_error(refused, 2, ".github/workflows/proveai.yml already exists")
+    assert "next: proveai ci init --force" in refused.stderr
+    assert path.read_text(encoding="utf-8") == "# mine\n"
+    bad = proveai_cli("ci", "init", "--provider", "vertex", "--force")
+    assert bad.returncode == 2 and "invalid choice: 'vertex'" in bad.stderr
+    bad_python = proveai_cli("ci", "init", "--python-version", "three", "--force")
+    assert_clean_error(bad_python, 2, "--python-version 'three'")
+    assert path.read_text(encoding="utf-8") == "# mine\n"
