@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import platform
+import shutil
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -307,6 +308,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
     request, plan = prepared.request, prepared.plan
     executor = make_executor(plan.backend, plan.settings)  # before anything is written
     store = prepared.store
+    store_existed = store.root.exists()
     if prepared.resume_run is not None:
         writer: RunWriter = store.open_run(prepared.resume_run)
         skip = prepared.resume_run.stored_keys()
@@ -340,6 +342,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
     buffer: list[dict[str, Any]] = []
     batch_size = request.batch_size
     interrupted = False
+    failure: Exception | None = None
     rows = executor.execute(job, tasks)
     try:
         for row in rows:
@@ -365,10 +368,18 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
                 progress(ran, to_run)
     except KeyboardInterrupt:
         interrupted = True
+    except Exception as exc:
+        failure = exc
     finally:
         close = getattr(rows, "close", None)
         if close is not None:
             close()
+    if failure is not None and ran == 0 and prepared.resume_run is None:
+        # The backend failed before a single episode came back: leave no empty run behind.
+        shutil.rmtree(writer.path, ignore_errors=True)
+        if not store_existed and {p.name for p in store.root.iterdir()} <= {".store.lock"}:
+            shutil.rmtree(store.root, ignore_errors=True)
+        raise failure
     if buffer:
         writer.write_batch(rows_to_table(buffer))
     done = len(skip) + ran
@@ -391,12 +402,14 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         verdict = "done"
     writer.event(
         "done" if complete else "stop",
-        reason=verdict,
+        reason=verdict if failure is None else "failed",
         ran=ran,
         done=done,
         errored=errored,
         seconds=round(seconds, 3),
     )
+    if failure is not None:
+        raise failure  # what ran is kept; the run stays partial, to resume
     manifest = writer.manifest
     return SweepResult(
         verdict=verdict,
