@@ -29,6 +29,10 @@ from poisson_prove.backends.base import Executor, Job, Task
 from poisson_prove.errors import EXIT_STOPPED, ProveError
 
 DEFAULT_LOCAL_WORKERS = 2
+DEFAULT_THREADS_PER_WORKER = 4  # agents mostly wait on model APIs: more threads than cores
+# Without a set concurrency, keep twice the cluster's threads submitted so no worker idles
+# while a result travels back and the next episode travels out.
+DEFAULT_WINDOW_PER_THREAD = 2
 
 
 class _DaskEngine:
@@ -83,8 +87,8 @@ class DaskExecutor(Executor):
     Settings read ([dask] merged with the command line): address (an existing scheduler,
     e.g. "tcp://10.0.0.5:8786"; default: a LocalCluster on 127.0.0.1 for the run), n_workers
     (LocalCluster worker processes, default 2), threads_per_worker (default: concurrency /
-    n_workers, rounded up), concurrency (episodes in flight, default: the cluster's thread
-    count), infra_errors, infra_retries, infra_backoff, worker_retries.
+    n_workers rounded up, or 4), concurrency (episodes in flight, default: twice the
+    cluster's threads), infra_errors, infra_retries, infra_backoff, worker_retries.
     """
 
     name = "dask"
@@ -96,10 +100,10 @@ class DaskExecutor(Executor):
         self.concurrency: int | None = (
             positive_int(settings, "concurrency", 1, "dask") if settings.get("concurrency") else None
         )
-        default_threads = math.ceil((self.concurrency or self.n_workers) / self.n_workers)
-        self.threads_per_worker = positive_int(
-            settings, "threads_per_worker", default_threads, "dask"
+        default_threads = (
+            math.ceil(self.concurrency / self.n_workers) if self.concurrency else DEFAULT_THREADS_PER_WORKER
         )
+        self.threads_per_worker = positive_int(settings, "threads_per_worker", default_threads, "dask")
         self.settings = dict(settings)
         self.policy = retry_policy(settings, "dask")
 
@@ -133,7 +137,8 @@ class DaskExecutor(Executor):
         client = cluster = None
         try:
             client, cluster = self._connect(scratch)
-            window = self.concurrency or max(1, sum(client.nthreads().values()))
+            threads = max(1, sum(client.nthreads().values()))
+            window = self.concurrency or DEFAULT_WINDOW_PER_THREAD * threads
             yield from drive(_DaskEngine(client, job), job, tasks, Window(window), policy)
         finally:
             if client is not None:
