@@ -482,7 +482,7 @@ def run_sweep(
         overrides=dict(overrides or {}),
         max_mde=max_mde,
     )
-    prepared = prepare_sweep(request)
+    prepared = prepare_sweep(request, import_check="child" if episode_timeout is not None else "process")
     if not prepared.plan.passes:
         raise underpowered_error(prepared)
     refusal = cost_error(prepared.plan)

@@ -247,7 +247,10 @@ def run(args: argparse.Namespace) -> int:
         max_mde=args.max_mde,
     )
     try:
-        prepared = prepare_sweep(request, import_check="child" if args.dry_run else "process")
+        # Under --episode-timeout the episodes import the target in their own child process, so
+        # the check runs in one too: the target's import-time output then happens once.
+        isolated = args.dry_run or args.episode_timeout is not None
+        prepared = prepare_sweep(request, import_check="child" if isolated else "process")
     except ProveError as err:
         if out.json_mode and "called sys.exit" in err.message:
             err = _exit_at_import(err)
@@ -350,12 +353,6 @@ def _execute(args: argparse.Namespace, out: _Output, prepared: Any, document: di
             suggestions=["poisson-prove sweep --resume"],
             exit_code=result.exit_code,
         )
-    elif result.verdict == "failed":
-        err = ProveError(
-            f"every rollout errored ({result.first_error})",
-            suggestions=[f"poisson-prove inspect {shlex.quote(result.name)}"],
-            exit_code=EXIT_STOPPED,
-        )
     elif out.json_mode and result.system_exits:
         from poisson_prove.cli._app import _short_home, cache_dir
 
@@ -365,6 +362,12 @@ def _execute(args: argparse.Namespace, out: _Output, prepared: Any, document: di
         err = ProveError(
             f"the target called sys.exit in {result.system_exits:,} rollouts, stored as errors of kind "
             f"system_exit (details in {_short_home(log)})",
+            suggestions=[f"poisson-prove inspect {shlex.quote(result.name)}"],
+            exit_code=EXIT_STOPPED,
+        )
+    elif result.verdict == "failed":
+        err = ProveError(
+            f"every rollout errored ({result.first_error})",
             suggestions=[f"poisson-prove inspect {shlex.quote(result.name)}"],
             exit_code=EXIT_STOPPED,
         )
