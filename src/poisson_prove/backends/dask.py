@@ -24,9 +24,14 @@ from typing import Any
 from poisson_prove.backends._attempt import Attempt, run_attempt
 from poisson_prove.backends._extras import require
 from poisson_prove.backends._schedule import Window, WorkerLost, drive
-from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
+from poisson_prove.backends._settings import (
+    non_negative_float,
+    policy_for_job,
+    positive_int,
+    retry_policy,
+)
 from poisson_prove.backends.base import Executor, Job, Task
-from poisson_prove.errors import EXIT_STOPPED, ProveError
+from poisson_prove.errors import ProveError
 
 DEFAULT_LOCAL_WORKERS = 2
 DEFAULT_THREADS_PER_WORKER = 4  # agents mostly wait on model APIs: more threads than cores
@@ -104,21 +109,30 @@ class DaskExecutor(Executor):
             math.ceil(self.concurrency / self.n_workers) if self.concurrency else DEFAULT_THREADS_PER_WORKER
         )
         self.threads_per_worker = positive_int(settings, "threads_per_worker", default_threads, "dask")
+        self.connect_timeout = non_negative_float(settings, "connect_timeout", 10.0, "dask")
         self.settings = dict(settings)
         self.policy = retry_policy(settings, "dask")
+        # An existing scheduler is reached now, while the sweep has written nothing, so an
+        # unreachable one is a refusal (exit 1) rather than a run stopped at its start.
+        self._client: Any = self._reach(self.address) if self.address else None
+
+    def _reach(self, address: str) -> Any:
+        from distributed import Client
+
+        try:
+            return Client(address, timeout=f"{self.connect_timeout}s")
+        except (OSError, TimeoutError) as exc:
+            raise ProveError(
+                f"cannot reach the Dask scheduler at {address}: {exc}",
+                suggestions=["check [dask] address, or remove it to run a local cluster"],
+            ) from exc
 
     def _connect(self, scratch: str) -> tuple[Any, Any]:
         from distributed import Client, LocalCluster
 
-        if self.address:
-            try:
-                return Client(self.address, timeout="10s"), None
-            except (OSError, TimeoutError) as exc:
-                raise ProveError(
-                    f"cannot reach the Dask scheduler at {self.address}: {exc}",
-                    suggestions=["check [dask] address, or remove it to run a local cluster"],
-                    exit_code=EXIT_STOPPED,
-                ) from exc
+        if self._client is not None:
+            client, self._client = self._client, None
+            return client, None
         cluster = LocalCluster(
             n_workers=self.n_workers,
             threads_per_worker=self.threads_per_worker,

@@ -32,6 +32,7 @@ BACKEND_TABLES: dict[str, Schema] = {
     },
     "dask": {
         "address": (str,),
+        "connect_timeout": _NUMBER,  # seconds to reach `address`
         "n_workers": (int,),
         "threads_per_worker": (int,),
         "concurrency": (int,),
