@@ -26,12 +26,9 @@ from proveai.capture.trace import KINDS, OPERATIONS, Span
 F = TypeVar("F", bound=Callable[..., Any])
 
 _ids = random.Random(os.urandom(16))
-os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(16)))
-
-
-def new_span_id() -> str:
-    value = _ids.getrandbits(64) or 1  # an all-zero span id is invalid in OTLP
-    return f"{value:016x}"
+os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(16)))  # forked children: own ids
+_getrandbits = _ids.getrandbits
+_time_ns = time.time_ns
 
 
 class AgentMeta:
@@ -82,6 +79,8 @@ class AgentMeta:
 
     def bind(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> dict[str, Any]:
         if self.simple_binding and not kwargs and len(args) == len(self.param_names):
+            if len(args) == 1:  # the commonest agent shape, kept short: this runs on every call
+                return {self.param_names[0]: to_jsonable(args[0])}
             return {name: to_jsonable(value) for name, value in zip(self.param_names, args, strict=True)}
         if self.signature is not None:
             try:
@@ -99,47 +98,42 @@ class AgentMeta:
 
 
 class SpanBuilder:
-    """An open span: filled while the call runs, frozen into a Span when the trace closes."""
+    """An open span: filled while the call runs, frozen into a Span when the trace closes.
 
-    __slots__ = (
-        "_owner",
-        "_span_id",
-        "end_ns",
-        "error",
-        "input_messages",
-        "inputs",
-        "meta",
-        "output",
-        "output_messages",
-        "parent_span_id",
-        "request",
-        "start_ns",
-        "status",
-        "usage",
-    )
+    Opening a span must stay cheap: the hot fields are slots, the id stays an int until the
+    trace closes, and fields a call rarely sets are class-level defaults (instance dict on use).
+    """
 
-    def __init__(
-        self, owner: Any, parent_span_id: str | None, meta: AgentMeta, inputs: dict[str, Any]
-    ) -> None:
+    __slots__ = ("__dict__", "_id", "_owner", "_parent", "end_ns", "inputs", "meta", "output", "start_ns")
+
+    status = "ok"
+    error: str | None = None
+    input_messages: list[dict[str, Any]] | None = None
+    output_messages: list[dict[str, Any]] | None = None
+    usage: dict[str, int] | None = None
+    request: dict[str, Any] | None = None
+
+    def __init__(self, frame: Any, meta: AgentMeta, inputs: dict[str, Any]) -> None:
+        owner = frame._owner
         self._owner = owner
-        self._span_id = new_span_id()
+        self._parent = frame  # the enclosing span builder, or the Trace itself at top level
+        self._id = _getrandbits(64) or 1  # an all-zero span id is invalid in OTLP
         self.meta = meta
-        self.parent_span_id = parent_span_id
         self.inputs = inputs
-        self.output: Any = None
-        self.status = "ok"
-        self.error: str | None = None
-        self.end_ns = 0
-        self.input_messages: list[dict[str, Any]] | None = None
-        self.output_messages: list[dict[str, Any]] | None = None
-        self.usage: dict[str, int] | None = None
-        self.request: dict[str, Any] | None = None
         owner._builders.append(self)
-        self.start_ns = time.time_ns()
+        self.start_ns = _time_ns()
+
+    @property
+    def _span_id(self) -> str:
+        return f"{self._id:016x}"
 
     @property
     def span_id(self) -> str:
-        return self._span_id
+        return f"{self._id:016x}"
+
+    @property
+    def parent_span_id(self) -> str | None:
+        return self._parent._span_id
 
     @property
     def trace_id(self) -> str:
@@ -189,15 +183,16 @@ class SpanBuilder:
 
     def freeze(self, trace_end_ns: int) -> Span:
         meta = self.meta
-        status, error, end_ns = self.status, self.error, self.end_ns
+        status, error, end_ns = self.status, self.error, getattr(self, "end_ns", 0)
+        output = getattr(self, "output", None)
         if not end_ns:  # still running when the trace closed (e.g. a thread not joined)
             status, error, end_ns = "error", "unfinished when the trace closed", trace_end_ns
         span = Span(
-            trace_id=self._owner.trace_id, span_id=self._span_id, parent_span_id=self.parent_span_id,
+            trace_id=self._owner.trace_id, span_id=self.span_id, parent_span_id=self.parent_span_id,
             name=meta.name, operation=meta.operation, kind=meta.kind, model=meta.model,
             version=meta.version, parent_agent=meta.parent_agent, description=meta.description,
             source_file=meta.source_file, start_ns=self.start_ns, end_ns=end_ns, status=status,
-            error=error, inputs=self.inputs, output=self.output, input_messages=self.input_messages,
+            error=error, inputs=self.inputs, output=output, input_messages=self.input_messages,
             output_messages=self.output_messages, usage=self.usage, request=self.request,
         )
         # the same attributes a reader gets back from the OTLP file, so live == loaded
@@ -212,7 +207,7 @@ def current_span() -> SpanBuilder | None:
 
 
 def _open(frame: Any, meta: AgentMeta, args: tuple[Any, ...], kwargs: dict[str, Any]) -> SpanBuilder:
-    return SpanBuilder(frame._owner, frame._span_id, meta, meta.bind(args, kwargs))
+    return SpanBuilder(frame, meta, meta.bind(args, kwargs))
 
 
 def monitor(
@@ -251,20 +246,25 @@ def monitor(
 
 
 def _wrap_sync(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
+    # the hot path: names bound to locals, no helper calls beyond the span's own
+    get_frame, set_frame, reset_frame = FRAME.get, FRAME.set, FRAME.reset
+    bind, builder_of, safe, now = meta.bind, SpanBuilder, to_jsonable, time.time_ns
+
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        frame = FRAME.get()
+        frame = get_frame()
         if frame is None:
             return fn(*args, **kwargs)
-        builder = _open(frame, meta, args, kwargs)
-        token = FRAME.set(builder)
+        builder = builder_of(frame, meta, bind(args, kwargs))
+        token = set_frame(builder)
         try:
             result = fn(*args, **kwargs)
         except BaseException as exc:
             builder._finish_error(exc)
             raise
         finally:
-            FRAME.reset(token)
-        builder._finish_ok(result)
+            reset_frame(token)
+        builder.end_ns = now()
+        builder.output = safe(result)
         return result
 
     return wrapper
