@@ -162,6 +162,10 @@ def read_index(root: Path) -> IndexRead:
     warnings: list[str] = []
     if not root.is_dir():
         return IndexRead({}, warnings)
+    if not (root / MANIFEST).exists() and not (root / JOURNAL).exists():
+        if next(trace_files(root), None) is None:
+            return IndexRead({}, warnings)  # not a store (yet): a read writes nothing here
+        warnings.append(f"{root / MANIFEST} is missing; rebuilding the index from the trace files")
     try:
         with store_lock(root):
             entries = _compact_locked(root, warnings)

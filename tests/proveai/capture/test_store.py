@@ -423,3 +423,26 @@ def test_thirty_processes_capturing_at_once_all_end_up_indexed(py, workdir):
     index = read_index(store)
     assert sorted(index.entries) == sorted(printed) and index.warnings == []
     assert sorted(read_json(store / "manifest.json")) == sorted(printed)
+
+
+def test_reading_a_folder_that_is_not_a_store_writes_nothing(tmp_path, proveai_cli):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("hello")
+    result = proveai_cli("status", "--traces", str(folder))
+    assert result.returncode == 0 and result.stdout == f"no traces yet in {folder}\n"
+    assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+
+
+def test_a_deleted_manifest_is_rebuilt_with_a_warning(tmp_path):
+    from proveai.capture.index import JOURNAL, read_index
+
+    traces = [capture(tmp_path) for _ in range(2)]
+    read_index(tmp_path)
+    (tmp_path / "manifest.json").unlink()
+    (tmp_path / JOURNAL).unlink()
+    index = read_index(tmp_path)
+    assert set(index.entries) == {t.trace_id for t in traces}
+    missing = f"{tmp_path / 'manifest.json'} is missing; rebuilding the index from the trace files"
+    assert index.warnings == [missing]
+    assert set(read_json(tmp_path / "manifest.json")) == {t.trace_id for t in traces}
