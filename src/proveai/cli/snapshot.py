@@ -408,11 +408,12 @@ def _diff(args: argparse.Namespace) -> int:
 def _side_by_side(field: Any, console: Any) -> None:
     if console is not None:
         from rich.table import Table
+        from rich.text import Text
 
         table = Table(title=field.field, expand=True, show_lines=False)
         table.add_column("pinned", ratio=1, overflow="fold")
         table.add_column("fresh", ratio=1, overflow="fold")
-        table.add_row(field.pinned or "∅", field.fresh or "∅")
+        table.add_row(Text(field.pinned or "∅"), Text(field.fresh or "∅"))
         console.print(table)
         return
     import shutil

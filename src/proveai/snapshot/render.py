@@ -43,15 +43,17 @@ def _clip(text: str, width: int) -> str:
 
 def rich_table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
     from rich.table import Table
+    from rich.text import Text
 
     table = Table(title=title, show_lines=False)
     for header in headers:
         table.add_column(header, overflow="fold")
     styles = {"✓": "green", "~": "yellow", "✗": "bold red", "?": "yellow", "+": "cyan"}
     for row in rows:
-        cells = list(row)
-        if len(cells) > 1 and cells[1][:1] in styles:
-            cells[1] = f"[{styles[cells[1][:1]]}]{cells[1]}[/]"
+        # Text objects, not markup strings: a rationale or JSON with "[...]" must print as is
+        cells = [Text(str(cell)) for cell in row]
+        if len(cells) > 1 and str(row[1])[:1] in styles:
+            cells[1].stylize(styles[str(row[1])[:1]])
         table.add_row(*cells)
     return table
 

@@ -1,0 +1,57 @@
+"""On a terminal the tables are drawn with rich; text from the judge is never read as markup."""
+
+from __future__ import annotations
+
+import os
+import pty
+import subprocess
+from pathlib import Path
+
+from tests.conftest import CLI, isolated_env, script_path
+from tests.proveai.model_server import ModelServer
+from tests.proveai.snapshot.kit import edit, make_project, run_pipeline, server_env
+
+
+def run_on_tty(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
+    leader, follower = pty.openpty()
+    try:
+        proc = subprocess.run(
+            [script_path("proveai"), *args],
+            cwd=cwd,
+            env=env,
+            stdout=follower,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            timeout=120,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+
+
+def test_rich_tables_print_judge_text_verbatim(tmp_path: Path, home: Path) -> None:
+    project = tmp_path / "proj"
+    make_project(project)
+    with ModelServer(judge_verdict="worse") as server:
+        server.judge_rationale = "[bold]lost[/] the [1, 2] list"
+        env = server_env(server.openai_url)
+        assert run_pipeline(project, isolated_env(home, env)).returncode == 0
+        assert CLI("proveai", project, home)("snapshot", "init", env=env).returncode == 0
+        edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
+        tty_env = isolated_env(home, {**env, "TERM": "xterm-256color"})
+        code, out = run_on_tty(["snapshot", "verify"], project, tty_env)
+    assert code == 1
+    assert "┏" in out  # drawn by rich
+    assert "[bold]lost[/] the [1, 2] list" in out
+    code, out = run_on_tty(["snapshot", "diff", "--side-by-side", "--agent", "draft"], project, tty_env)
+    assert code == 0 and "pinned" in out and "Draft a curt reply" in out
