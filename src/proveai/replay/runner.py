@@ -144,12 +144,12 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     traces, baseline_info = _select_traces(request)
     if not traces:
         what = " ".join(f"{k}={v}" for k, v in request.filters.items())
-        raise ProveAIError(
-            f"no traces in {request.traces_dir}"
-            + (f" match {what}" if what else "")
-            + (" contain the --hold-at span(s)" if request.hold_at and not what else ""),
-            suggestions=("proveai status  (what the store holds)",),
-        )
+        if request.hold_at and not what:
+            spans = ", ".join(request.hold_at)
+            problem = f"no trace in {request.traces_dir} contains span {spans} (--hold-at)"
+        else:
+            problem = f"no traces in {request.traces_dir}" + (f" match {what}" if what else "")
+        raise ProveAIError(problem, suggestions=("proveai status  (what the store holds)",))
     _check_names(request, traces, overrides)
     cache = ResponseCache(enabled=False) if request.no_cache else default_cache()
     judge_model = judge_model_name(request.judge_model)

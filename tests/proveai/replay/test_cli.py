@@ -1,0 +1,241 @@
+"""`proveai run / baseline / experiment / calibrate`, run for real as console scripts."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import CLI, assert_clean_error
+from tests.proveai.model_server import ModelServer
+from tests.proveai.replay.pipeline import run_pipeline
+
+TICKETS = ("My order arrived broken", "Refund please", "Where is my parcel?")
+
+
+@pytest.fixture
+def store(workdir: Path, model_server: ModelServer, monkeypatch: pytest.MonkeyPatch) -> dict[str, str]:
+    """Three traces captured for real into workdir/proveai/traces; the env that routes models."""
+    from proveai.providers import reset_providers
+
+    env = {
+        "PROVEAI_PROVIDER_PATTERN": "gpt-*,claude-*",
+        "PROVEAI_PROVIDER_BASE_URL": model_server.openai_url,
+        "PROVEAI_CACHE_DIR": str(workdir.parent / "cache"),
+    }
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    reset_providers()
+    for ticket in TICKETS:
+        run_pipeline(ticket, root=workdir / "proveai" / "traces")
+    (workdir / "prompts").mkdir()
+    (workdir / "prompts" / "qa_v2.md").write_text("Check the reply. Be strict.", encoding="utf-8")
+    return env
+
+
+def _files(root: Path) -> set[str]:
+    return {str(p.relative_to(root)) for p in root.rglob("*") if p.is_file()}
+
+
+def _run_dir(workdir: Path) -> Path:
+    (run_dir,) = (workdir / "proveai" / "runs").iterdir()
+    return run_dir
+
+
+def test_unchanged_replay_exits_0_with_the_summary_table(proveai_cli: CLI, workdir: Path, store) -> None:
+    before = _files(workdir)
+    result = proveai_cli("run", env=store)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert "3 trace(s) → proveai/runs/" in lines[0]
+    assert max(len(line) for line in lines[: lines.index("")]) <= 80
+    assert lines[1].startswith("┏") and "Trace" in lines[2] and "Rationale" in lines[2]
+    assert "Per-edge totals:" in lines
+    assert "  draft→qa_check: 3 unchanged" in lines and "  root→classify: 3 unchanged" in lines
+    assert lines[-1] == "no edge regressed: exit 0"
+    assert "\x1b[" not in result.stdout
+    assert result.stderr.count("replayed ") == 3
+    run_dir = _run_dir(workdir)
+    new_files = _files(workdir) - before
+    assert all(f.startswith(str(run_dir.relative_to(workdir))) for f in new_files), new_files
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert (
+        manifest["run_id"] == run_dir.name and manifest["exit_code"] == 0 and len(manifest["trace_ids"]) == 3
+    )
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["by_status"] == {"unchanged": 12} and metrics["traces"] == 3
+    verdicts = json.loads((run_dir / "verdicts.json").read_text())
+    assert [v["edge"] for v in verdicts[0]["verdicts"]] == [
+        "root→classify",
+        "classify→lookup",
+        "lookup→draft",
+        "draft→qa_check",
+    ]
+    assert (run_dir / "report.html").read_text().startswith("<!DOCTYPE html>")
+
+
+def test_a_regressing_override_exits_1_and_writes_the_report_where_asked(
+    proveai_cli: CLI, workdir: Path, store, model_server: ModelServer
+) -> None:
+    model_server.judge_verdict, model_server.judge_rationale = "worse", "lost the refund policy"
+    result = proveai_cli(
+        "run",
+        "--override",
+        "qa_check=prompts/qa_v2.md",
+        "--report",
+        "out/report.html",
+        "--no-color",
+        env=store,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "3 trace(s) → out/report.html" in result.stdout
+    assert "  draft→qa_check: 3 regressed" in result.stdout
+    assert "judge: lost the refund…" in result.stdout or "judge: lost the" in result.stdout
+    assert result.stdout.rstrip().endswith("3 edge(s) regressed: exit 1")
+    assert (workdir / "out" / "report.html").exists()
+    run_dir = _run_dir(workdir)
+    manifest = json.loads((run_dir / "manifest.json").read_text())
+    assert manifest["overrides"]["qa_check"]["prompt_sha256"]
+    assert "Be strict" not in (run_dir / "manifest.json").read_text()  # the prompt is hashed, not copied
+    verdicts = json.loads((run_dir / "verdicts.json").read_text())
+    qa = verdicts[0]["verdicts"][-1]
+    assert (qa["status"], qa["tier"], qa["change"]) == ("regressed", 3, "direct edit")
+    # a second identical run costs no model call
+    served = model_server.count()
+    again = proveai_cli("run", "--override", "qa_check=prompts/qa_v2.md", env=store)
+    assert again.returncode == 1 and model_server.count() == served
+    assert "0 live" in again.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "fragment"),
+    [
+        (["--override", "qa_chek=prompts/qa_v2.md"], "unknown agent 'qa_chek' (did you mean \"qa_check\"?)"),
+        (["--counterfactual", "nobody"], "known agents: classify, draft, lookup, qa_check"),
+        (
+            ["--override", "qa_check=prompts/missing.md"],
+            "--override qa_check=prompts/missing.md: no such file",
+        ),
+        (["--override", "qa_check"], "--override expects AGENT=PATH"),
+        (["--hold-at", "0123456789abcdef"], "0123456789abcdef"),
+        (["--propagate"], "--propagate only applies with --counterfactual or --hold-at"),
+        (["--filter", "outcome=great"], "outcome must be one of"),
+        (["--filter", "outcome=bad"], "no traces in proveai/traces match outcome=bad"),
+        (["--baseline", "nope"], "no baseline named 'nope'"),
+        (["--experiment", "nope"], "no experiment named 'nope'"),
+        (["--traces", "elsewhere"], "no trace store at elsewhere"),
+    ],
+)
+def test_bad_input_is_exit_2_and_writes_nothing(
+    proveai_cli: CLI, workdir: Path, store, args, fragment
+) -> None:
+    result = proveai_cli("run", *args, env=store)
+    assert_clean_error(result, 2, fragment)
+    assert not (workdir / "proveai" / "runs").exists()
+
+
+def test_missing_credentials_fail_cleanly_naming_the_variable(proveai_cli: CLI, workdir: Path, store) -> None:
+    result = proveai_cli("run", env={"PROVEAI_PROVIDER_PATTERN": ""})
+    assert_clean_error(result, 2, "OPENAI_API_KEY", "gpt-4o-mini")
+    assert not (workdir / "proveai" / "runs").exists()
+
+
+def test_embedder_choice_is_validated(proveai_cli: CLI, store) -> None:
+    result = proveai_cli("run", "--embedder", "bert", env=store)
+    assert result.returncode == 2 and "invalid choice: 'bert'" in result.stderr
+
+
+def test_hold_at_and_counterfactual(proveai_cli: CLI, workdir: Path, store) -> None:
+    trace_file = next(p for p in (workdir / "proveai" / "traces").glob("*.json") if len(p.stem) == 32)
+    spans = json.loads(trace_file.read_text())["resourceSpans"][0]["scopeSpans"][0]["spans"]
+
+    def agent(span: dict) -> str:
+        attrs = {a["key"]: a["value"] for a in span["attributes"]}
+        return attrs["gen_ai.agent.name"]["stringValue"]
+
+    span_id = next(s["spanId"] for s in spans if agent(s) == "draft")
+    result = proveai_cli("run", "--hold-at", span_id, "--override", "draft=prompts/qa_v2.md", env=store)
+    assert result.returncode in (0, 1), result.stderr
+    assert "1 trace(s)" in result.stdout
+    run_dir = _run_dir(workdir)
+    replayed = json.loads((run_dir / "verdicts.json").read_text())[0]["replayed_spans"]
+    assert [r["live"] for r in replayed].count(True) == 1
+    counter = proveai_cli("run", "--counterfactual", "classify", env=store)
+    assert counter.returncode == 0, counter.stderr
+
+
+def test_baseline_and_experiment_lifecycle(proveai_cli: CLI, workdir: Path, store) -> None:
+    created = proveai_cli("baseline", "create", "goods", "--filter", "outcome=good", env=store)
+    assert created.returncode == 0, created.stderr
+    assert created.stdout == "Wrote baseline 'goods' v1 — 3 trace(s) → proveai/baselines/goods.yaml\n"
+    import yaml
+
+    data = yaml.safe_load((workdir / "proveai" / "baselines" / "goods.yaml").read_text())
+    assert data["version"] == 1 and len(data["trace_ids"]) == 3 and data["filter"] == {"outcome": "good"}
+    assert_clean_error(proveai_cli("baseline", "create", "goods", env=store), 2, "already exists")
+    assert_clean_error(proveai_cli("baseline", "create", "../x", env=store), 2, "invalid baseline name")
+    run_pipeline("One more", root=workdir / "proveai" / "traces")
+    refreshed = proveai_cli("baseline", "refresh", "goods", env=store)
+    assert refreshed.stdout == "Refreshed baseline 'goods' v1 → v2 — 4 trace(s) (+1 −0)\n"
+    listing = proveai_cli("baseline", "list", env=store)
+    assert listing.stdout.startswith("goods  v2  4 trace(s)  outcome=good")
+    shown = proveai_cli("baseline", "show", "goods@1", env=store)
+    assert "baseline goods v1" in shown.stdout and shown.stdout.count("\n    ") == 3
+
+    new = proveai_cli(
+        "experiment",
+        "new",
+        "fix-qa",
+        "--override",
+        "qa_check=prompts/qa_v2.md",
+        "--model",
+        "draft=gpt-4o",
+        env=store,
+    )
+    assert new.stdout == "Wrote experiment 'fix-qa' — 2 agent override(s) → proveai/experiments/fix-qa.yaml\n"
+    (workdir / "prompts" / "qa_v2.md").write_text("changed after saving", encoding="utf-8")
+    show = proveai_cli("experiment", "show", "fix-qa", env=store)
+    assert "model: gpt-4o" in show.stdout and "Check the reply. Be strict." in show.stdout
+    assert proveai_cli("experiment", "list", env=store).stdout.startswith(
+        "fix-qa  overrides: draft, qa_check"
+    )
+    assert_clean_error(
+        proveai_cli("experiment", "new", "empty", env=store), 2, "an experiment needs at least one override"
+    )
+
+    run = proveai_cli("run", "--baseline", "goods@1", "--experiment", "fix-qa", env=store)
+    assert run.returncode in (0, 1), run.stderr
+    assert "3 trace(s)" in run.stdout
+    manifest = json.loads((_run_dir(workdir) / "manifest.json").read_text())
+    assert manifest["baseline"] == {"name": "goods", "version": 1} and manifest["experiment"] == "fix-qa"
+    assert manifest["overrides"]["draft"]["model"] == "gpt-4o"
+    assert_clean_error(
+        proveai_cli("run", "--baseline", "goods", "--filter", "outcome=good", env=store),
+        2,
+        "cannot be combined",
+    )
+
+
+def test_openai_embedder_tier(proveai_cli: CLI, store, model_server: ModelServer) -> None:
+    env = {**store, "PROVEAI_EMBEDDER_BASE_URL": model_server.openai_url, "PROVEAI_EMBEDDER_MODEL": "emb"}
+    result = proveai_cli("run", "--override", "draft=prompts/qa_v2.md", "--embedder", "openai", env=env)
+    assert result.returncode in (0, 1), result.stderr
+    assert model_server.count("/v1/embeddings") >= 1
+
+
+def test_calibrate_with_the_local_model(proveai_cli: CLI, workdir: Path, store) -> None:
+    result = proveai_cli("calibrate", "--out", "proveai.calibration.json", env=store, timeout=240)
+    assert result.returncode == 0, result.stderr
+    assert (
+        result.stdout.startswith("Calibrated ")
+        and "with all-MiniLM-L6-v2 → proveai.calibration.json" in result.stdout
+    )
+    data = json.loads((workdir / "proveai.calibration.json").read_text())
+    assert data["model"] == "all-MiniLM-L6-v2"
+    for entry in data["agents"].values():
+        assert 0.05 <= entry["regressed_threshold"] < entry["unchanged_threshold"] <= 0.999
+    assert "classify" in data["agents"] and entry["n_outputs"] == 3
+    assert_clean_error(
+        proveai_cli("calibrate", "--filter", "outcome=bad", env=store), 2, "nothing to calibrate on"
+    )
