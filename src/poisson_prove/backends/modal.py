@@ -100,14 +100,16 @@ class ModalExecutor(Executor):
 
     def __init__(self, settings: Mapping[str, Any], sdk: Any = None) -> None:
         self.sdk = sdk if sdk is not None else require("modal", "modal")
-        self.settings = dict(settings)
-        self.app_name = str(settings.get("app_name") or DEFAULT_APP_NAME)
+        # Sub-tables are image sections, whatever their name ([modal.gpu] is not a GPU).
+        self.settings = {k: v for k, v in settings.items() if not isinstance(v, Mapping)}
+        scalars = self.settings
+        self.app_name = str(scalars.get("app_name") or DEFAULT_APP_NAME)
         self.concurrency: int | None = (
-            positive_int(settings, "concurrency", 1, "modal") if settings.get("concurrency") else None
+            positive_int(scalars, "concurrency", 1, "modal") if scalars.get("concurrency") else None
         )
         self.section_name, self.section = chosen_section(settings)
-        self.policy = retry_policy(settings, "modal")
-        self.timeout = non_negative_float(settings, "timeout", 300.0, "modal")
+        self.policy = retry_policy(scalars, "modal")
+        self.timeout = non_negative_float(scalars, "timeout", 300.0, "modal")
 
     def build_image(self, job: Job) -> Any:
         table = self.section

@@ -96,6 +96,8 @@ def per_episode_usd(backend: str, settings: Mapping[str, Any]) -> float:
     table = PRICES.get(backend)
     if table is None:
         return 0.0
+    # Sub-tables are [modal.SECTION] images, whatever their name ([modal.gpu] is not a GPU).
+    settings = {k: v for k, v in settings.items() if not isinstance(v, Mapping)}
     seconds = _number(settings, "est_seconds", DEFAULT_EST_SECONDS, backend)
     cpu = _number(settings, "cpu", table.default_cpu, backend)
     if backend == "modal":
