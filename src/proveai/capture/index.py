@@ -138,9 +138,13 @@ def _read_journal(root: Path, warnings: list[str]) -> tuple[list[tuple[str, dict
 
 def _compact_locked(root: Path, warnings: list[str] | None = None) -> dict[str, dict[str, Any]]:
     warnings = [] if warnings is None else warnings
+    missing = not (root / MANIFEST).exists()
     entries = _load_manifest(root, warnings)
     rows, damaged = _read_journal(root, warnings)
-    if entries is None or damaged:
+    if missing:  # a new store, or a deleted manifest: index whatever trace files are there
+        entries = rebuild_entries(root, {}, warnings)
+        entries.update(dict(rows))
+    elif entries is None or damaged:
         if entries is None:
             corrupt = root / MANIFEST
             with contextlib.suppress(OSError):
