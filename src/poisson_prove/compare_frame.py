@@ -57,14 +57,41 @@ def _coded(column: pa.ChunkedArray) -> Coded:
     if not chunks:
         return Coded((), np.empty(0, dtype=np.int32))
     values = tuple(chunks[0].dictionary.to_pylist())
-    parts = [pc.fill_null(chunk.indices, -1).to_numpy(zero_copy_only=False) for chunk in chunks]
-    return Coded(values, np.concatenate(parts).astype(np.int32, copy=False))
+    return Coded(values, np.concatenate([_codes(chunk.indices) for chunk in chunks]))
+
+
+def _plain_values(array: pa.Array, fill: float | int) -> np.ndarray:
+    """A fixed-width Arrow array as NumPy with nulls replaced by `fill`.
+
+    Read from the buffers: pyarrow's own conversion of an array with nulls (and
+    pc.fill_null's scalar) imports pandas, a second of start-up for every command.
+    """
+    dtype = _NUMPY_TYPES[array.type.id]
+    data = np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array) + array.offset)[array.offset:]
+    if array.null_count == 0:
+        return data
+    bitmap = np.frombuffer(array.buffers()[0], dtype=np.uint8)
+    valid = np.unpackbits(bitmap, bitorder="little")[array.offset : array.offset + len(array)].astype(bool)
+    return np.where(valid, data, fill)
+
+
+_NUMPY_TYPES = {
+    pa.int8().id: np.dtype(np.int8),
+    pa.int16().id: np.dtype(np.int16),
+    pa.int32().id: np.dtype(np.int32),
+    pa.int64().id: np.dtype(np.int64),
+    pa.float64().id: np.dtype(np.float64),
+}
+
+
+def _codes(indices: pa.Array) -> np.ndarray:
+    return _plain_values(indices, -1).astype(np.int32, copy=False)
 
 
 def _numbers(column: pa.ChunkedArray, dtype: type, fill: float | int) -> np.ndarray:
     if column.num_chunks == 0:
         return np.empty(0, dtype=dtype)
-    return pc.fill_null(column, fill).to_numpy().astype(dtype, copy=False)
+    return np.concatenate([_plain_values(chunk, fill) for chunk in column.chunks]).astype(dtype, copy=False)
 
 
 def read_columns(info: RunInfo, columns: Sequence[str]) -> pa.Table:
@@ -74,7 +101,8 @@ def read_columns(info: RunInfo, columns: Sequence[str]) -> pa.Table:
     if not files:
         return schema.empty_table()
     wanted_dict = [name for name in columns if name in _DICTIONARY_COLUMNS]
-    tables = [pq.read_table(f, columns=list(columns), read_dictionary=wanted_dict) for f in files]
+    # ParquetFile, not pq.read_table: the latter imports pyarrow.dataset and with it pandas (~1 s).
+    tables = [pq.ParquetFile(f, read_dictionary=wanted_dict).read(columns=list(columns)) for f in files]
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     return table.unify_dictionaries()
 

@@ -180,6 +180,59 @@ def _bar(share: float | None, width: int = 10) -> str:
     return ("█" * int(filled) + ("▌" if filled % 1 else "")).ljust(width)
 
 
+def _terminal_rate(rate: Rate) -> str:
+    if rate.share is None:
+        return "-"
+    star = "*" if rate.starred else ""
+    return f"{_share(rate.share)}{star}\n[{_share(rate.lo)}, {_share(rate.hi)}]"
+
+
+def _terminal_result(row: OutcomeResult) -> str:
+    if row.verdict == "no change":
+        return f"no change\n{_mde(row.mde_rise, '+')} / {_mde(row.mde_fall, '-')}"
+    return row.verdict
+
+
+def _terminal_condition_table(comparison: Comparison) -> Any:
+    """The per-condition table for a terminal: narrower cells on two lines, colour, rate bars."""
+    from rich import box
+    from rich.table import Table as RichTable
+    from rich.text import Text
+
+    plain = condition_table(comparison)
+    drawn = RichTable(title=plain.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
+    drawn.add_column("condition", min_width=18, ratio=3)
+    drawn.add_column("outcome", no_wrap=True)
+    drawn.add_column("before", justify="right", no_wrap=True)
+    drawn.add_column("after", justify="right", no_wrap=True)
+    paired = comparison.method == "mcnemar"
+    if paired:
+        drawn.add_column("b", justify="right", no_wrap=True)
+        drawn.add_column("c", justify="right", no_wrap=True)
+    drawn.add_column("p", justify="right", no_wrap=True)
+    drawn.add_column("q", justify="right", no_wrap=True)
+    drawn.add_column("result", min_width=9, ratio=1)
+    drawn.add_column("rates", no_wrap=True, min_width=11)
+    for condition in comparison.conditions:
+        for i, row in enumerate(condition.outcomes):
+            style = VERDICT_STYLES.get(row.verdict, "")
+            verdict_style = VERDICT_STYLES.get(condition.verdict, "")
+            label = Text(f"{condition.label}\n{condition.verdict}", style=verdict_style)
+            cells: list[Any] = [label if i == 0 else "", row.outcome]
+            cells += [_terminal_rate(row.before), _terminal_rate(row.after)]
+            if paired:
+                cells += [str(row.b), str(row.c)]
+            cells += [_p(row.p), _p(row.q_value), Text(_terminal_result(row), style=style)]
+            bar = (
+                Text(_bar(row.before.share, 5), style="grey50")
+                + Text("|")
+                + Text(_bar(row.after.share, 5), style=style)
+            )
+            cells.append(bar)
+            drawn.add_row(*cells, end_section=i == len(condition.outcomes) - 1)
+    return drawn
+
+
 def print_rich(comparison: Comparison, notes: Sequence[str], console: Any) -> None:
     """The report on a terminal: the same lines, tables drawn with colour and rate bars."""
     from rich.text import Text
@@ -192,14 +245,7 @@ def print_rich(comparison: Comparison, notes: Sequence[str], console: Any) -> No
     for line in lines[1:]:
         style = "yellow" if line.startswith("trade ") else None
         console.print(Text(line, style=style or ""))
-    bars = [
-        Text(_bar(o.before.share), style="grey50")
-        + Text(" ")
-        + Text(_bar(o.after.share), style=VERDICT_STYLES.get(o.verdict, ""))
-        for c in comparison.conditions
-        for o in c.outcomes
-    ]
-    drawn = rich_table(condition_table(comparison), extra=("before | after", bars))
+    drawn = _terminal_condition_table(comparison)
     console.print()
     console.print(drawn)
     console.print(rich_table(coverage_table(comparison)))

@@ -1,0 +1,224 @@
+"""`diff`, `check` and `inspect` through the installed console script, on runs in a store."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import subprocess
+from pathlib import Path
+
+import poisson_prove
+from poisson_prove.conditions import cell_key
+from poisson_prove.seeding import episode_seed
+from poisson_prove.store import RunStore
+from tests.conftest import assert_clean_error, isolated_env, script_path
+from tests.poisson_prove.compare.runs import Episodes, from_outcomes, write_run
+
+N = 120
+BOX = set("│─┃━┏┓┗┛┌┐└┘├┤┼═║")
+
+
+def _outcomes(**counts: int) -> list[str | None]:
+    out: list[str | None] = []
+    for name, count in counts.items():
+        out += [None if name == "error" else name] * count
+    return out + ["resolved"] * (N - len(out))
+
+
+def _store_with_pair(workdir: Path, after_unresolved: int = 5, error: int = 2) -> tuple:
+    store = workdir / "prove-runs"
+    before = {
+        ("refund", 0.0): _outcomes(unresolved=50, error=error),
+        ("password", 0.0): _outcomes(unresolved=10, timeout=3),
+    }
+    after = {
+        ("refund", 0.0): _outcomes(unresolved=after_unresolved, error=error),
+        ("password", 0.0): _outcomes(unresolved=10, timeout=3),
+    }
+    a = write_run(store, from_outcomes(before))
+    b = write_run(store, from_outcomes(after), paired_with=a)
+    return store, a, b
+
+
+def _log(home: Path) -> list[dict]:
+    path = home / ".cache" / "poisson-prove" / "compared.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+def test_diff_plain_report_on_a_pipe(prove, workdir: Path, home: Path) -> None:
+    _, a, b = _store_with_pair(workdir)
+    result = prove("diff")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert lines[0].startswith("safer unresolved: 1 safer, 0 worse · timeout: 0 safer, 0 worse "
+                               "(paired test on shared seeds); 2 conditions by 20 steps, q 0.05")
+    assert lines[1] == (
+        "method paired test on shared seeds (McNemar), the default for runs paired at sweep time"
+    )
+    assert lines[2:4] == [f"before {a.name}", f"after {b.name}"]
+    assert "\x1b" not in result.stdout and not BOX & set(result.stdout)
+    header = next(line for line in lines if line.startswith("condition ") and " outcome " in line)
+    columns = ["condition", "verdict", "outcome", "before", "after", "b", "c", "p", "q", "result"]
+    assert header.split() == columns
+    refund = [line for line in lines if line.split("  ")[0] == "ticket refund · temperature 0.0"]
+    assert len(refund) == 2 and " safer " in refund[0]  # its table row, then its coverage row
+    assert "no change, could have shown +" in result.stdout
+    assert "coverage: episodes without an outcome" in result.stdout
+    # plain output is stable: the same comparison prints the same bytes
+    assert prove("diff", a.name, b.name).stdout == result.stdout
+    entries = _log(home)
+    assert [e["headline"] for e in entries] == ["safer", "safer"]
+    assert entries[0]["before"]["run_id"] == a.run_id and entries[0]["after"]["done"] == 240
+    assert entries[0]["method"] == "mcnemar"
+
+
+def test_diff_json_carries_every_number(prove, workdir: Path) -> None:
+    store, a, b = _store_with_pair(workdir)
+    result = prove("diff", "--json", "--method", "fisher", "--q", "0.1")
+    assert result.returncode == 0 and result.stderr == ""
+    document = json.loads(result.stdout)
+    assert document["schema"] == "poisson-prove.diff/1"
+    assert document["method"] == "fisher" and document["q"] == 0.1 and not document["method_is_default"]
+    expected = poisson_prove.compare(a.name, b.name, method="fisher", q=0.1, store=store)
+    assert document["headline"]["word"] == expected.headline.word
+    row = document["conditions"][0]["outcomes"][0]
+    want = expected.conditions[0].outcomes[0]
+    assert row["p"] == want.p and row["q_value"] == want.q_value
+    assert row["before"] == {
+        "n": want.before.n, "k": want.before.k, "share": want.before.share, "lo": want.before.lo,
+        "hi": want.before.hi, "starred": False, "variance": None, "effective_n": None,
+    }
+    assert document["coverage"][0]["before_errors"] == [{"kind": "RuntimeError", "count": 2}]
+
+
+def test_check_exits_4_when_a_failure_rose_and_0_otherwise(prove, workdir: Path) -> None:
+    _store, a, b = _store_with_pair(workdir, after_unresolved=5)
+    safer = prove("check")
+    assert safer.returncode == 0 and safer.stdout.startswith("safer ")
+    assert safer.stdout == prove("diff").stdout
+    worse = prove("check", b.name, a.name)  # the same pair the other way round
+    assert worse.returncode == 4, worse.stderr
+    assert worse.stdout.startswith("worse unresolved: 0 safer, 1 worse")
+    assert worse.stderr == ""
+    as_json = prove("check", b.name, a.name, "--json")
+    assert as_json.returncode == 4 and json.loads(as_json.stdout)["exit_code"] == 4
+
+
+def test_resumed_run_gets_a_note(prove, workdir: Path) -> None:
+    store, _a, b = _store_with_pair(workdir)
+    first = prove("diff")
+    assert "note:" not in first.stdout
+    # resume: the after run gains episodes (new replicates) after it was compared
+    info = RunStore(store).resolve(b.run_id)
+    extra = Episodes()
+    for r in range(N, N + 10):
+        extra.add({"ticket": "refund", "temperature": 0.0}, r, "resolved", case_id="refund")
+    key = cell_key(extra.cfg[0])
+    RunStore(store).open_run(info).write_batch({
+        "run_id": [b.run_id] * 10, "cell": [key] * 10, "cfg": [key] * 10, "replicate": extra.replicate,
+        "seed": [episode_seed(info.manifest["salt"], key, r) for r in extra.replicate],
+        "outcome": extra.outcome, "t": extra.t, "horizon": extra.horizon, "case_id": extra.case_id,
+        "meta": [None] * 10, "error_kind": [None] * 10, "error_message": [None] * 10,
+        "started_at": [None] * 10, "duration_s": [None] * 10, "spans": [None] * 10,
+    })
+    second = prove("diff")
+    assert second.returncode == 0
+    notes = [line for line in second.stdout.splitlines() if line.startswith("note: ")]
+    assert len(notes) == 1
+    assert notes[0].startswith(f'note: run "{b.name}" was resumed after it was compared at ')
+    assert notes[0].endswith("(240 episodes then, 250 now)")
+
+
+def test_mixed_cases_refused_with_the_docs_lines_and_nothing_logged(prove, workdir: Path, home: Path) -> None:
+    mixed = Episodes()
+    names = ["password", "refund", "shipping"]
+    for temperature in (0.0, 0.7):
+        for r in range(30):
+            mixed.add({"temperature": temperature}, r, "resolved", case_id=names[r % 3])
+    store = workdir / "mixed-runs"
+    a = write_run(store, mixed, axes=("temperature",))
+    write_run(store, mixed, axes=("temperature",), paired_with=a)
+    result = prove("--store", "mixed-runs", "diff")
+    assert_clean_error(result, 1)
+    assert result.stdout == ""
+    assert result.stderr == (
+        "error: condition temperature 0.0 ran 3 cases (password, refund, shipping); each case must be its "
+        "own sweep axis\n"
+        "next: make each case its own sweep axis in the spec, an [axes.<name>] table whose values are the "
+        "cases, then sweep again\n"
+    )
+    assert not (home / ".cache" / "poisson-prove" / "compared.jsonl").exists()
+
+
+def test_refusals_on_the_command_line(prove, workdir: Path) -> None:
+    assert_clean_error(prove("diff"), 1, "the store prove-runs holds 0 runs; a comparison needs two")
+    store = workdir / "prove-runs"
+    write_run(store, from_outcomes({("refund", 0.0): _outcomes()}))
+    assert_clean_error(prove("diff"), 1, "holds 1 run", "a comparison needs two")
+    write_run(store, from_outcomes({("refund", 0.0): _outcomes()}))
+    assert_clean_error(prove("diff", "nope", "latest"), 1, 'no run named "nope"')
+    unknown = prove("diff", "--event", "timout")
+    assert_clean_error(unknown, 1, 'unknown event "timout" (did you mean "timeout"?)')
+    assert "next: --event unresolved" in unknown.stderr
+    assert_clean_error(prove("diff", "--method", "ttest"), 2, "invalid choice")
+    assert_clean_error(prove("diff", "--method", "mcnemar"), 1, "not paired at sweep time")
+
+
+def test_diff_on_a_terminal_draws_colour(workdir: Path, home: Path) -> None:
+    _store_with_pair(workdir)
+    leader, follower = pty.openpty()
+    try:
+        process = subprocess.run(
+            [script_path("poisson-prove"), "diff"],
+            cwd=workdir, env=isolated_env(home, {"TERM": "xterm-256color"}),
+            stdout=follower, stderr=subprocess.PIPE, text=True, timeout=120,
+        )
+        os.close(follower)
+        chunks = []
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+    finally:
+        os.close(leader)
+    output = b"".join(chunks).decode()
+    assert process.returncode == 0, process.stderr
+    assert "\x1b[" in output  # colour
+    assert "safer" in output and "rates" in output and "█" in output, output
+
+
+def test_inspect_errors_and_one_episode(prove, workdir: Path) -> None:
+    _store, a, b = _store_with_pair(workdir, error=4)
+    result = prove("inspect")
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.startswith(f'run "{b.name}" ({b.run_id}), complete: 240 of 240 planned episodes, '
+                                    "4 without an outcome\n")
+    assert "RuntimeError      4   1.7%" in result.stdout
+    assert "the tool API returned 503" in result.stdout and "ticket refund · temperature 0.0" in result.stdout
+    seed = episode_seed(a.manifest["salt"], cell_key({"ticket": "refund", "temperature": 0.0}), 0)
+    for selector in (
+        "ticket refund · temperature 0.0/0",
+        '{"temperature":0.0,"ticket":"refund"}/0',
+        "ticket=refund,temperature=0/0",
+        "ticket=refund/0",
+    ):
+        shown = prove("inspect", a.name, "--episode", selector)
+        assert shown.returncode == 0, (selector, shown.stderr)
+        assert "outcome     unresolved" in shown.stdout
+        assert f"seed        {seed}\n" in shown.stdout
+    errored = json.loads(prove("inspect", a.name, "--episode", "ticket=refund/50", "--json").stdout)
+    assert errored["schema"] == "poisson-prove.inspect/1"
+    assert errored["episode"]["error_kind"] == "RuntimeError" and errored["episode"]["outcome"] is None
+    missing = prove("inspect", "--episode", "ticket=billing/0")
+    assert_clean_error(missing, 1, 'no condition "ticket=billing"')
+    assert 'next: poisson-prove inspect "' in missing.stderr
+    assert_clean_error(prove("inspect", "--episode", "ticket=refund/999"), 1, "no replicate 999")
+    assert_clean_error(prove("inspect", "--episode", "refund"), 2, "is not CONDITION/REPLICATE")
