@@ -338,7 +338,11 @@ def _topology_verdicts(
         children_new[parent].add(child)
     verdicts: list[EdgeVerdict] = []
     diverged: set[tuple[str | None, str]] = set()
+    old_agents = {s.name for s in trace.spans}
+    new_agents = {s.name for s in new_trace.spans}
     for parent in sorted(set(children_old) | set(children_new), key=lambda p: p or ""):
+        if parent is not None and not (parent in old_agents and parent in new_agents):
+            continue  # inside a diverged subtree: its own parent's verdict already says so
         before, after = children_old.get(parent, set()), children_new.get(parent, set())
         if before != after:
             added, removed = sorted(after - before), sorted(before - after)
