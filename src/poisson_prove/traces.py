@@ -56,7 +56,7 @@ def _clean(attributes: MutableMapping[str, Any]) -> dict[str, Any]:
     return out
 
 
-def record(name: str, **attributes: Any) -> None:
+def record(name: str, /, **attributes: Any) -> None:
     """Record an instant step (start == end) with its attributes; a no-op outside a sweep."""
     spans = _SPANS.get()
     if spans is None:
@@ -76,7 +76,7 @@ def record(name: str, **attributes: Any) -> None:
 
 
 @contextmanager
-def step(name: str, **attributes: Any) -> Iterator[dict[str, Any]]:
+def step(name: str, /, **attributes: Any) -> Iterator[dict[str, Any]]:
     """Record the block as a step; yields its attributes dict, which the block may extend.
 
     An exception leaving the block marks the step `error` (with the exception's type and
@@ -139,45 +139,36 @@ def _bounded(value: Any, limit: int | None) -> Any:
     return value
 
 
-class _EpisodeSpanProcessor:
-    """Appends each finished OpenTelemetry span to the running episode's list (if any)."""
+def _episode_span_processor(content: bool, limit: int | None) -> Any:
+    """A SpanProcessor appending each finished span to the running episode's list (if any)."""
+    from opentelemetry.sdk.trace import SpanProcessor
 
-    def __init__(self, content: bool, limit: int | None) -> None:
-        self.content = content
-        self.limit = limit
+    class EpisodeSpanProcessor(SpanProcessor):
+        def on_end(self, span: Any) -> None:
+            spans = _SPANS.get()
+            if spans is None:
+                return
+            attributes = {}
+            for key, value in (span.attributes or {}).items():
+                if not content and key.startswith("gen_ai.") and any(m in key for m in _CONTENT_MARKERS):
+                    continue  # content = false keeps prompts and completions out of the store
+                attributes[key] = _bounded(list(value) if isinstance(value, tuple) else value, limit)
+            status = getattr(getattr(span, "status", None), "status_code", None)
+            spans.append(
+                {
+                    "name": span.name,
+                    "start": span.start_time / 1e9 if span.start_time else None,
+                    "end": span.end_time / 1e9 if span.end_time else None,
+                    "attributes": attributes,
+                    "status": "error" if status is not None and status.name == "ERROR" else "ok",
+                    "source": "otel",
+                    "parent": None,
+                    "span_id": f"{span.context.span_id:016x}",
+                    "trace_id": f"{span.context.trace_id:032x}",
+                }
+            )
 
-    def on_start(self, span: Any, parent_context: Any = None) -> None:
-        return None
-
-    def on_end(self, span: Any) -> None:
-        spans = _SPANS.get()
-        if spans is None:
-            return
-        attributes = {}
-        for key, value in (span.attributes or {}).items():
-            if not self.content and key.startswith("gen_ai.") and any(m in key for m in _CONTENT_MARKERS):
-                continue  # content = false keeps prompts and completions out of the store
-            attributes[key] = _bounded(value if not isinstance(value, tuple) else list(value), self.limit)
-        status = getattr(getattr(span, "status", None), "status_code", None)
-        spans.append(
-            {
-                "name": span.name,
-                "start": span.start_time / 1e9 if span.start_time else None,
-                "end": span.end_time / 1e9 if span.end_time else None,
-                "attributes": attributes,
-                "status": "error" if status is not None and status.name == "ERROR" else "ok",
-                "source": "otel",
-                "parent": None,
-                "span_id": f"{span.context.span_id:016x}",
-                "trace_id": f"{span.context.trace_id:032x}",
-            }
-        )
-
-    def shutdown(self) -> None:
-        return None
-
-    def force_flush(self, timeout_millis: int = 30000) -> bool:
-        return True
+    return EpisodeSpanProcessor()
 
 
 def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
@@ -198,7 +189,7 @@ def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
         provider = TracerProvider()
         trace.set_tracer_provider(provider)
         provider = trace.get_tracer_provider()
-    processor = _EpisodeSpanProcessor(bool(capture.get("content")), capture.get("max_observation_bytes"))
+    processor = _episode_span_processor(bool(capture.get("content")), capture.get("max_observation_bytes"))
     provider.add_span_processor(processor)  # type: ignore[union-attr, arg-type]
     missing = missing_instrumentors(names)
     found = {ep.name: ep for ep in entry_points(group=INSTRUMENTOR_GROUP)}
