@@ -136,23 +136,47 @@ def run(args: argparse.Namespace) -> int:
         no_cache=args.no_cache,
         argv=tuple(sys.argv),
     )
-    result = execute_run(request, progress=_progress_printer())
+    progress = _Progress(no_color=args.no_color)
+    try:
+        result = execute_run(request, progress=progress)
+    finally:
+        progress.close()
     print_summary(result, no_color=args.no_color)
     return result.exit_code
 
 
-def _progress_printer() -> Any:
-    """Progress on stderr: one updating line on a terminal, a plain line per trace on a pipe."""
-    tty = sys.stderr.isatty()
+class _Progress:
+    """Progress on stderr: a rich bar on a terminal, a plain line per trace on a pipe."""
 
-    def show(index: int, total: int, trace_id: str) -> None:
-        if tty:
-            sys.stderr.write(f"\rreplayed {index}/{total} trace(s)" + ("\n" if index == total else ""))
-        else:
+    def __init__(self, no_color: bool) -> None:
+        self.tty = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+        self.no_color = no_color or bool(os.environ.get("NO_COLOR"))
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __call__(self, index: int, total: int, trace_id: str) -> None:
+        if not self.tty:
+            if index == 0:
+                return
             sys.stderr.write(f"replayed {index}/{total} {trace_id}\n")
-        sys.stderr.flush()
+            sys.stderr.flush()
+            return
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
-    return show
+            console = Console(stderr=True, no_color=self.no_color)
+            self._bar = Progress(
+                TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
+            )
+            self._bar.start()
+            self._task = self._bar.add_task("replay", total=total)
+        self._bar.update(self._task, completed=index)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
 
 
 def _cut(text: str, width: int) -> str:

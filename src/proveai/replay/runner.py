@@ -157,6 +157,8 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     started = dt.datetime.now(dt.UTC)
     hits0, misses0 = cache.hits, cache.misses
     pairs = []
+    if progress is not None:
+        progress(0, len(traces), "")
     for index, trace in enumerate(traces, 1):
         try:
             replayed = replay_trace(
