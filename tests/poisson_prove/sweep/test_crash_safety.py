@@ -10,6 +10,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from tests.conftest import isolated_env, script_path
 from tests.poisson_prove.sweep.helpers import episodes, manifests, small_spec, write
 
@@ -101,3 +103,35 @@ def test_two_sweeps_into_one_store_at_once(workdir: Path, home: Path) -> None:
         mine = [(r["cell"], r["replicate"]) for r in rows if r["run_id"] == manifest["run_id"]]
         assert len(mine) == len(set(mine)) == PLANNED
         assert manifest["status"] == "complete"
+
+
+@pytest.mark.parametrize("timeout", [None, "30"], ids=["in-process", "episode-timeout"])
+def test_ctrl_c_keeps_what_ran_and_exits_130(workdir: Path, home: Path, timeout: str | None) -> None:
+    write(workdir, "agent.py", SLOWISH)
+    small_spec(workdir, replicates=150)
+    store = workdir / "prove-runs"
+    extra = ["--episode-timeout", timeout] if timeout else []
+    process = subprocess.Popen(
+        [script_path("poisson-prove"), "sweep", "--yes", "--max-mde", "0.5", "--batch-size", "8", *extra],
+        cwd=workdir,
+        env=isolated_env(home),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # its own process group, as a terminal's Ctrl-C reaches it
+    )
+    while process.poll() is None and _batches(store) == 0:
+        time.sleep(0.01)
+    os.killpg(process.pid, signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err
+    assert any(line.startswith("stopped ") and "(partial)" in line for line in out.splitlines()), out
+    assert "Traceback" not in err
+    (error,) = [line for line in err.splitlines() if line.startswith("error: ")]
+    assert error.startswith("error: interrupted: ") and "(partial)" in error
+    assert "next: poisson-prove sweep --resume" in err
+    (manifest,) = manifests(store)
+    rows = episodes(store)
+    assert manifest["status"] == "partial" and 0 < len(rows) < PLANNED
+    assert f"{len(rows):,} of {PLANNED} rollouts kept" in error
+    assert len({(r["cell"], r["replicate"]) for r in rows}) == len(rows)
