@@ -1,0 +1,194 @@
+"""The docs' comparison flows end to end, with real sweeps through the installed script:
+the example agent and its patch (a trade where tools fail most), the support bot's prompt
+change (safer), and the mixed-case rollout (refused, nothing written)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import assert_clean_error
+
+PATCHED = "poisson_prove.examples.mock_agent:rollout_patched"
+
+
+def _write(folder: Path, name: str, text: str) -> None:
+    (folder / name).write_text(text.lstrip("\n"), encoding="utf-8")
+
+
+def _compared(home: Path) -> list[dict]:
+    path = home / ".cache" / "poisson-prove" / "compared.jsonl"
+    return [json.loads(line) for line in path.read_text().splitlines()] if path.exists() else []
+
+
+def test_example_agent_and_its_patch_trade_where_tools_fail_most(prove, workdir: Path, home: Path) -> None:
+    assert prove("init", "--example").returncode == 0
+    first = prove("sweep", "--yes")
+    assert first.returncode == 0, first.stderr
+    second = prove("sweep", "--yes", "--target", PATCHED, "--pair-with", "latest")
+    assert second.returncode == 0, second.stderr
+    runs = sorted(p.name for p in (workdir / "prove-runs").iterdir() if p.is_dir())
+    names = [json.loads((workdir / "prove-runs" / r / "manifest.json").read_text())["name"] for r in runs]
+
+    diff = prove("diff")
+    assert diff.returncode == 0, diff.stderr
+    assert diff.stderr == ""
+    lines = diff.stdout.splitlines()
+    assert lines[0].startswith("trade timeout: 0 safer, 1 worse · violated: ")
+    assert " (paired test on shared seeds); 9 conditions by 20 tool calls, q 0.05" in lines[0]
+    assert lines[1] == (
+        "method paired test on shared seeds (McNemar), the default for runs paired at sweep time"
+    )
+    assert lines[2:4] == [f"before {names[0]}", f"after {names[1]}"]
+    assert lines[4] == "trade task_id refund · tool_fail_rate 0.55: violated fell, timeout rose"
+    assert not lines[5].startswith("trade ")
+    assert "\x1b" not in diff.stdout
+
+    gate = prove("check")
+    assert gate.returncode == 4, gate.stderr
+    assert gate.stdout == diff.stdout
+
+    document = json.loads(prove("diff", "--json").stdout)
+    trades = [c for c in document["conditions"] if c["verdict"] == "trade"]
+    assert [(c["label"], c["fell"], c["rose"]) for c in trades] == [
+        ("task_id refund · tool_fail_rate 0.55", ["violated"], ["timeout"])
+    ]
+    assert document["tests"] == 18 and document["headline"]["word"] == "trade"
+
+    logged = _compared(home)
+    assert [e["command"] for e in logged] == ["diff", "check", "diff"]
+    assert all(e["headline"] == "trade" and e["after"]["done"] == 1746 for e in logged)
+
+    inspected = prove("inspect")
+    assert inspected.returncode == 0
+    assert "no errors: every episode has an outcome" in inspected.stdout
+    episode = prove("inspect", "--episode", "task_id=refund,tool_fail_rate=0.55/0")
+    assert episode.returncode == 0, episode.stderr
+    assert "condition   task_id refund · tool_fail_rate 0.55\n" in episode.stdout
+    assert '"case_id": "refund"' in episode.stdout
+
+
+PROMPTS = "SYSTEM = \"Answer the customer's ticket. Ask before refunding.\"\n"
+SUPPORT_BOT = '''
+import random
+from dataclasses import dataclass
+
+from prompts import SYSTEM
+
+TICKETS = {"refund": 0.30, "password": 0.10, "shipping": 0.20}
+
+
+@dataclass
+class Reply:
+    resolved: bool
+    timed_out: bool
+    steps: int
+
+
+def handle(ticket, temperature, seed):
+    rng = random.Random(seed)
+    steps = rng.randint(2, 20)
+    gives_up = ticket * (1 + temperature) * (0.5 if "step by step" in SYSTEM else 1.0)
+    return Reply(resolved=steps < 20 and rng.random() >= gives_up, timed_out=steps == 20, steps=steps)
+'''
+MY_ROLLOUT = """
+from poisson_prove import Episode
+from support_bot import TICKETS, handle
+
+
+def rollout(cfg, seed):
+    ticket = TICKETS[cfg["ticket"]]
+    reply = handle(ticket, temperature=cfg["temperature"], seed=seed)
+    if reply.timed_out:
+        outcome = "timeout"
+    elif reply.resolved:
+        outcome = "resolved"
+    else:
+        outcome = "unresolved"
+    return Episode(outcome=outcome, t=reply.steps, horizon=20, meta={"case_id": cfg["ticket"]})
+"""
+MIXED_ROLLOUT = """
+from poisson_prove import Episode
+from support_bot import TICKETS, handle
+
+
+def rollout(cfg, seed):
+    name = sorted(TICKETS)[seed % len(TICKETS)]  # the case picked from the seed: wrong
+    reply = handle(TICKETS[name], temperature=cfg["temperature"], seed=seed)
+    outcome = "timeout" if reply.timed_out else "resolved" if reply.resolved else "unresolved"
+    return Episode(outcome=outcome, t=reply.steps, horizon=20, meta={"case_id": name})
+"""
+DECLARE = """
+[declare]
+outcomes = ["resolved", "unresolved", "timeout"]
+failures = ["unresolved", "timeout"]
+successes = ["resolved"]
+"""
+SUPPORT_TOML = """
+target = "my_rollout:rollout"
+target_id = "support-bot"
+t_unit = "steps"
+replicates = 200
+
+[axes.ticket]
+type = "categorical"
+values = ["refund", "password", "shipping"]
+
+[axes.temperature]
+type = "continuous"
+values = [0.0, 0.7]
+""" + DECLARE
+MIXED_TOML = """
+target = "mixed_rollout:rollout"
+target_id = "support-bot"
+t_unit = "steps"
+replicates = 200
+
+[axes.temperature]
+type = "continuous"
+values = [0.0, 0.7]
+""" + DECLARE
+
+
+def test_support_bot_prompt_change_is_safer(prove, workdir: Path) -> None:
+    for name, text in (("prompts.py", PROMPTS), ("support_bot.py", SUPPORT_BOT),
+                       ("my_rollout.py", MY_ROLLOUT), ("support.toml", SUPPORT_TOML)):
+        _write(workdir, name, text)
+    assert prove("sweep", "support.toml", "--yes").returncode == 0
+    _write(workdir, "prompts.py", PROMPTS.replace("ticket.", "ticket step by step."))
+    assert prove("sweep", "support.toml", "--yes", "--pair-with", "latest").returncode == 0
+
+    diff = prove("diff")
+    assert diff.returncode == 0, diff.stderr
+    head = diff.stdout.splitlines()[0]
+    assert head.startswith("safer unresolved: ") and " · timeout: " in head
+    assert "(paired test on shared seeds); 6 conditions by 20 steps" in head
+    document = json.loads(prove("check", "--json").stdout)
+    assert document["exit_code"] == 0 and document["headline"]["word"] == "safer"
+    counts = {c["outcome"]: c for c in document["headline"]["counts"]}
+    assert counts["unresolved"]["safer"] >= 1 and counts["unresolved"]["worse"] == 0
+    assert counts["timeout"]["worse"] == 0
+    # the prompt does not touch timeouts: the paired twins time out together
+    assert all(row["b"] == row["c"] == 0 for c in document["conditions"] for row in c["outcomes"]
+               if row["outcome"] == "timeout")
+    assert prove("check").returncode == 0
+
+
+def test_mixed_cases_refused_and_nothing_written(prove, workdir: Path, home: Path) -> None:
+    for name, text in (("prompts.py", PROMPTS), ("support_bot.py", SUPPORT_BOT),
+                       ("mixed_rollout.py", MIXED_ROLLOUT), ("mixed.toml", MIXED_TOML)):
+        _write(workdir, name, text)
+    assert prove("--store", "mixed-runs", "sweep", "mixed.toml", "--yes").returncode == 0
+    paired = prove("--store", "mixed-runs", "sweep", "mixed.toml", "--yes", "--pair-with", "latest")
+    assert paired.returncode == 0, paired.stderr
+    for verb in ("diff", "check"):
+        result = prove("--store", "mixed-runs", verb)
+        assert_clean_error(result, 1)
+        assert result.stdout == ""
+        assert result.stderr.splitlines() == [
+            "error: condition temperature 0.0 ran 3 cases (password, refund, shipping); "
+            "each case must be its own sweep axis",
+            "next: make each case its own sweep axis in the spec, an [axes.<name>] table whose values "
+            "are the cases, then sweep again",
+        ]
+    assert _compared(home) == []
