@@ -113,7 +113,10 @@ class Trace:
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
         self.ended_ns = time.time_ns()
-        FRAME.reset(self._token)
+        try:
+            FRAME.reset(self._token)
+        except ValueError:  # exited in another context than entered (e.g. another task)
+            FRAME.set(None)
         self._token = None
         self._closed = True
         self.spans = sorted(

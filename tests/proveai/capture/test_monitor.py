@@ -283,3 +283,29 @@ def test_spans_are_frozen():
         leaf("a")
     with pytest.raises(dataclasses.FrozenInstanceError):
         t.spans[0].name = "other"  # type: ignore[misc]
+
+
+def test_async_errors_async_with_and_async_generator_closed_early():
+    @monitor("afail")
+    async def afail() -> None:
+        await asyncio.sleep(0)
+        raise TimeoutError("model too slow")
+
+    @monitor("agen")
+    async def agen():
+        for i in range(5):
+            yield i
+
+    async def main() -> Trace:
+        async with trace("async") as t:
+            with pytest.raises(TimeoutError):
+                await afail()
+            stream = agen()
+            assert [await stream.__anext__(), await stream.__anext__()] == [0, 1]
+            await stream.aclose()
+        return t
+
+    t = asyncio.run(main())
+    failed, partial = t.span("afail"), t.span("agen")
+    assert failed.status == "error" and failed.error == "TimeoutError: model too slow"
+    assert partial.status == "ok" and partial.output == [0, 1]
