@@ -50,19 +50,16 @@ def needs_pool(settings: Mapping[str, Any]) -> bool:
 def make_executor(backend: str, settings: Mapping[str, Any]) -> Executor:
     """The executor for `backend`, configured by its spec table merged with CLI overrides.
 
-    local: the sequential LocalExecutor unless concurrency > 1, an explicit mode or named
+    local: the sequential LocalExecutor (through DefaultLocalExecutor, which sends an
+    `async def` rollout to a one-slot pool) unless concurrency > 1, an explicit mode or named
     infra_errors ask for the pool (backends/pool.py). dask, ray, modal, burla: their adapters,
     each importing its SDK here so a missing extra is refused before anything runs.
     Settings errors and missing extras raise ProveError with exit code 1.
     """
     if backend == "local":
-        if needs_pool(settings):
-            from poisson_prove.backends.pool import PoolExecutor
+        from poisson_prove.backends.pool import DefaultLocalExecutor, PoolExecutor
 
-            return PoolExecutor(settings)
-        from poisson_prove.backends.local import LocalExecutor
-
-        return LocalExecutor()
+        return PoolExecutor(settings) if needs_pool(settings) else DefaultLocalExecutor(settings)
     if backend == "dask":
         from poisson_prove.backends.dask import DaskExecutor
 

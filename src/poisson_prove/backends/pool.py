@@ -12,11 +12,15 @@ threads otherwise. The scheduling (window, AIMD backoff, infrastructure retries)
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import concurrent.futures
+import importlib.machinery
 import queue
+import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
 from typing import Any
 
 from poisson_prove.backends._attempt import (
@@ -159,3 +163,45 @@ class PoolExecutor(Executor):
         finally:
             if slots is not None:
                 slots.close()
+
+
+def declares_async(job: Job) -> bool:
+    """Whether the job's target is an `async def`, read from its source without running it
+    (under --episode-timeout the sweep's own process never imports the target)."""
+    module_name, _, attr = job.target.partition(":")
+    parts = module_name.split(".")
+    try:
+        spec = importlib.machinery.PathFinder.find_spec(parts[0], [job.spec_dir, *sys.path])
+        for depth in range(1, len(parts)):
+            if spec is None or not spec.submodule_search_locations:
+                return False
+            spec = importlib.machinery.PathFinder.find_spec(
+                ".".join(parts[: depth + 1]), list(spec.submodule_search_locations)
+            )
+        if spec is None or not spec.origin or not spec.origin.endswith(".py"):
+            return False
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError, ImportError):
+        return False
+    return any(isinstance(node, ast.AsyncFunctionDef) and node.name == attr for node in tree.body)
+
+
+class DefaultLocalExecutor(Executor):
+    """The default local backend (concurrency 1): the sequential LocalExecutor for a plain
+    rollout, and a one-slot pool for an `async def rollout`, which the sequential path does not
+    await. Everything else about the run is the same."""
+
+    name = "local"
+
+    def __init__(self, settings: Mapping[str, Any]) -> None:
+        self.settings = dict(settings)
+
+    def execute(self, job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:
+        # Under a timeout the target is only read, never imported, in the sweep's own process.
+        timed = job.episode_timeout is not None
+        if declares_async(job) if timed else is_async(load_rollout(job)):
+            yield from PoolExecutor({**self.settings, "concurrency": 1}).execute(job, tasks)
+            return
+        from poisson_prove.backends.local import LocalExecutor
+
+        yield from LocalExecutor().execute(job, tasks)

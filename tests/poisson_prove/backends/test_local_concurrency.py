@@ -62,6 +62,20 @@ def test_async_rollouts_run_together_on_one_event_loop(prove, workdir: Path) -> 
     assert len(list(state.glob("thread-*"))) == 1
 
 
+def test_async_rollouts_are_awaited_at_the_default_concurrency_too(prove, workdir: Path) -> None:
+    write_project(workdir, "arollout", replicates=5)
+    plain = prove(*sweep_args("--name", "one"))
+    assert plain.returncode == 0, plain.stderr
+    # Under --episode-timeout the episodes run in a child process, which awaits them as well.
+    timed = prove(*sweep_args("--name", "timed", "--episode-timeout", "30"))
+    assert timed.returncode == 0, timed.stderr
+    for name in ("one", "timed"):
+        rows = read_rows(workdir / "prove-runs", name)
+        assert_exact_plan(rows, cells=2, replicates=5)
+        assert all(r["error_kind"] is None for r in rows), rows
+        assert_sweep_semantics(rows)
+
+
 def _gone(pid: int) -> bool:
     """True when the process no longer runs (absent, or a zombie awaiting its reaper)."""
     try:
