@@ -180,10 +180,14 @@ def build_snapshot(
     """A snapshot of `traces` (the first defines prompts and models; all are captures)."""
     first = traces[0]
     selected = list(agents) if agents else None
+    definitions: dict[str, AgentDefinition] = {}
+    for trace in traces:  # an agent seen only in a later replicate still gets its definition
+        for agent, definition in definitions_of(trace, selected).items():
+            definitions.setdefault(agent, definition)
     candidate = Snapshot(
         name=name,
         version=1,
-        agents=definitions_of(first, selected),
+        agents=definitions,
         captures=tuple(capture_of(t, selected) for t in traces),
         invocation=_portable_invocation(first.invocation),
         trace_name=first.name,

@@ -160,7 +160,12 @@ def verify_snapshot(
     """Verify one snapshot; writes proveai/runs/<id>/ and returns the result (never prints)."""
     run_id = new_run_id()
     run_dir = runs_dir / run_id
-    notes: list[str] = []
+    notes: list[str] = environment_notes(snapshot)
+    if snapshot.replicates > 1 and options.replicates == 1 and not options.quick and not options.overrides:
+        notes.append(
+            f"this snapshot pins {snapshot.replicates} replicates: use --replicates N for the noise-aware "
+            "gate (this run compared one fresh run with the first pinned capture)"
+        )
     grader = make_grader(options, snapshots_dir)
     replicate_rows: tuple[ReplicateVerdict, ...] = ()
     fresh_dir = run_dir / "fresh"
@@ -218,6 +223,21 @@ def verify_snapshot(
     )
     write_run(result, options)
     return result
+
+
+# variables verify itself sets in the child: never reported as missing
+_SET_BY_VERIFY = frozenset({"PROVEAI_VERIFY", "PROVEAI_TRACES_DIR", "PROVEAI_REPLICATE", "PROVEAI_SEED"})
+
+
+def environment_notes(snapshot: Snapshot) -> list[str]:
+    """Provider variables that were set when the pin was captured but are not set now."""
+    import os
+
+    names = (snapshot.invocation or {}).get("env_names") or []
+    missing = [n for n in names if isinstance(n, str) and n not in _SET_BY_VERIFY and n not in os.environ]
+    if not missing:
+        return []
+    return [f"set when the snapshot was captured, not set now: {', '.join(sorted(missing))}"]
 
 
 def _status_counts(verdicts: Sequence[AgentVerdict]) -> dict[str, int]:
