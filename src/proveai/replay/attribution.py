@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from proveai.providers.base import ProviderError
 from proveai.replay.calibration import (
     DEFAULT_REGRESSED,
     DEFAULT_UNCHANGED,
@@ -125,8 +126,8 @@ def grade_outputs(
         unchanged_at, regressed_at = thresholds
         try:
             similarity = cosine_similarity(embedder.embed(old_text), embedder.embed(new_text))
-        except ValueError:
-            similarity = None  # cross-model vectors: fall through to the judge
+        except (ValueError, ProviderError):
+            similarity = None  # cross-model vectors or an unreachable embedder: the judge decides
         if similarity is not None and similarity > unchanged_at:
             return verdict(
                 UNCHANGED, 2, f"embedding cosine {similarity:.3f} > {unchanged_at:.2f}", similarity, unified
