@@ -24,8 +24,8 @@ _JSON_SPAN_KEYS = {
 }
 
 
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+# one encoder for all spans: json.dumps with options would build a new one per call
+_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
 
 
 def span_attributes(span: Span) -> dict[str, Any]:
