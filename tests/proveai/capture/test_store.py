@@ -446,3 +446,20 @@ def test_a_deleted_manifest_is_rebuilt_with_a_warning(tmp_path):
     missing = f"{tmp_path / 'manifest.json'} is missing; rebuilding the index from the trace files"
     assert index.warnings == [missing]
     assert set(read_json(tmp_path / "manifest.json")) == {t.trace_id for t in traces}
+
+
+def test_a_capture_into_a_large_store_does_not_rewrite_the_index(tmp_path):
+    from proveai.capture.index import JOURNAL, read_index
+
+    seed = capture(tmp_path)
+    read_index(tmp_path)
+    entry = read_json(tmp_path / "manifest.json")[seed.trace_id]
+    # a store indexing 3,000 traces (entries only: the index is what a capture could rewrite)
+    big = {f"{i:032x}": entry for i in range(3000)} | {seed.trace_id: entry}
+    (tmp_path / "manifest.json").write_text(json.dumps(big))
+    before = (tmp_path / "manifest.json").stat()
+    added = [capture(tmp_path).trace_id for _ in range(20)]
+    after = (tmp_path / "manifest.json").stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # untouched
+    assert [row["trace_id"] for row in read_jsonl(tmp_path / JOURNAL)] == added
+    assert list(read_index(tmp_path).entries)[-20:] == added  # and a read folds them in
