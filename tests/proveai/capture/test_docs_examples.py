@@ -214,3 +214,21 @@ def test_honours_proveai_traces_dir(py, workdir):
     result = py.ok("pipeline.py", env={"PROVEAI_TRACES_DIR": str(target)})
     assert (target / f"{result.stdout.strip()}.json").exists()
     assert not (workdir / "proveai").exists()
+
+
+def test_the_docs_cli_lines_for_list_and_status(py, workdir, proveai_cli):
+    py.write("pipeline.py", CAPTURE)
+    trace_id = py.ok("pipeline.py").stdout.splitlines()[0]
+    env = {"PROVEAI_TRACES_DIR": "./traces"}  # the capture quick start wrote to ./traces
+    listed = proveai_cli("list", "--traces", "./traces")
+    assert listed.returncode == 0 and trace_id in listed.stdout
+    assert trace_id in proveai_cli("list", "--outcome", "good", "--version", "v3", env=env).stdout
+    assert trace_id in proveai_cli("list", "--no-color", env=env).stdout
+    flagged = proveai_cli("status", "--filter", "detection=flagged", "--limit", "10", env=env)
+    assert flagged.returncode == 0 and flagged.stdout == "no traces match detection=flagged in traces\n"
+    bad = proveai_cli("status", "--filter", "outcome=bad", "--filter", "since=1d", env=env)
+    assert bad.returncode == 0 and trace_id not in bad.stdout
+    record = f"from proveai import record_outcome; record_outcome('{trace_id}', label='bad', root='./traces')"
+    py.ok("-c", record)
+    bad = proveai_cli("status", "--filter", "outcome=bad", "--filter", "since=1d", env=env)
+    assert trace_id in bad.stdout
