@@ -43,6 +43,7 @@ def test_example_agent_and_its_patch_trade_where_tools_fail_most(prove, workdir:
     assert lines[4] == "trade task_id refund · tool_fail_rate 0.55: violated fell, timeout rose"
     assert not lines[5].startswith("trade ")
     assert "\x1b" not in diff.stdout
+    assert "\ncoverage: every episode has an outcome (1,746 before, 1,746 after)\n" in diff.stdout
 
     gate = prove("check")
     assert gate.returncode == 4, gate.stderr

@@ -158,6 +158,16 @@ def coverage_table(comparison: Comparison) -> Table:
     )
 
 
+def coverage_is_complete(comparison: Comparison) -> bool:
+    return all(not row.before_without and not row.after_without for row in comparison.coverage)
+
+
+def complete_coverage_line(comparison: Comparison) -> str:
+    before = sum(row.before_rows for row in comparison.coverage)
+    after = sum(row.after_rows for row in comparison.coverage)
+    return f"coverage: every episode has an outcome ({before:,} before, {after:,} after)"
+
+
 def tail_lines(comparison: Comparison, notes: Sequence[str]) -> list[str]:
     return [f"note: {n}" for n in notes] + [f"warning: {w}" for w in comparison.warnings]
 
@@ -166,7 +176,10 @@ def plain_report(comparison: Comparison, notes: Sequence[str] = ()) -> str:
     """The whole report as plain text: no ANSI codes, no box characters, fixed column order."""
     lines = summary_lines(comparison)
     lines += ["", *plain_lines(condition_table(comparison))]
-    lines += ["", *plain_lines(coverage_table(comparison))]
+    if coverage_is_complete(comparison):
+        lines += ["", complete_coverage_line(comparison)]
+    else:
+        lines += ["", *plain_lines(coverage_table(comparison))]
     tail = tail_lines(comparison, notes)
     if tail:
         lines += ["", *tail]
@@ -248,6 +261,9 @@ def print_rich(comparison: Comparison, notes: Sequence[str], console: Any) -> No
     drawn = _terminal_condition_table(comparison)
     console.print()
     console.print(drawn)
-    console.print(rich_table(coverage_table(comparison)))
+    if coverage_is_complete(comparison):
+        console.print(complete_coverage_line(comparison))
+    else:
+        console.print(rich_table(coverage_table(comparison)))
     for line in tail_lines(comparison, notes):
         console.print(Text(line, style="yellow" if line.startswith("warning") else "cyan"))
