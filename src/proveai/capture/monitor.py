@@ -246,7 +246,7 @@ def monitor(
 
 
 def _wrap_sync(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
-    # the hot path: names bound to locals, no helper calls beyond the span's own
+    # the hot path: names bound to locals, no function calls beyond the span's own
     get_frame, set_frame, reset_frame = FRAME.get, FRAME.set, FRAME.reset
     bind, builder_of, safe, now = meta.bind, SpanBuilder, to_jsonable, time.time_ns
 
