@@ -90,6 +90,12 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         help="Tier-3 model (default $PROVEAI_JUDGE_MODEL, else claude-haiku-4-5)",
     )
     p.add_argument("--no-cache", action="store_true", help="bypass the on-disk response cache")
+    p.add_argument(
+        "--strict-judge",
+        action="store_true",
+        default=os.environ.get("PROVEAI_STRICT_JUDGE", "").lower() in ("1", "true", "yes"),
+        help="exit 3 when an edge that changed could not be judged (also PROVEAI_STRICT_JUDGE=1)",
+    )
     p.add_argument("--no-color", action="store_true", help="no colour, no ANSI (for CI logs)")
     p.set_defaults(func=run)
 
@@ -134,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
         embedder=args.embedder,
         judge_model=args.judge_model,
         no_cache=args.no_cache,
+        strict_judge=args.strict_judge,
         argv=tuple(sys.argv),
     )
     progress = _Progress(no_color=args.no_color)
@@ -218,6 +225,16 @@ def print_summary(result: Any, *, no_color: bool = False) -> None:
         f"model calls: {cache['misses']} live, {cache['hits']} from cache · judge: {result.judge_model}"
     )
     regressed = result.metrics["by_status"].get("regressed", 0)
-    out.append(f"{regressed} edge(s) regressed: exit 1" if regressed else "no edge regressed: exit 0")
+    unjudged = result.metrics["unjudged"]
+    if regressed:
+        out.append(f"{regressed} edge(s) regressed: exit 1")
+    elif result.exit_code == 3:
+        out.append(f"{unjudged} changed edge(s) could not be judged (--strict-judge): exit 3")
+    else:
+        out.append("no edge regressed: exit 0")
     sys.stdout.write("\n".join(out) + "\n")
     sys.stdout.flush()
+    if unjudged:  # loud: a drifted verdict the judge never saw is not evidence of equivalence
+        reasons = "; ".join(result.metrics["unjudged_reasons"][:3])
+        sys.stderr.write(f"warning: {unjudged} changed edge(s) were not judged ({reasons})\n")
+        sys.stderr.write("next: set PROVEAI_JUDGE_MODEL and its provider variables, or pass --judge-model\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from poisson_prove._suggest import did_you_mean
-from proveai.errors import EXIT_OK, EXIT_REGRESSION, ProveAIError
+from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, ProveAIError
 from proveai.replay.artifacts import Baseline, Experiment, Run, overrides_summary, prompt_override
 from proveai.store import Store
 
@@ -39,6 +39,7 @@ class RunRequest:
     embedder: str = "none"
     judge_model: str | None = None
     no_cache: bool = False
+    strict_judge: bool = False
     argv: tuple[str, ...] = ()
 
 
@@ -179,7 +180,12 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
         if progress is not None:
             progress(index, len(traces), trace.trace_id)
     metrics = run_metrics(pairs, cache.hits - hits0, cache.misses - misses0)
-    exit_code = EXIT_REGRESSION if metrics["by_status"].get("regressed") else EXIT_OK
+    if metrics["by_status"].get("regressed"):
+        exit_code = EXIT_REGRESSION
+    elif request.strict_judge and metrics["unjudged"]:
+        exit_code = EXIT_INCONCLUSIVE  # a mismatch nobody could judge is never a silent pass
+    else:
+        exit_code = EXIT_OK
     run = Run.create(request.store)
     manifest = {
         "schema": "proveai.run/1",
@@ -242,8 +248,13 @@ def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses:
     live = cached = 0
     latency = 0.0
     tokens: Counter[str] = Counter()
+    unjudged = 0
+    reasons: set[str] = set()
     for _, replayed in pairs:
         for verdict in replayed.edge_verdicts:
+            if verdict.tier == 3 and verdict.rationale.startswith("judge skip"):
+                unjudged += 1
+                reasons.add(verdict.rationale)
             by_status[verdict.status] += 1
             by_edge[verdict.edge][verdict.status] += 1
         for span in replayed.replayed_spans:
@@ -266,4 +277,6 @@ def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses:
         "cache": {"hits": cache_hits, "misses": cache_misses},
         "replay_latency_ms": round(latency, 3),
         "tokens": dict(tokens),
+        "unjudged": unjudged,
+        "unjudged_reasons": sorted(reasons),
     }

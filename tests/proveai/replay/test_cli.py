@@ -239,3 +239,20 @@ def test_calibrate_with_the_local_model(proveai_cli: CLI, workdir: Path, store) 
     assert_clean_error(
         proveai_cli("calibrate", "--filter", "outcome=bad", env=store), 2, "nothing to calibrate on"
     )
+
+
+def test_unjudged_changes_warn_and_strict_judge_exits_3(proveai_cli: CLI, store) -> None:
+    # the judge model routes nowhere: the changed edges cannot be judged
+    env = {**store, "PROVEAI_PROVIDER_PATTERN": "gpt-*"}
+    result = proveai_cli("run", "--override", "qa_check=prompts/qa_v2.md", env=env)
+    assert result.returncode == 0, result.stderr
+    assert (
+        "warning: 3 changed edge(s) were not judged (judge skip: ANTHROPIC_API_KEY not set)" in result.stderr
+    )
+    strict = proveai_cli("run", "--override", "qa_check=prompts/qa_v2.md", "--strict-judge", env=env)
+    assert strict.returncode == 3
+    assert strict.stdout.rstrip().endswith("3 changed edge(s) could not be judged (--strict-judge): exit 3")
+    via_env = proveai_cli(
+        "run", "--override", "qa_check=prompts/qa_v2.md", env={**env, "PROVEAI_STRICT_JUDGE": "1"}
+    )
+    assert via_env.returncode == 3
