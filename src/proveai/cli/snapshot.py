@@ -55,6 +55,11 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     )
     verify.add_argument("--strict-judge", action="store_true", help="exit 3 if a change could not be judged")
     verify.add_argument("--judge-model", help="the tier-3 judge model (default $PROVEAI_JUDGE_MODEL)")
+    verify.add_argument(
+        "--embedder",
+        choices=["none", "local", "openai"],
+        help="tier 2 (default: openai if PROVEAI_EMBEDDER_MODEL)",
+    )
     verify.add_argument("--timeout", type=float, default=600.0, help="seconds per pipeline run (default 600)")
     verify.add_argument(
         "--override", action="append", default=[], metavar="AGENT=PATH", help="what-if system prompt"
@@ -241,6 +246,7 @@ def _verify(args: argparse.Namespace) -> int:
         seed=args.seed,
         alpha=args.alpha,
         judge_model=args.judge_model,
+        embedder=args.embedder,
     )
     if args.replicates < 1 or args.timeout <= 0 or not 0 < args.alpha < 1:
         raise ProveAIError(

@@ -51,13 +51,11 @@ class SnapAgent:
 
     def grade(self, output: Any, *, iteration: int = 0, judge_model: str | None = None) -> PairGrade:
         from proveai.snapshot.judge_cache import JudgeCache
-        from proveai.snapshot.tiers import TierGrader, judge_model_from_env
+        from proveai.snapshot.tiers import TierGrader
 
         pinned = self.calls[iteration]
         fresh = ExpectedIO(inputs=pinned.inputs, output=output, input_messages=pinned.input_messages)
-        grader = TierGrader(
-            judge_model=judge_model_from_env(judge_model), cache=JudgeCache(self.snapshots_dir)
-        )
+        grader = TierGrader.from_env(judge_model, JudgeCache(self.snapshots_dir))
         grade = grade_iteration(pinned, fresh, self.definition, grader)
         if grader.cache is not None:
             grader.cache.save()

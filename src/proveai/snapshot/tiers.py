@@ -1,9 +1,8 @@
 """The three-tier grader verify uses for a changed output, behind the judge cache.
 
-Tier 1 (text_diff: JSON deep-equal, numeric swaps, whitespace) and tier 3 (llm_judge) are
-the replay engine's; this module only orders them for one (pinned, fresh) pair and caches
-the decided verdict per (old hash, new hash, judge model). A judge that cannot run gives
-`inconclusive`, never a pass.
+The tiers are the replay engine's `grade_outputs` (per-kind tier 1, text_diff, optional
+embeddings, llm_judge); this module caches its decided verdicts per (old hash, new hash,
+judge model) and turns a judge that could not run into `inconclusive`, never a pass.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from proveai.snapshot.grading import (
     REGRESSED,
     UNCHANGED,
     PairGrade,
-    output_text,
 )
 from proveai.snapshot.judge_cache import JudgeCache
 from proveai.snapshot.model import AgentDefinition, ExpectedIO
@@ -34,11 +32,28 @@ def judge_model_from_env(explicit: str | None = None) -> str:
 class TierGrader:
     """Callable PairGrader: tier 1 -> (tier 2 when an embedder is given) -> judge."""
 
+    @classmethod
+    def from_env(
+        cls, judge_model: str | None, cache: JudgeCache | None, embedder: str | None = None
+    ) -> TierGrader:
+        """Tier 2 from `embedder` ("local" | "openai" | "none"), else PROVEAI_EMBEDDER_MODEL."""
+        choice = (embedder or ("openai" if os.environ.get("PROVEAI_EMBEDDER_MODEL") else "none")).lower()
+        instance: Any = None
+        if choice == "local":
+            from proveai.providers.embedding import LocalEmbeddingAdapter
+
+            instance = LocalEmbeddingAdapter()
+        elif choice == "openai":
+            from proveai.providers.embedding import OpenAICompatibleEmbeddingAdapter
+
+            instance = OpenAICompatibleEmbeddingAdapter()
+        return cls(judge_model=judge_model_from_env(judge_model), cache=cache, embedder=instance)
+
     judge_model: str
     cache: JudgeCache | None = None
     embedder: Any = None
     judge_provider: Any = None
-    judge_calls: int = 0
+    tier_grades: int = 0  # pairs sent to the tier stack (cache misses)
     unjudged_reasons: list[str] = field(default_factory=list)
 
     def __call__(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> PairGrade:
@@ -57,69 +72,51 @@ class TierGrader:
         return grade
 
     def _grade(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> PairGrade:
-        from proveai.replay.diff import text_diff, tier1_for_kind
+        """The replay engine's per-agent three-tier grade, mapped to snapshot statuses."""
+        from proveai.replay.attribution import grade_outputs
 
-        structural = tier1_for_kind(
-            definition.kind,
-            pinned.output,
-            fresh.output,
-            name=definition.name,
-            old_inputs=pinned.inputs,
-            new_inputs=fresh.inputs,
-        )
-        if structural is not None:  # RETRIEVER / TOOL / EMBEDDING / PARSER: decisive, no judge
-            return PairGrade(structural.status, f"tier 1: {structural.rationale}", "tier1")
-        old, new = output_text(pinned.output), output_text(fresh.output)
-        diff = text_diff(old, new)
-        if diff.get("equal"):
-            return PairGrade(UNCHANGED, f"tier 1: {diff.get('kind', 'text')} equal", "tier1")
-        if diff.get("kind") in ("json", "numeric"):
-            return PairGrade(REGRESSED, f"tier 1: {diff.get('kind')} values differ", "tier1")
-        tier2 = self._tier2(old, new)
-        if tier2 is not None:
-            return tier2
-        return self._judge(pinned, old, new)
+        kwargs: dict[str, Any] = {}
+        thresholds = self._thresholds(definition.name)
+        if thresholds is not None:
+            kwargs["thresholds"] = thresholds
+        self.tier_grades += 1
+        try:
+            verdict = grade_outputs(
+                pinned.output,
+                fresh.output,
+                definition.kind,
+                pinned.input_messages,
+                embedder=self.embedder,
+                judge_model=self.judge_model,
+                judge_provider=self.judge_provider,
+                name=definition.name,
+                old_inputs=pinned.inputs,
+                new_inputs=fresh.inputs,
+                **kwargs,
+            )
+        except Exception as exc:  # the grader degrades; verify reports it, never passes it
+            reason = f"{type(exc).__name__}: {exc}"
+            self.unjudged_reasons.append(reason)
+            return PairGrade(INCONCLUSIVE, f"judge unavailable: {reason}", "judge", judged=False)
+        tier = {1: "tier1", 2: "tier2", 3: "judge"}.get(verdict.tier, "tier1")
+        rationale = str(verdict.rationale or verdict.status)
+        if tier == "judge" and _is_skip(verdict.confidence, rationale):
+            self.unjudged_reasons.append(rationale)
+            return PairGrade(INCONCLUSIVE, f"judge unavailable: {rationale}", "judge", judged=False)
+        prefix = "" if tier == "judge" else f"{tier.replace('tier', 'tier ')}: "
+        status = verdict.status if verdict.status in (UNCHANGED, DRIFTED, REGRESSED) else REGRESSED
+        return PairGrade(status, prefix + rationale, tier)
 
-    def _tier2(self, old: str, new: str) -> PairGrade | None:
+    def _thresholds(self, agent: str) -> tuple[float, float] | None:
+        """Per-agent tier-2 thresholds from proveai.calibration.json, when there is one."""
         if self.embedder is None:
             return None
-        from proveai.providers.embedding import cosine_similarity
+        from proveai.replay.calibration import load_calibration
 
-        try:
-            similarity = cosine_similarity(self.embedder.embed(old), self.embedder.embed(new))
-        except Exception:  # a failing embedder only means escalating to the judge
-            return None
-        if similarity > 0.99 and _numbers(old) == _numbers(new):
-            return PairGrade(UNCHANGED, f"tier 2: cosine {similarity:.3f}", "tier2")
-        if similarity < 0.40:
-            return PairGrade(REGRESSED, f"tier 2: cosine {similarity:.3f} (diverged)", "tier2")
-        return None
-
-    def _judge(self, pinned: ExpectedIO, old: str, new: str) -> PairGrade:
-        from proveai.replay.judge import llm_judge
-
-        self.judge_calls += 1
-        kwargs: dict[str, Any] = {"model": self.judge_model}
-        if self.judge_provider is not None:
-            kwargs["provider"] = self.judge_provider
-        try:
-            result = llm_judge(pinned.input_messages or [], old, new, **kwargs)
-        except Exception as exc:  # the judge degrades; verify reports it, never passes it
-            result = {"verdict": "skip", "confidence": 0.0, "rationale": f"{type(exc).__name__}: {exc}"}
-        verdict = str(result.get("verdict") or "skip")
-        rationale = str(result.get("rationale") or "").strip()
-        if verdict == "worse":
-            return PairGrade(REGRESSED, f"judge: {rationale or 'worse'}", "judge")
-        if verdict == "equivalent":
-            return PairGrade(DRIFTED, f"judge: {rationale or 'equivalent'}", "judge")
-        if verdict == "better":
-            return PairGrade(DRIFTED, f"judge (better): {rationale or 'better'}", "judge")
-        reason = rationale or "judge gave no verdict"
-        self.unjudged_reasons.append(reason)
-        return PairGrade(INCONCLUSIVE, f"judge unavailable: {reason}", "judge", judged=False)
+        report = load_calibration()
+        return report.thresholds_for(agent) if report is not None else None
 
 
-def _numbers(text: str) -> list[str]:
-    import re
-
-    return re.findall(r"\d[\d,.]*", text)
+def _is_skip(confidence: float, rationale: str) -> bool:
+    """The judge's "skip" (no provider, no key, unreachable, malformed reply) as graded."""
+    return confidence == 0.0 and rationale.startswith("judge skip")

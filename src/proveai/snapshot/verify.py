@@ -50,6 +50,7 @@ class VerifyOptions:
     seed: int | None = None
     alpha: float = DEFAULT_ALPHA
     judge_model: str | None = None
+    embedder: str | None = None
 
 
 @dataclass(frozen=True)
@@ -133,9 +134,9 @@ def capture_replicates(
 def make_grader(options: VerifyOptions, snapshots_dir: Path) -> Any:
     if options.no_judge:
         return None
-    from proveai.snapshot.tiers import TierGrader, judge_model_from_env
+    from proveai.snapshot.tiers import TierGrader
 
-    return TierGrader(judge_model=judge_model_from_env(options.judge_model), cache=JudgeCache(snapshots_dir))
+    return TierGrader.from_env(options.judge_model, JudgeCache(snapshots_dir), options.embedder)
 
 
 def exit_code_for(verdicts: Sequence[AgentVerdict], options: VerifyOptions, fails: bool) -> int:
@@ -205,7 +206,7 @@ def verify_snapshot(
         "mode": mode,
         "agents": len(grading.verdicts),
         "counts": _status_counts(grading.verdicts),
-        "judge_calls": getattr(grader, "judge_calls", 0),
+        "tier_grades": getattr(grader, "tier_grades", 0),
         "judge_cache_hits": grader.cache.hits if grader is not None and grader.cache else 0,
         "replicates": options.replicates if mode == "replicates" else 1,
         "exit_code": exit_code,
