@@ -297,3 +297,28 @@ def test_step_summary_and_ci_targeting(project: Path, server: ModelServer, home:
     assert "auto-targeted 2 of 2 snapshot(s) by git diff main...HEAD" in local.stdout
     full = cli("snapshot", "verify", "--full", env=ci_env)
     assert "(--full)" in full.stdout
+
+
+def test_partial_update_accepts_one_agent_at_a_time(project: Path, server: ModelServer, home: Path) -> None:
+    env = server_env(server.openai_url)
+    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
+    cli = CLI("proveai", project, home)
+    assert cli("snapshot", "init", env=env).returncode == 0
+    edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
+    assert cli("snapshot", "verify", env=env).returncode == 1
+
+    unknown = cli("snapshot", "update", "--agent", "drafts", env=env)
+    assert_clean_error(unknown, 2, "unknown agent 'drafts'")
+    partial = cli("snapshot", "update", "--agent", "draft", env=env)
+    assert partial.returncode == 0, partial.stderr
+    assert "accepted draft" in partial.stdout
+    # the snapshot moved on: the old verify cannot be accepted again
+    stale = cli("snapshot", "update", "--agent", "qa_check", env=env)
+    assert_clean_error(stale, 2, "is v2 but the last verify")
+
+    still = cli("snapshot", "verify", env=env)
+    assert still.returncode == 1
+    verdicts = verdicts_of(project, still.stdout)
+    assert verdicts["draft"]["status"] == "unchanged" and verdicts["qa_check"]["status"] == "regressed"
+    assert cli("snapshot", "update", "--agent", "qa_check", env=env).returncode == 0
+    assert cli("snapshot", "verify", env=env).returncode == 0
