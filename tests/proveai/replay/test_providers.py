@@ -181,3 +181,24 @@ def test_a_monitored_agent_records_the_request_it_sent(model_server: ModelServer
     assert span.output_messages == [{"role": "assistant", "content": out}]
     assert span.usage["output_tokens"] > 0
     assert span.request["temperature"] == 0
+
+
+def test_retry_after_is_honoured_in_seconds_or_as_a_date(model_server: ModelServer, monkeypatch) -> None:
+    import email.utils
+    import time
+
+    from proveai.providers import _http
+
+    assert _http.retry_after_seconds("2.5") == 2.5
+    assert _http.retry_after_seconds("7200") == _http.MAX_RETRY_AFTER_S
+    assert _http.retry_after_seconds("soon") is None
+    future = email.utils.formatdate(time.time() + 30, usegmt=True)
+    assert 25 <= _http.retry_after_seconds(future) <= 30
+    waits: list[float] = []
+    monkeypatch.setattr(_http.time, "sleep", waits.append)
+    model_server.enqueue(Reply(status=429, headers={"Retry-After": "1.5"}), Reply(status=502))
+    provider = AnthropicProvider(api_key="k", base_url=model_server.anthropic_url, backoff_s=0.25)
+    provider.call(MESSAGES, "claude-haiku-4-5")
+    assert waits[0] == 1.5  # the server's value, not our backoff
+    assert 0.5 <= waits[1] <= 0.5 * 1.25  # second attempt, no Retry-After: 0.25 * 2**1 plus jitter
+    assert model_server.count("/v1/messages") == 3
