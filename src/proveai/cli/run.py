@@ -234,6 +234,12 @@ def print_summary(result: Any, *, no_color: bool = False) -> None:
         out.append("no edge regressed: exit 0")
     sys.stdout.write("\n".join(out) + "\n")
     sys.stdout.flush()
+    if result.metrics["live_spans"] == 0:
+        sys.stderr.write(
+            "note: no span was re-executed: the traces hold no captured model request (agents that call "
+            "their model through proveai's providers record one)\n"
+        )
+        sys.stderr.write("next: add --override AGENT=PATH, or re-run the pipeline: proveai snapshot verify\n")
     if unjudged:  # loud: a drifted verdict the judge never saw is not evidence of equivalence
         reasons = "; ".join(result.metrics["unjudged_reasons"][:3])
         sys.stderr.write(f"warning: {unjudged} changed edge(s) were not judged ({reasons})\n")

@@ -20,7 +20,7 @@ from proveai.replay.calibration import (
     CalibrationReport,
     load_calibration,
 )
-from proveai.replay.diff import mask_volatile, numbers_of, text_diff, tier1_for_kind
+from proveai.replay.diff import STRUCTURAL_KINDS, mask_volatile, numbers_of, text_diff, tier1_for_kind
 from proveai.replay.topology import bfs_order, graph_parents, parallel_groups
 
 UNCHANGED, DRIFTED, REGRESSED = "unchanged", "drifted", "regressed"
@@ -243,6 +243,21 @@ def attribute_edges(
                 0,
                 "inputs changed upstream; no captured request to re-send, recorded output kept",
                 0.0,
+                span.output,
+                new_output,
+                "",
+            )
+        elif (
+            getattr(entry, "held", None) == "no_request" and (span.kind or "").upper() not in STRUCTURAL_KINDS
+        ):
+            grade = EdgeVerdict(
+                None,
+                span.name,
+                "",
+                UNCHANGED,
+                0,
+                "not re-executed (no captured model request); inputs unchanged, recorded output kept",
+                1.0,
                 span.output,
                 new_output,
                 "",
