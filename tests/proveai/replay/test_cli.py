@@ -256,3 +256,30 @@ def test_unjudged_changes_warn_and_strict_judge_exits_3(proveai_cli: CLI, store)
         "run", "--override", "qa_check=prompts/qa_v2.md", env={**env, "PROVEAI_STRICT_JUDGE": "1"}
     )
     assert via_env.returncode == 3
+
+
+def test_agents_without_a_captured_request_are_held_and_the_run_says_so(
+    proveai_cli: CLI, workdir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from proveai import FileExporter, monitor, trace
+
+    @monitor("classify", model="gpt-4o-mini")
+    def classify(ticket: str) -> str:
+        return "billing"
+
+    @monitor("qa_check", parent_agent="classify", model="claude-haiku-4-5")
+    def qa_check(reply: str) -> str:
+        return f"QA ok: {reply}"
+
+    with trace("svc", exporters=[FileExporter(workdir / "proveai" / "traces")]):
+        qa_check(classify("My order arrived broken"))
+    result = proveai_cli("run")
+    assert result.returncode == 0, result.stderr
+    assert "not re-executed (n…" in result.stdout
+    assert "note: no span was re-executed" in result.stderr
+    (workdir / "qa.md").write_text("Be strict", encoding="utf-8")
+    # an override builds a request from the inputs; with no key the run stops before writing anything
+    runs_before = sorted((workdir / "proveai" / "runs").iterdir())
+    refused = proveai_cli("run", "--override", "qa_check=qa.md")
+    assert_clean_error(refused, 2, "model 'claude-haiku-4-5'", "ANTHROPIC_API_KEY")
+    assert sorted((workdir / "proveai" / "runs").iterdir()) == runs_before
