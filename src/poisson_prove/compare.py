@@ -388,7 +388,7 @@ def _unpaired_share(results: dict[int, list[OutcomeResult]], tables: Any) -> str
     left = 0
     for i, rows in results.items():
         if rows and rows[0].pairs is not None:
-            left += max(int(tables.before.n[i]), int(tables.after.n[i])) - rows[0].pairs
+            left += int(tables.before.n[i]) + int(tables.after.n[i]) - 2 * rows[0].pairs
     if left <= 0:
         return None
     return (

@@ -11,6 +11,14 @@ from poisson_prove.render.tables import Table, plain_lines
 MAX_SPANS_SHOWN = 50
 
 
+SHOWN_CONDITIONS = 3
+
+
+def _conditions(labels: tuple[str, ...]) -> str:
+    shown = "; ".join(labels[:SHOWN_CONDITIONS])
+    return shown + (f"; +{len(labels) - SHOWN_CONDITIONS} more" if len(labels) > SHOWN_CONDITIONS else "")
+
+
 def inspection_tables(result: Inspection) -> list[Table]:
     tables = []
     if result.errors:
@@ -23,7 +31,7 @@ def inspection_tables(result: Inspection) -> list[Table]:
                         e.kind,
                         f"{e.count:,}",
                         f"{e.share:.1%}",
-                        "; ".join(e.conditions),
+                        _conditions(e.conditions),
                         " | ".join(m[:120] for m in e.messages),
                     )
                     for e in result.errors
