@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -132,6 +133,36 @@ def _emit_table(args: argparse.Namespace, title: str | None, headers: Any, rows:
     print(plain_table(headers, rows))
 
 
+class _RunProgress:
+    """Pipeline re-runs as they happen: a rich bar on a terminal, plain lines on a pipe.
+
+    Written to stderr so stdout stays the result.
+    """
+
+    def __init__(self, args: argparse.Namespace, label: str) -> None:
+        self.label = label
+        self.console = _console(args, stderr=True)
+        self.bar: Any = None
+        self.task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.console is None:
+            if done < total:
+                sys.stderr.write(f"{self.label}: pipeline run {done + 1} of {total}\n")
+                sys.stderr.flush()
+            return
+        if self.bar is None:
+            from rich.progress import Progress
+
+            self.bar = Progress(console=self.console, transient=True)
+            self.bar.start()
+            self.task = self.bar.add_task(f"{self.label}: re-running the pipeline", total=total)
+        self.bar.update(self.task, completed=done)
+        if done >= total:
+            self.bar.stop()
+            self.bar = None
+
+
 def _init(args: argparse.Namespace) -> int:
     from proveai.snapshot.pin import init_snapshot
 
@@ -146,6 +177,7 @@ def _init(args: argparse.Namespace) -> int:
         seed=args.seed,
         quick_only=args.quick_only,
         timeout_s=args.timeout,
+        progress=_RunProgress(args, f"init {args.name!r}") if args.replicates > 1 else None,
     )
     snap = result.snapshot
     extra = f" · {snap.replicates} replicate(s)" if snap.replicates > 1 else ""
@@ -252,6 +284,11 @@ def _verify(args: argparse.Namespace) -> int:
         raise ProveAIError(
             "--replicates must be >= 1, --timeout > 0 and --alpha in (0, 1)", exit_code=EXIT_USAGE
         )
+    if args.override and (args.replicates > 1 or args.quick):
+        raise ProveAIError(
+            "--override replays pinned requests: it cannot be combined with --replicates or --quick",
+            exit_code=EXIT_USAGE,
+        )
     reason = None
     if args.name:
         names = [check_name(args.name)]
@@ -281,7 +318,7 @@ def _verify(args: argparse.Namespace) -> int:
             snapshots_dir=store.snapshots_dir,
             runs_dir=store.runs_dir,
             traces_dir=store.traces_dir,
-            options=options,
+            options=replace(options, progress=_RunProgress(args, f"verify {name!r}")),
         )
         _render_verify(args, result)
         results.append(result)

@@ -223,6 +223,7 @@ def init_snapshot(
     quick_only: bool = False,
     timeout_s: float = 600.0,
     root: Path | None = None,
+    progress: Any = None,
 ) -> InitResult:
     """Pin the most recent (or given) trace; with replicates > 1 re-run it N times and pin those."""
     from proveai.snapshot.model import load_snapshot
@@ -257,6 +258,7 @@ def init_snapshot(
             timeout_s=timeout_s,
             trace_name=trace.name,
             root=root,
+            progress=progress,
         )
     path = snapshot_path(snapshots_dir, name)
     existing = None

@@ -7,7 +7,7 @@ import json
 import secrets
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -39,6 +39,9 @@ if TYPE_CHECKING:
     from proveai.capture.trace import Trace
 
 
+Progress = Callable[[int, int], None]  # (runs done, runs planned)
+
+
 @dataclass(frozen=True)
 class VerifyOptions:
     quick: bool = False
@@ -51,6 +54,7 @@ class VerifyOptions:
     alpha: float = DEFAULT_ALPHA
     judge_model: str | None = None
     embedder: str | None = None
+    progress: Progress | None = None
 
 
 @dataclass(frozen=True)
@@ -87,13 +91,17 @@ def capture_replicates(
     root: Path | None = None,
     keep_dir: Path | None = None,
     notes: list[str] | None = None,
+    progress: Progress | None = None,
 ) -> list[Trace]:
     """Re-run the invocation `count` times, each into its own temporary traces folder
-    (removed afterwards); return the fresh trace of each run (copied to `keep_dir`)."""
+    (removed afterwards); return the fresh trace of each run (copied to `keep_dir`).
+    `progress(done, total)` is called before each run and once at the end."""
     from proveai.snapshot.pin import load_trace_file, trace_files
 
     traces = []
     for replicate in range(count):
+        if progress is not None:
+            progress(replicate, count)
         run_seed = None if seed is None else (seed if count == 1 else replicate_seed(seed, stream, replicate))
         tmp = Path(tempfile.mkdtemp(prefix="proveai-verify-"))
         try:
@@ -128,6 +136,8 @@ def capture_replicates(
             traces.append(fresh)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+    if progress is not None:
+        progress(count, count)
     return traces
 
 
@@ -196,6 +206,7 @@ def verify_snapshot(
             trace_name=snapshot.trace_name,
             keep_dir=fresh_dir,
             notes=notes,
+            progress=options.progress,
         )[0]
         grading = grade_agents(snapshot, fresh_agents_of_trace(trace), grader=grader)
     if grader is not None and grader.cache is not None:
@@ -300,6 +311,7 @@ def replicate_check(
         trace_name=snapshot.trace_name,
         keep_dir=keep_dir,
         notes=notes,
+        progress=options.progress,
     )
     fresh_rows: dict[str, list[AgentVerdict]] = {}
     for index, trace in enumerate(traces):
