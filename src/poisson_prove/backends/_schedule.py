@@ -7,6 +7,10 @@ on close (the sweep stopped, Ctrl-C, an exception) cancels whatever is still in 
 
 Each planned task leaves `drive` exactly once, as one row: a retried attempt replaces the
 spoilt one, it is never yielded beside it.
+
+The loop runs in a thread of its own and hands rows over through a queue, so that while the
+sweep writes a batch to the store the window keeps being refilled; closing the generator stops
+that thread, which cancels what is in flight before `drive` returns.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import queue
+import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -89,6 +94,10 @@ class _InFlight:
     handle: Any = None
 
 
+_WAKE = -1  # a token no attempt has: wakes the loop so it sees it was told to stop
+_STOP_WAIT_S = 30.0  # how long closing waits for the loop to cancel what is in flight
+
+
 def drive(
     engine: Engine,
     job: Job,
@@ -97,7 +106,47 @@ def drive(
     policy: RetryPolicy,
 ) -> Iterator[dict[str, Any]]:
     """Yield one row per task, in completion order; on close, cancel what is in flight."""
+    handed: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
     finished: queue.SimpleQueue[int] = queue.SimpleQueue()
+    stop = threading.Event()
+
+    def pump() -> None:
+        rows = _loop(engine, job, tasks, window, policy, finished, stop)
+        try:
+            for row in rows:
+                handed.put(("row", row))
+            handed.put(("end", None))
+        except BaseException as exc:  # re-raised in the sweep's thread
+            handed.put(("error", exc))
+        finally:
+            rows.close()
+
+    thread = threading.Thread(target=pump, name="prove-scheduler", daemon=True)
+    thread.start()
+    try:
+        while True:
+            kind, value = handed.get()
+            if kind == "row":
+                yield value
+            elif kind == "end":
+                return
+            else:
+                raise value
+    finally:
+        stop.set()
+        finished.put(_WAKE)
+        thread.join(timeout=_STOP_WAIT_S)
+
+
+def _loop(
+    engine: Engine,
+    job: Job,
+    tasks: Iterator[Task],
+    window: Window,
+    policy: RetryPolicy,
+    finished: queue.SimpleQueue[int],
+    stop: threading.Event,
+) -> Iterator[dict[str, Any]]:
     in_flight: dict[int, _InFlight] = {}
     # (ready at, tie-break, entry): attempts waiting out their backoff before resubmission
     delayed: list[tuple[float, int, _InFlight]] = []
@@ -110,7 +159,7 @@ def drive(
         entry.handle = engine.submit(entry.task, lambda: finished.put(token))
 
     try:
-        while True:
+        while not stop.is_set():
             now = time.monotonic()
             while len(in_flight) < window.size:
                 if delayed and delayed[0][0] <= now:
@@ -138,7 +187,9 @@ def drive(
                     ready.append(finished.get_nowait())
                 except queue.Empty:
                     break
-            entries = [in_flight.pop(token) for token in ready]
+            if stop.is_set():
+                return
+            entries = [in_flight.pop(token) for token in ready if token != _WAKE]
             _prefetch(engine, [entry.handle for entry in entries])
             for entry in entries:
                 yield from _settle(engine, job, entry, window, policy, submit, delayed, tokens)
