@@ -214,7 +214,7 @@ def _terminal_condition_table(comparison: Comparison) -> Any:
 
     plain = condition_table(comparison)
     drawn = RichTable(title=plain.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
-    drawn.add_column("condition", min_width=18, ratio=3)
+    drawn.add_column("condition", min_width=18)
     drawn.add_column("outcome", no_wrap=True)
     drawn.add_column("before", justify="right", no_wrap=True)
     drawn.add_column("after", justify="right", no_wrap=True)
@@ -224,7 +224,7 @@ def _terminal_condition_table(comparison: Comparison) -> Any:
         drawn.add_column("c", justify="right", no_wrap=True)
     drawn.add_column("p", justify="right", no_wrap=True)
     drawn.add_column("q", justify="right", no_wrap=True)
-    drawn.add_column("result", min_width=9, ratio=1)
+    drawn.add_column("result", min_width=9)
     drawn.add_column("rates", no_wrap=True, min_width=11)
     for condition in comparison.conditions:
         for i, row in enumerate(condition.outcomes):
@@ -246,6 +246,35 @@ def _terminal_condition_table(comparison: Comparison) -> Any:
     return drawn
 
 
+WIDE_TERMINAL = 118  # narrower terminals get one block per condition instead of the table
+
+
+def _print_condition_blocks(comparison: Comparison, console: Any) -> None:
+    """Narrow terminals: per condition a heading line, then one line per event."""
+    from rich.text import Text
+
+    console.print(Text(condition_table(comparison).title, style="italic"))
+    paired = comparison.method == "mcnemar"
+    width = max(len(name) for name in comparison.outcomes)
+    for condition in comparison.conditions:
+        heading = Text(condition.label + "  ", style="bold")
+        heading.append(condition.verdict, style=VERDICT_STYLES.get(condition.verdict, ""))
+        console.print(heading)
+        for row in condition.outcomes:
+            style = VERDICT_STYLES.get(row.verdict, "")
+            line = Text(f"  {row.outcome.ljust(width)}  ")
+            line.append(_bar(row.before.share, 5), style="grey50")
+            line.append("|")
+            line.append(_bar(row.after.share, 5), style=style)
+            line.append(f"  {rate_text(row.before)} -> {rate_text(row.after)}")
+            if paired:
+                line.append(f"  b {row.b} c {row.c}")
+            line.append(f"  p {_p(row.p)} q {_p(row.q_value)}  ")
+            line.append(result_text(row), style=style)
+            console.print(line)
+    console.print()
+
+
 def print_rich(comparison: Comparison, notes: Sequence[str], console: Any) -> None:
     """The report on a terminal: the same lines, tables drawn with colour and rate bars."""
     from rich.text import Text
@@ -258,9 +287,11 @@ def print_rich(comparison: Comparison, notes: Sequence[str], console: Any) -> No
     for line in lines[1:]:
         style = "yellow" if line.startswith("trade ") else None
         console.print(Text(line, style=style or ""))
-    drawn = _terminal_condition_table(comparison)
     console.print()
-    console.print(drawn)
+    if console.width >= WIDE_TERMINAL:
+        console.print(_terminal_condition_table(comparison))
+    else:
+        _print_condition_blocks(comparison, console)
     if coverage_is_complete(comparison):
         console.print(complete_coverage_line(comparison))
     else:
