@@ -240,6 +240,16 @@ def test_quick_override_timeout_and_refusals(
     unknown = cli("snapshot", "verify", "--override", f"qa_chek={prompt}", env=env)
     assert_clean_error(unknown, 2, "unknown agent 'qa_chek'", "qa_check")
 
+    original = (project / "pipeline.py").read_text(encoding="utf-8")
+    edit(
+        project / "pipeline.py",
+        "def main(argv):",
+        "def main(argv):\n    print('cannot start: no config', file=sys.stderr)\n    raise SystemExit(5)",
+    )
+    no_trace = cli("snapshot", "verify", env=env)
+    assert_clean_error(no_trace, 2, "exited 5 and wrote no trace", "cannot start: no config")
+    (project / "pipeline.py").write_text(original, encoding="utf-8")
+
     edit(project / "pipeline.py", "def main(argv):", "import time\n\n\ndef main(argv):\n    time.sleep(30)")
     slow = cli("snapshot", "verify", "--timeout", "1", env=env)
     assert_clean_error(slow, 2, "--timeout of 1 s")
