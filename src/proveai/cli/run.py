@@ -90,6 +90,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         help="Tier-3 model (default $PROVEAI_JUDGE_MODEL, else claude-haiku-4-5)",
     )
     p.add_argument("--no-cache", action="store_true", help="bypass the on-disk response cache")
+    p.add_argument("--jobs", type=_jobs, default=4, metavar="N", help="traces replayed at once (default 4)")
     p.add_argument(
         "--strict-judge",
         action="store_true",
@@ -98,6 +99,12 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     )
     p.add_argument("--no-color", action="store_true", help="no colour, no ANSI (for CI logs)")
     p.set_defaults(func=run)
+
+
+def _jobs(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 64:
+        raise argparse.ArgumentTypeError(f"--jobs must be a whole number from 1 to 64, not {text!r}")
+    return int(text)
 
 
 def parse_assignments(flag: str, items: list[str], what: str) -> dict[str, str]:
@@ -141,6 +148,7 @@ def run(args: argparse.Namespace) -> int:
         judge_model=args.judge_model,
         no_cache=args.no_cache,
         strict_judge=args.strict_judge,
+        jobs=args.jobs,
         argv=tuple(sys.argv),
     )
     progress = _Progress(no_color=args.no_color)

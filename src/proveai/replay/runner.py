@@ -11,6 +11,7 @@ import os
 import sys
 from collections import Counter, defaultdict
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -40,6 +41,7 @@ class RunRequest:
     judge_model: str | None = None
     no_cache: bool = False
     strict_judge: bool = False
+    jobs: int = 4
     argv: tuple[str, ...] = ()
 
 
@@ -131,6 +133,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     """Replay the selected traces with the overrides, grade every edge, write proveai/runs/<id>/."""
     from proveai.cache import ResponseCache, default_cache
     from proveai.replay.attribution import attribute_edges
+    from proveai.replay.calibration import load_calibration
     from proveai.replay.engine import replay_trace
     from proveai.replay.judge import judge_model_name
 
@@ -157,10 +160,9 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     embedder = _embedder(request.embedder)
     started = dt.datetime.now(dt.UTC)
     hits0, misses0 = cache.hits, cache.misses
-    pairs = []
-    if progress is not None:
-        progress(0, len(traces), "")
-    for index, trace in enumerate(traces, 1):
+    calibration = load_calibration()
+
+    def one(trace: Any) -> tuple[Any, Any]:
         try:
             replayed = replay_trace(
                 trace,
@@ -175,10 +177,27 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
                 f"trace {trace.trace_id}: {exc}",
                 suggestions=("set PROVEAI_PROVIDER_PATTERN and PROVEAI_PROVIDER_BASE_URL (see docs)",),
             ) from None
-        attribute_edges(trace, replayed, embedder=embedder, judge_model=judge_model, cache=cache)
-        pairs.append((trace, replayed))
-        if progress is not None:
-            progress(index, len(traces), trace.trace_id)
+        attribute_edges(
+            trace, replayed, embedder=embedder, judge_model=judge_model, cache=cache, calibration=calibration
+        )
+        return trace, replayed
+
+    if progress is not None:
+        progress(0, len(traces), "")
+    # Traces are independent: replay them on a few threads (model calls are I/O bound); the
+    # results keep the selection's order whatever order they finish in.
+    results: dict[int, tuple[Any, Any]] = {}
+    with ThreadPoolExecutor(max_workers=max(1, request.jobs)) as pool:
+        futures = {pool.submit(one, trace): index for index, trace in enumerate(traces)}
+        try:
+            for done_count, future in enumerate(as_completed(futures), 1):
+                results[futures[future]] = future.result()
+                if progress is not None:
+                    progress(done_count, len(traces), results[futures[future]][0].trace_id)
+        except BaseException:
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+    pairs = [results[i] for i in range(len(traces))]
     metrics = run_metrics(pairs, cache.hits - hits0, cache.misses - misses0)
     if metrics["by_status"].get("regressed"):
         exit_code = EXIT_REGRESSION

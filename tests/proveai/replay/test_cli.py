@@ -125,6 +125,7 @@ def test_a_regressing_override_exits_1_and_writes_the_report_where_asked(
         (["--baseline", "nope"], "no baseline named 'nope'"),
         (["--experiment", "nope"], "no experiment named 'nope'"),
         (["--traces", "elsewhere"], "no trace store at elsewhere"),
+        (["--jobs", "0"], "--jobs must be a whole number from 1 to 64"),
     ],
 )
 def test_bad_input_is_exit_2_and_writes_nothing(
