@@ -54,7 +54,7 @@ def last_verified(runs_dir: Path, name: str) -> tuple[Path, dict]:
                 f"proveai snapshot verify {name}" if name != "latest" else "proveai snapshot verify"
             ],
         )
-    return run_dir, json.loads((run_dir / "verify.json").read_text(encoding="utf-8"))
+    return run_dir, json.loads((run_dir / "manifest.json").read_text(encoding="utf-8"))
 
 
 def update_snapshot(

@@ -369,14 +369,14 @@ def _summary_row(row: ReplicateVerdict, fresh: Sequence[AgentVerdict]) -> AgentV
 
 
 def write_run(result: VerifyResult, options: VerifyOptions) -> None:
-    """proveai/runs/<id>/: verify.json (what was verified), verdicts.json, metrics.json,
-    report.html, and fresh/ (the fresh traces `snapshot update` and `diff` read)."""
+    """proveai/runs/<id>/ in the Run artifact layout: manifest.json (what was verified),
+    verdicts.json, metrics.json, report.html, and fresh/ (the traces `update` and `diff` read)."""
     from poisson_prove.store import write_json_atomic
 
     run_dir = result.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(
-        run_dir / "verify.json",
+        run_dir / "manifest.json",
         {
             "kind": "snapshot-verify",
             "run_id": result.run_id,
@@ -415,7 +415,7 @@ def last_verify(runs_dir: Path, snapshot_name: str) -> Path | None:
     best: tuple[str, Path] | None = None
     if not runs_dir.is_dir():
         return None
-    for path in runs_dir.glob("verify-*/verify.json"):
+    for path in runs_dir.glob("verify-*/manifest.json"):
         try:
             data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
