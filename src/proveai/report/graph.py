@@ -121,5 +121,7 @@ def build_graph(verdicts: Iterable[Any]) -> AgentGraph:
             )
         )
     width = MARGIN * 2 + (max(columns, default=0) + 1) * (NODE_W + COL_GAP) - COL_GAP
-    height = MARGIN * 2 + max((len(v) for v in columns.values()), default=1) * (NODE_H + ROW_GAP) + 30
+    rows = max((len(v) for v in columns.values()), default=1)
+    loops = any(e.path.count("C") and positions[e.child][0] <= positions[e.parent][0] for e in edges)
+    height = MARGIN * 2 + rows * (NODE_H + ROW_GAP) - ROW_GAP + (40 if loops else 0)  # loops bend below
     return AgentGraph(width, height, nodes, tuple(edges))
