@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from proveai.replay.artifacts import Run
+from proveai.store import Store
 from tests.conftest import CLI, assert_clean_error, isolated_env
 from tests.proveai.model_server import ModelServer
 from tests.proveai.snapshot.kit import edit, git, make_project, run_pipeline, server_env
@@ -83,6 +85,11 @@ def test_init_verify_edit_update_cycle(project: Path, server: ModelServer, home:
     assert verdicts["qa_check"]["status"] == "regressed"
     assert verdicts["qa_check"]["change"] == "downstream"
     assert "direct edit" in table_rows(bad.stdout)["draft"]
+    run_id = next(w for w in bad.stdout.split() if w.startswith("verify-"))
+    run = Run.load(run_id, Store(project))  # the replay engine's reader of run folders
+    assert run.manifest["kind"] == "snapshot-verify" and run.manifest["exit_code"] == 1
+    report = (run.path / "report.html").read_text(encoding="utf-8")
+    assert '<meta charset="utf-8">' in report.replace("'", '"') and "lost the polite tone" in report
 
     diff = cli("snapshot", "diff", "--agent", "draft", env=env)
     assert diff.returncode == 0, diff.stderr
