@@ -339,3 +339,30 @@ def test_partial_update_accepts_one_agent_at_a_time(project: Path, server: Model
     assert verdicts["draft"]["status"] == "unchanged" and verdicts["qa_check"]["status"] == "regressed"
     assert cli("snapshot", "update", "--agent", "qa_check", env=env).returncode == 0
     assert cli("snapshot", "verify", env=env).returncode == 0
+
+
+def test_pin_survives_a_checkout_in_another_folder(tmp_path: Path, server: ModelServer, home: Path) -> None:
+    project = tmp_path / "laptop" / "proj"
+    make_project(project)
+    env = server_env(server.openai_url)
+    absolute = __import__("subprocess").run(
+        [sys.executable, str(project / "pipeline.py"), "Lost parcel"],
+        cwd=project,
+        env=isolated_env(home, env),
+        capture_output=True,
+        text=True,
+    )
+    assert absolute.returncode == 0, absolute.stderr
+    assert CLI("proveai", project, home)("snapshot", "init", env=env).returncode == 0
+    text = (project / "proveai" / "snapshots" / "latest.json").read_text(encoding="utf-8")
+    assert str(tmp_path) not in text.replace(
+        sys.executable, ""
+    )  # no path of this machine but the interpreter
+    assert json.loads(text)["invocation"]["argv"] == ["pipeline.py", "Lost parcel"]
+
+    moved = tmp_path / "ci" / "checkout"
+    moved.parent.mkdir()
+    project.rename(moved)
+    result = CLI("proveai", moved, home)("snapshot", "verify", env=env)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert all("unchanged" in row for row in table_rows(result.stdout).values())

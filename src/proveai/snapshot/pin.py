@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -197,11 +198,28 @@ def build_snapshot(
 
 
 def _portable_invocation(invocation: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """The invocation as pinned: the absolute project root is machine-specific, so it is
-    dropped (verify resolves the recorded relative cwd against the current project root)."""
+    """The invocation as pinned, free of this machine's layout: the absolute project root is
+    dropped (verify resolves the relative cwd against the current project root) and absolute
+    arguments inside the project become relative to the recorded cwd, so a CI checkout in
+    another folder re-runs the same command."""
     if not invocation:
         return None
-    return {k: v for k, v in invocation.items() if k != "project_root"}
+    pinned = {k: v for k, v in invocation.items() if k != "project_root"}
+    root = invocation.get("project_root")
+    if root and isinstance(invocation.get("argv"), list):
+        cwd = os.path.join(str(root), str(invocation.get("cwd") or "."))
+        pinned["argv"] = [_relative_inside(arg, str(root), cwd) for arg in invocation["argv"]]
+    return pinned
+
+
+def _relative_inside(arg: Any, root: str, cwd: str) -> Any:
+    if not isinstance(arg, str) or not os.path.isabs(arg):
+        return arg
+    try:
+        inside = os.path.commonpath([os.path.realpath(arg), os.path.realpath(root)]) == os.path.realpath(root)
+    except ValueError:
+        return arg
+    return os.path.relpath(arg, cwd) if inside else arg
 
 
 @dataclass(frozen=True)
