@@ -66,7 +66,7 @@ def snap(request: pytest.FixtureRequest) -> Any:
         pytest.fail(f"proveai snapshot: {err.message}{hint}", pytrace=False)
 
 
-class _MockHelper:
+class _MockSet:
     """`proveai_mock.responses([...])` etc.; every mock started here is stopped at teardown."""
 
     def __init__(self) -> None:
@@ -97,10 +97,10 @@ class _MockHelper:
 
 
 @pytest.fixture
-def proveai_mock() -> Iterator[_MockHelper]:
+def proveai_mock() -> Iterator[_MockSet]:
     """Start mock providers for one test; the registry is restored afterwards."""
-    helper = _MockHelper()
+    mocks = _MockSet()
     try:
-        yield helper
+        yield mocks
     finally:
-        helper.stop_all()
+        mocks.stop_all()
