@@ -49,7 +49,7 @@ class RunFrame:
         return len(self.replicate)
 
 
-def _coded(column: pa.ChunkedArray) -> Coded:
+def coded(column: pa.ChunkedArray) -> Coded:
     """Dictionary-encoded chunks (with one shared dictionary after unification) -> Coded."""
     if not pa.types.is_dictionary(column.type):
         column = pc.dictionary_encode(column)
@@ -112,14 +112,14 @@ def read_frame(info: RunInfo) -> RunFrame:
     table = read_columns(info, COMPARE_COLUMNS)
     return RunFrame(
         info=info,
-        cell=_coded(table.column("cell")),
+        cell=coded(table.column("cell")),
         replicate=_numbers(table.column("replicate"), np.int64, 0),
         seed=_numbers(table.column("seed"), np.int64, 0),
-        outcome=_coded(table.column("outcome")),
+        outcome=coded(table.column("outcome")),
         t=_numbers(table.column("t"), np.float64, np.nan),
         horizon=_numbers(table.column("horizon"), np.float64, np.nan),
-        case_id=_coded(table.column("case_id")),
-        error_kind=_coded(table.column("error_kind")),
+        case_id=coded(table.column("case_id")),
+        error_kind=coded(table.column("error_kind")),
     )
 
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import pyarrow.parquet as pq
 
-from poisson_prove.compare_frame import read_columns
+from poisson_prove.compare_frame import coded, read_columns
 from poisson_prove.conditions import cell_key, cell_label, cfg_of, format_value
 from poisson_prove.errors import ProveError
 from poisson_prove.store import RunInfo, RunStore
@@ -88,48 +89,46 @@ def inspect_run(ref: str | RunInfo = "latest", *, store: str | os.PathLike[str] 
     """Errors by kind and episodes without an outcome of one stored run."""
     info = ref if isinstance(ref, RunInfo) else RunStore(store).resolve(ref)
     table = read_columns(info, ("cell", "outcome", "error_kind", "error_message"))
-    cells = table.column("cell").to_pylist()
-    outcomes = table.column("outcome").to_pylist()
-    kinds = table.column("error_kind").to_pylist()
-    messages = table.column("error_message").to_pylist()
-    total = len(cells)
-    order = _cell_order(info, sorted(set(cells)))
+    # Codes, not Python lists: a run can hold a million episodes.
+    cell = coded(table.column("cell"))
+    outcome = coded(table.column("outcome"))
+    kind = coded(table.column("error_kind"))
+    message = coded(table.column("error_message"))
+    total = len(cell.codes)
+    order = _cell_order(info, sorted(set(cell.values)))
     labels = _labels(info, order)
-    rank = {key: i for i, key in enumerate(order)}
+    rank = np.array([order.index(key) for key in cell.values] or [0])
+    n_cells = len(cell.values)
 
-    missing = [i for i, outcome in enumerate(outcomes) if outcome is None]
-    by_kind: dict[str, list[int]] = {}
-    for i in missing:
-        by_kind.setdefault(kinds[i] or "unknown", []).append(i)
+    missing = outcome.codes < 0
+    kind_codes = np.where(kind.codes[missing] >= 0, kind.codes[missing], len(kind.values))
+    kind_names = [*kind.values, "unknown"]
+    missing_cells = cell.codes[missing]
+    missing_messages = message.codes[missing]
     errors = []
-    for kind, rows in sorted(by_kind.items(), key=lambda item: (-len(item[1]), item[0])):
-        first: list[str] = []
-        for i in rows:
-            message = messages[i] or ""
-            if message not in first:
-                first.append(message)
-            if len(first) == FIRST_MESSAGES:
-                break
-        hit = sorted({cells[i] for i in rows}, key=rank.__getitem__)
-        hit_labels = tuple(labels[k] for k in hit)
-        errors.append(ErrorKind(kind, len(rows), len(rows) / total, tuple(first), hit_labels))
+    for k in np.unique(kind_codes):
+        rows = np.flatnonzero(kind_codes == k)
+        codes, first_rows = np.unique(missing_messages[rows], return_index=True)
+        first = [codes[i] for i in np.argsort(first_rows)[:FIRST_MESSAGES]]
+        texts = tuple(message.values[c] if c >= 0 else "" for c in first)
+        hit = sorted(np.unique(missing_cells[rows]), key=lambda c: rank[c])
+        hit_labels = tuple(labels[cell.values[c]] for c in hit)
+        errors.append(ErrorKind(kind_names[k], len(rows), len(rows) / total, texts, hit_labels))
+    errors.sort(key=lambda e: (-e.count, e.kind))
 
-    per_cell_total = {key: 0 for key in order}
-    per_cell_missing = {key: 0 for key in order}
-    for key in cells:
-        per_cell_total[key] += 1
-    for i in missing:
-        per_cell_missing[cells[i]] += 1
+    per_cell_total = np.bincount(cell.codes, minlength=n_cells)
+    per_cell_missing = np.bincount(missing_cells, minlength=n_cells)
+    position = {key: i for i, key in enumerate(cell.values)}
     coverage = tuple(
-        ConditionCoverage(key, labels[key], per_cell_total[key], per_cell_missing[key])
-        for key in order
-        if per_cell_missing[key]
+        ConditionCoverage(key, labels[key], int(per_cell_total[i]), int(per_cell_missing[i]))
+        for key, i in ((key, position[key]) for key in order)
+        if per_cell_missing[i]
     )
     declared = [str(o) for o in info.manifest.get("outcomes") or []]
+    per_outcome = np.bincount(outcome.codes[~missing], minlength=len(outcome.values))
     counted = {name: 0 for name in declared}
-    for outcome in outcomes:
-        if outcome is not None:
-            counted[outcome] = counted.get(outcome, 0) + 1
+    for i, name in enumerate(outcome.values):
+        counted[name] = counted.get(name, 0) + int(per_outcome[i])
     counts = info.manifest.get("counts") or {}
     planned = counts.get("planned") if isinstance(counts, dict) else None
     return Inspection(
@@ -137,7 +136,7 @@ def inspect_run(ref: str | RunInfo = "latest", *, store: str | os.PathLike[str] 
         name=info.name,
         status=info.status,
         episodes=total,
-        without_outcome=len(missing),
+        without_outcome=int(missing.sum()),
         planned=planned if isinstance(planned, int) else None,
         outcomes=tuple(counted.items()),
         errors=tuple(errors),
@@ -212,8 +211,13 @@ def find_episode(
     info = ref if isinstance(ref, RunInfo) else RunStore(store).resolve(ref)
     condition, sep, replicate_text = selector.rpartition("/")
     example = "ticket=refund,temperature=0.7/0"
-    keys_table = read_columns(info, ("cell",))
-    keys = sorted(set(keys_table.column("cell").to_pylist()))
+    # Per batch file, only the condition and replicate columns: the one matching row is read
+    # in full afterwards, so a run of a million episodes answers quickly.
+    index = []
+    for path in info.batch_files():
+        part = pq.ParquetFile(path, read_dictionary=["cell"]).read(columns=["cell", "replicate"])
+        index.append((path, coded(part.column("cell")), part.column("replicate").to_numpy()))
+    keys = sorted({key for _, cells, _ in index for key in cells.values})
     order = _cell_order(info, keys)
     if order:
         cfg = cfg_of(order[0])
@@ -233,16 +237,20 @@ def find_episode(
             suggestions=[f'poisson-prove inspect "{info.name}" --episode "{example}"'],
         )
     replicate = int(replicate_text)
-    table = read_columns(info, list(_ALL_COLUMNS))
-    import pyarrow.compute as pc
-
-    cell_col = table.column("cell")
-    if hasattr(cell_col.type, "value_type"):
-        cell_col = cell_col.cast("string")
-    mask = pc.and_(pc.equal(cell_col, key), pc.equal(table.column("replicate"), replicate))
-    rows = table.filter(mask).to_pylist()
+    rows: list[dict[str, Any]] = []
+    stored_parts = []
+    for path, cells, replicates in index:
+        if key not in cells.values:
+            continue
+        in_cell = cells.codes == cells.values.index(key)
+        stored_parts.append(replicates[in_cell])
+        hit = np.flatnonzero(in_cell & (replicates == replicate))
+        if hit.size:
+            full = pq.ParquetFile(path).read(columns=list(_ALL_COLUMNS))
+            rows = full.slice(int(hit[0]), 1).to_pylist()
+            break
     if not rows:
-        stored = np.array(table.filter(pc.equal(cell_col, key)).column("replicate").to_pylist())
+        stored = np.concatenate(stored_parts) if stored_parts else np.empty(0, dtype=np.int64)
         span = f"{stored.min()}..{stored.max()}" if stored.size else "none"
         first = stored.min() if stored.size else 0
         raise ProveError(
