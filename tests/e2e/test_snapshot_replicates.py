@@ -94,10 +94,12 @@ def test_replicate_gate_over_a_noisy_model(tmp_path: Path, noisy_server: ModelSe
     assert replicate_rows(project, second.stdout) == rows  # same seed, same result
 
     edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
-    regressed = cli("snapshot", "verify", "--replicates", "6", "--seed", "3", env=env)
+    # without --replicates, verify uses as many replicates as the snapshot pins
+    regressed = cli("snapshot", "verify", "--seed", "3", env=env)
     assert regressed.returncode == 1, (regressed.stdout, regressed.stderr)
     by_agent = {r["agent"]: r for r in replicate_rows(project, regressed.stdout)}
     assert by_agent["draft"]["fails"] and by_agent["draft"]["fresh_failing"] == 6
+    assert by_agent["draft"]["n_fresh"] == 6
     assert not by_agent["classify"]["fails"]
 
 

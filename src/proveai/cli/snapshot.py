@@ -66,7 +66,10 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "--override", action="append", default=[], metavar="AGENT=PATH", help="what-if system prompt"
     )
     verify.add_argument(
-        "--replicates", type=int, default=1, help="re-run N times and test against pinned noise"
+        "--replicates",
+        type=int,
+        default=None,
+        help="re-run N times and test against the pinned noise (default: as many as pinned)",
     )
     verify.add_argument("--seed", type=int, help="seed of the replicates (PROVEAI_SEED in the pipeline)")
     verify.add_argument(
@@ -274,17 +277,17 @@ def _verify(args: argparse.Namespace) -> int:
         strict_judge=args.strict_judge or _truthy("PROVEAI_STRICT_JUDGE"),
         timeout_s=args.timeout,
         overrides=_overrides(args.override),
-        replicates=args.replicates,
+        replicates=args.replicates or 0,
         seed=args.seed,
         alpha=args.alpha,
         judge_model=args.judge_model,
         embedder=args.embedder,
     )
-    if args.replicates < 1 or args.timeout <= 0 or not 0 < args.alpha < 1:
+    if (args.replicates is not None and args.replicates < 1) or args.timeout <= 0 or not 0 < args.alpha < 1:
         raise ProveAIError(
             "--replicates must be >= 1, --timeout > 0 and --alpha in (0, 1)", exit_code=EXIT_USAGE
         )
-    if args.override and (args.replicates > 1 or args.quick):
+    if args.override and ((args.replicates or 1) > 1 or args.quick):
         raise ProveAIError(
             "--override replays pinned requests: it cannot be combined with --replicates or --quick",
             exit_code=EXIT_USAGE,

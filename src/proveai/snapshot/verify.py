@@ -8,7 +8,7 @@ import secrets
 import shutil
 import tempfile
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -49,7 +49,7 @@ class VerifyOptions:
     strict_judge: bool = False
     timeout_s: float = DEFAULT_TIMEOUT_S
     overrides: Mapping[str, Path] = field(default_factory=dict)
-    replicates: int = 1
+    replicates: int = 0  # 0: as many as the snapshot pins (1 for a single capture)
     seed: int | None = None
     alpha: float = DEFAULT_ALPHA
     judge_model: str | None = None
@@ -169,13 +169,15 @@ def verify_snapshot(
     options: VerifyOptions,
 ) -> VerifyResult:
     """Verify one snapshot; writes proveai/runs/<id>/ and returns the result (never prints)."""
+    if options.replicates == 0:
+        options = replace(options, replicates=snapshot.replicates)
     run_id = new_run_id()
     run_dir = runs_dir / run_id
     notes: list[str] = environment_notes(snapshot)
     if snapshot.replicates > 1 and options.replicates == 1 and not options.quick and not options.overrides:
         notes.append(
-            f"this snapshot pins {snapshot.replicates} replicates: use --replicates N for the noise-aware "
-            "gate (this run compared one fresh run with the first pinned capture)"
+            f"this snapshot pins {snapshot.replicates} replicates but --replicates 1 compared one fresh "
+            "run with the first pinned capture, without the noise-aware test"
         )
     grader = make_grader(options, snapshots_dir)
     replicate_rows: tuple[ReplicateVerdict, ...] = ()
