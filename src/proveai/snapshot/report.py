@@ -1,21 +1,32 @@
-"""report.html of a verify run: the verdict table and each changed agent's pinned vs fresh I/O.
+"""report.html of a verify run.
 
-Self-contained (inline CSS, no script, no CDN), UTF-8, opens in any browser offline.
+With a fresh trace, the page is the replay engine's report (`proveai.report.render_html`:
+agent graph coloured by regressions, per-agent panels with input, pinned and fresh output,
+unified diff and rationale), fed one verdict per agent; the verdict table and, for
+replicates, the replicate test are added at the top. Without a fresh trace (what-if or a
+fixture-only check) a plain self-contained table is written. UTF-8, inline CSS, no script.
 """
 
 from __future__ import annotations
 
+import difflib
 import html
-from typing import TYPE_CHECKING
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from proveai.snapshot.verify import VerifyResult
 
-_CSS = """
-body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1b1b}
-table{border-collapse:collapse;margin:1rem 0}th,td{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}
-th{background:#f3f3f3}.unchanged{color:#2e7d32}.drifted,.inconclusive,.new{color:#b26a00}
-.regressed,.missing,.iteration_count_changed{color:#c62828;font-weight:600}code{font-size:12px}
+_PAGE_CSS = "body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1b1b}"
+_SUMMARY_CSS = """
+.verify-summary{padding:0 1.5rem;font-family:system-ui,sans-serif}
+.verify-summary table{border-collapse:collapse;margin:1rem 0}
+.verify-summary th,.verify-summary td{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}
+.verify-summary th{background:#f3f3f3}.verify-summary .unchanged{color:#2e7d32}
+.verify-summary .drifted,.verify-summary .inconclusive,.verify-summary .new{color:#b26a00}
+.verify-summary .regressed,.verify-summary .missing,
+.verify-summary .iteration_count_changed{color:#c62828;font-weight:600}
 """
 
 SYMBOLS = {
@@ -27,9 +38,10 @@ SYMBOLS = {
     "inconclusive": "?",
     "new": "+",
 }
+_TIERS = {"tier1": 1, "tier2": 2, "judge": 3, "cache": 3}
 
 
-def render_verify_html(result: VerifyResult) -> str:
+def summary_html(result: VerifyResult) -> str:
     esc = html.escape
     rows = "\n".join(
         f"<tr><td>{esc(v.agent)}</td>"
@@ -52,11 +64,109 @@ def render_verify_html(result: VerifyResult) -> str:
         )
     notes = "".join(f"<li>{esc(n)}</li>" for n in result.notes)
     return (
-        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-        f"<title>proveai verify {esc(result.snapshot.name)}</title><style>{_CSS}</style></head><body>"
+        "<section class='verify-summary'>"
         f"<h1>Snapshot '{esc(result.snapshot.name)}' v{result.snapshot.version}</h1>"
         f"<p>run {esc(result.run_id)} · mode {esc(result.mode)} · exit {result.exit_code}</p>"
         "<table><tr><th>Agent</th><th>Verdict</th><th>Change</th><th>Rationale</th></tr>"
-        f"{rows}</table>{replicate}"
-        f"{'<ul>' + notes + '</ul>' if notes else ''}</body></html>\n"
+        f"{rows}</table>{replicate}{'<ul>' + notes + '</ul>' if notes else ''}</section>"
     )
+
+
+def render_plain_html(result: VerifyResult) -> str:
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>proveai verify {html.escape(result.snapshot.name)}</title>"
+        f"<style>{_PAGE_CSS}{_SUMMARY_CSS}</style></head><body>"
+        f"{summary_html(result)}</body></html>\n"
+    )
+
+
+@dataclass(frozen=True)
+class _Verdict:
+    """One agent's verdict in the shape the replay report reads (an EdgeVerdict)."""
+
+    parent: str | None
+    child: str
+    span_id: str
+    status: str
+    tier: int
+    rationale: str
+    confidence: float
+    old_output: Any
+    new_output: Any
+    unified: str
+    change: str | None = None
+
+    @property
+    def edge(self) -> str:
+        return f"{self.parent or 'root'}→{self.child}"
+
+
+@dataclass
+class _Replayed:
+    """The fresh run in the shape the replay report reads (a ReplayedTrace)."""
+
+    edge_verdicts: list[_Verdict]
+    models: list[str] = field(default_factory=list)
+
+    def span(self, span_id: str) -> None:
+        return None  # inputs come from the fresh span itself
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True, default=str)
+
+
+def _pairs(result: VerifyResult, fresh_trace: Any) -> list[tuple[Any, _Replayed]]:
+    verdicts = []
+    for row in result.verdicts:
+        pinned = result.snapshot.expected(row.agent) if row.agent in result.snapshot.agents else ()
+        spans = fresh_trace.spans_named(row.agent)
+        old = pinned[0].output if pinned else None
+        new = spans[0].output if spans else None
+        unified = (
+            "\n".join(
+                difflib.unified_diff(
+                    _text(old).splitlines(), _text(new).splitlines(), "pinned", "fresh", lineterm=""
+                )
+            )
+            if old != new
+            else ""
+        )
+        definition = result.snapshot.agents.get(row.agent)
+        parent = definition.parent_agent if definition else (spans[0].parent_agent if spans else None)
+        verdicts.append(
+            _Verdict(
+                parent=parent,
+                child=row.agent,
+                span_id=spans[0].span_id if spans else "",
+                status=row.status,
+                tier=_TIERS.get(row.tier, 0),
+                rationale=row.rationale,
+                confidence=1.0,
+                old_output=old,
+                new_output=new,
+                unified=unified,
+                change=row.change,
+            )
+        )
+    return [(fresh_trace, _Replayed(verdicts))]
+
+
+def render_verify_html(result: VerifyResult, fresh_trace: Any = None) -> str:
+    if fresh_trace is None:
+        return render_plain_html(result)
+    try:
+        from proveai.report import render_html
+    except ImportError:
+        return render_plain_html(result)
+    page = render_html(
+        _pairs(result, fresh_trace),
+        title=f"proveai snapshot verify — {result.snapshot.name} v{result.snapshot.version}",
+        run_id=result.run_id,
+    )
+    marker = page.find("<body")
+    if marker < 0:
+        return page
+    insert_at = page.find(">", marker) + 1
+    return page[:insert_at] + f"<style>{_SUMMARY_CSS}</style>" + summary_html(result) + page[insert_at:]

@@ -407,9 +407,12 @@ def write_run(result: VerifyResult, options: VerifyOptions) -> None:
 
 def write_report(result: VerifyResult) -> None:
     """report.html through the replay report's writer when it is available."""
+    from proveai.snapshot.pin import load_trace_file
     from proveai.snapshot.report import render_verify_html
 
-    (result.run_dir / "report.html").write_text(render_verify_html(result), encoding="utf-8")
+    fresh_files = sorted((result.run_dir / "fresh").glob("*.json"))
+    fresh_trace = load_trace_file(fresh_files[0]) if fresh_files else None
+    (result.run_dir / "report.html").write_text(render_verify_html(result, fresh_trace), encoding="utf-8")
 
 
 def last_verify(runs_dir: Path, snapshot_name: str) -> Path | None:
