@@ -17,7 +17,7 @@ METHOD_PHRASES = {
 METHOD_NAMES = {
     "mcnemar": "McNemar",
     "fisher": "Fisher",
-    "logrank_bh": "log-rank, Benjamini-Hochberg",
+    "logrank_bh": "logrank_bh",
 }
 
 

@@ -215,3 +215,24 @@ def test_success_event_rising_reads_safer(tmp_path: Path) -> None:
     row = comparison.conditions[0].outcomes[0]
     assert (row.outcome, row.verdict) == ("resolved", "rose")
     assert comparison.conditions[0].verdict == "safer" and comparison.headline.word == "safer"
+
+
+def test_logrank_rows_say_when_a_competing_outcome_moved(tmp_path: Path) -> None:
+    a, b = _pair(
+        tmp_path,
+        {("refund", 0.0): _outcomes(unresolved=80), ("password", 0.0): _outcomes(unresolved=20)},
+        {("refund", 0.0): _outcomes(unresolved=10, timeout=70), ("password", 0.0): _outcomes(unresolved=20)},
+    )
+    comparison = poisson_prove.compare(a.name, b.name, store=tmp_path, method="logrank_bh")
+    trade, calm = comparison.conditions
+    assert trade.verdict == "trade" and calm.verdict == "no change"
+    unresolved, timeout = trade.outcomes
+    assert unresolved.note.startswith("timeout also moved here; the log-rank test compares hazards")
+    assert timeout.note.startswith("unresolved also moved here")
+    assert all(row.note is None for row in calm.outcomes)
+    assert unresolved.statistic > 0 and unresolved.b is None
+    assert sum("also moved here" in w for w in comparison.warnings) == 2
+    from poisson_prove.render.text import method_line, plain_report
+
+    assert method_line(comparison) == "method cause-specific log-rank test (logrank_bh), chosen with --method"
+    assert " chi2 " in plain_report(comparison)
