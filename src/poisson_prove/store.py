@@ -127,6 +127,30 @@ def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
     return pa.Table.from_pydict(columns, schema=schema)
 
 
+def tuples_to_table(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
+    """Row tuples (execute.ROW_FIELDS order, started_at as float epoch seconds) -> one table.
+
+    Converted in one pass by Arrow itself (a list of tuples read as a struct array): the hot
+    path of a large in-process sweep.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    schema = episode_schema()
+    fields = list(schema)[1:]
+    row_type = pa.struct(
+        [pa.field(f.name, pa.float64() if f.name == "started_at" else f.type) for f in fields]
+    )
+    rows_array = pa.array(rows, type=row_type)
+    arrays = [pa.repeat(pa.scalar(run_id, pa.string()), len(rows))]
+    for field, column in zip(fields, rows_array.flatten(), strict=True):
+        if field.name == "started_at":
+            micros = pc.cast(pc.round(pc.multiply(column, 1e6)), pa.int64())
+            column = micros.cast(field.type)
+        arrays.append(column)
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
 def resolve_store_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     """--store wins, then $POISSON_PROVE_STORE, then ./prove-runs."""
     if explicit:
@@ -143,14 +167,23 @@ def _iso(moment: dt.datetime) -> str:
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
-def write_json_atomic(path: Path, document: Any) -> None:
-    """Write JSON to `path` so that a reader sees the old or the new file, never a torn one."""
+_DICTIONARY_COLUMNS = ["run_id", "cell", "cfg", "outcome", "case_id", "meta", "error_kind"]
+_STATISTICS_COLUMNS = ["cell", "replicate", "seed", "outcome", "error_kind", "started_at"]
+
+
+def write_json_atomic(path: Path, document: Any, *, durable: bool = True) -> None:
+    """Write JSON to `path` so that a reader sees the old or the new file, never a torn one.
+
+    `durable=False` skips the fsync: still atomic for any reader and after a killed process,
+    only not across a power cut (for the manifest's per-batch counts, a convenience).
+    """
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
     with open(tmp, "w", encoding="utf-8") as handle:
         json.dump(document, handle, indent=2, ensure_ascii=False)
         handle.write("\n")
         handle.flush()
-        os.fsync(handle.fileno())
+        if durable:
+            os.fsync(handle.fileno())
     os.replace(tmp, path)
 
 
@@ -254,16 +287,18 @@ class RunWriter:
         self._seq += 1
         final = self.info.episodes_dir / f"batch-{self._seq:06d}-{secrets.token_hex(3)}.parquet"
         tmp = final.with_name(final.name + ".tmp")
-        pq.write_table(table, tmp)
+        # Dictionary-encode the repetitive text columns and keep statistics where readers filter:
+        # half the write time of the defaults, and smaller files.
+        pq.write_table(table, tmp, use_dictionary=_DICTIONARY_COLUMNS, write_statistics=_STATISTICS_COLUMNS)
         with open(tmp, "rb+") as handle:
             os.fsync(handle.fileno())
         os.replace(tmp, final)
         self.event("batch", file=final.name, rows=table.num_rows)
         return table.num_rows
 
-    def update_manifest(self, **fields: Any) -> None:
+    def update_manifest(self, *, durable: bool = True, **fields: Any) -> None:
         self.manifest.update(fields)
-        write_json_atomic(self.path / "manifest.json", self.manifest)
+        write_json_atomic(self.path / "manifest.json", self.manifest, durable=durable)
 
 
 class RunStore:

@@ -28,7 +28,7 @@ from poisson_prove.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_U
 from poisson_prove.plan import DEFAULT_MAX_MDE, DEFAULT_Q, Plan, backend_settings, make_plan
 from poisson_prove.seeding import SEED_BOUND, check_salt, new_salt
 from poisson_prove.spec import Cell, SweepSpec, load_spec, spec_from_manifest
-from poisson_prove.store import RunInfo, RunStore, RunWriter, rows_to_table, utc_now
+from poisson_prove.store import RunInfo, RunStore, RunWriter, tuples_to_table, utc_now
 
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_SPEC = "prove.toml"
@@ -241,11 +241,13 @@ def seeds_of(salt: str, cell: str, replicates: Sequence[int]) -> list[int]:
     """seeding.episode_seed for many replicates of one cell, hashing the shared prefix once."""
     prefix = hashlib.blake2b(digest_size=8, key=bytes.fromhex(salt))
     prefix.update(f"{cell}\x1f".encode())
+    copy, from_bytes, mask = prefix.copy, int.from_bytes, SEED_BOUND - 1
     out = []
+    append = out.append
     for replicate in replicates:
-        h = prefix.copy()
-        h.update(str(replicate).encode())
-        out.append(int.from_bytes(h.digest(), "big") % SEED_BOUND)
+        h = copy()
+        h.update(b"%d" % replicate)  # the same bytes as str(replicate).encode(), faster
+        append(from_bytes(h.digest(), "big") & mask)  # == % SEED_BOUND (a power of two)
     return out
 
 
@@ -335,53 +337,29 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
     to_run = plan.rollouts - len(skip)
     if request.max_rollouts is not None:
         to_run = min(to_run, request.max_rollouts)
-    tasks = _tasks(plan.cells, plan.replicates, prepared.salt, skip, request.max_rollouts)
     started = time.perf_counter()
-    ran = errored_new = system_exits = 0
-    first_error: str | None = None
-    buffer: list[dict[str, Any]] = []
-    batch_size = request.batch_size
+    sink = _Batches(writer, request.batch_size, plan.rollouts, len(skip), errored_before)
     interrupted = False
     failure: Exception | None = None
-    rows = executor.execute(job, tasks)
     try:
-        for row in rows:
-            buffer.append(row)
-            ran += 1
-            if row["outcome"] is None:
-                errored_new += 1
-                if first_error is None:
-                    first_error = f"{row['error_kind']}: {row['error_message']}"
-                if row["error_kind"] == "system_exit":
-                    system_exits += 1
-            if len(buffer) >= batch_size:
-                writer.write_batch(rows_to_table(buffer))
-                buffer = []
-                writer.update_manifest(
-                    counts={
-                        "planned": plan.rollouts,
-                        "done": len(skip) + ran,
-                        "errored": errored_before + errored_new,
-                    }
-                )
-            if progress is not None:
-                progress(ran, to_run)
+        if _sequential_in_process(executor, job):
+            _run_in_process(job, plan, prepared.salt, skip, request.max_rollouts, sink, progress, to_run)
+        else:
+            tasks = _tasks(plan.cells, plan.replicates, prepared.salt, skip, request.max_rollouts)
+            _run_executor(executor, job, tasks, sink, progress, to_run)
     except KeyboardInterrupt:
         interrupted = True
     except Exception as exc:
         failure = exc
-    finally:
-        close = getattr(rows, "close", None)
-        if close is not None:
-            close()
+    sink.account()
+    ran, errored_new, system_exits, first_error = sink.ran, sink.errored, sink.system_exits, sink.first_error
     if failure is not None and ran == 0 and prepared.resume_run is None:
         # The backend failed before a single episode came back: leave no empty run behind.
         shutil.rmtree(writer.path, ignore_errors=True)
         if not store_existed and {p.name for p in store.root.iterdir()} <= {".store.lock"}:
             shutil.rmtree(store.root, ignore_errors=True)
         raise failure
-    if buffer:
-        writer.write_batch(rows_to_table(buffer))
+    sink.flush()
     done = len(skip) + ran
     errored = errored_before + errored_new
     complete = done >= plan.rollouts
@@ -428,6 +406,159 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         first_error=first_error,
         capture_missing=dict(prepared.capture_missing),
     )
+
+
+class _Batches:
+    """Row tuples on their way to the store: counted, then written a batch at a time."""
+
+    def __init__(self, writer: RunWriter, size: int, planned: int, stored: int, errored: int) -> None:
+        self.writer = writer
+        self.size = size
+        self.planned = planned
+        self.stored = stored
+        self.errored_before = errored
+        self.pending: list[tuple[Any, ...]] = []
+        self.counted = 0  # rows of `pending` already counted
+        self.ran = self.errored = self.system_exits = 0
+        self.written = self.errored_written = 0
+        self.first_error: str | None = None
+
+    def account(self) -> None:
+        """Count the rows appended since the last call (errors, sys.exit calls)."""
+        new = self.pending[self.counted :]
+        self.counted = len(self.pending)
+        self.ran += len(new)
+        for row in new:
+            if row[4] is None:  # no outcome
+                self.errored += 1
+                if self.first_error is None:
+                    self.first_error = f"{row[9]}: {row[10]}"
+                if row[9] == "system_exit":
+                    self.system_exits += 1
+
+    def maybe_flush(self) -> None:
+        while len(self.pending) >= self.size:
+            self.account()
+            batch, rest = self.pending[: self.size], self.pending[self.size :]
+            self._write(batch)
+            self.pending, self.counted = rest, len(rest)
+            # The manifest's counts follow what is stored (the batch files stay the truth).
+            self.writer.update_manifest(
+                durable=False,
+                counts={
+                    "planned": self.planned,
+                    "done": self.stored + self.written,
+                    "errored": self.errored_before + self.errored_written,
+                },
+            )
+
+    def _write(self, batch: list[tuple[Any, ...]]) -> None:
+        self.writer.write_batch(tuples_to_table(self.writer.manifest["run_id"], batch))
+        self.written += len(batch)
+        self.errored_written += sum(1 for row in batch if row[4] is None)
+
+    def flush(self) -> None:
+        if self.pending:
+            self._write(self.pending)
+            self.pending = []
+            self.counted = 0
+
+
+#: Episodes run between two progress reports on the in-process path.
+_CHUNK = 256
+
+
+def _item_chunks(
+    cells: Sequence[Cell],
+    replicates: int,
+    salt: str,
+    skip: set[tuple[str, int]],
+    limit: int | None,
+    step: int,
+) -> Iterator[list[tuple[str, Mapping[str, Any], int, int]]]:
+    """`_tasks` as lists of plain tuples (cell, cfg, replicate, seed), about `step` at a time,
+    in the same order: no object per episode, one list comprehension per replicate."""
+    pairs = [(cell.key, cell.cfg, seeds_of(salt, cell.key, range(replicates))) for cell in cells]
+    left = limit if limit is not None else -1
+    chunk: list[tuple[str, Mapping[str, Any], int, int]] = []
+    for replicate in range(replicates):
+        if skip:
+            row = [(k, c, replicate, s[replicate]) for k, c, s in pairs if (k, replicate) not in skip]
+        else:
+            row = [(k, c, replicate, s[replicate]) for k, c, s in pairs]
+        if left >= 0:
+            row = row[:left]
+            left -= len(row)
+        chunk += row
+        if len(chunk) >= step:
+            yield chunk
+            chunk = []
+        if left == 0:
+            break
+    if chunk:
+        yield chunk
+
+
+def _sequential_in_process(executor: Any, job: Job) -> bool:
+    """Whether the local backend would run these episodes here, one after another: then the
+    fused path below runs them (the same rows, without a Task and a dict per episode)."""
+    import inspect
+
+    from poisson_prove.execute import load_target
+
+    if job.episode_timeout is not None:
+        return False
+    if type(executor).__name__ not in ("LocalExecutor", "DefaultLocalExecutor"):
+        return False  # a pool, a cluster or a remote backend
+    return not inspect.iscoroutinefunction(load_target(job))
+
+
+def _run_in_process(
+    job: Job,
+    plan: Plan,
+    salt: str,
+    skip: set[tuple[str, int]],
+    limit: int | None,
+    sink: _Batches,
+    progress: Progress | None,
+    to_run: int,
+) -> None:
+    """The local backend's in-process path, fused: no Task, no dict per episode."""
+    from poisson_prove.execute import load_target, run_into
+
+    rollout = load_target(job)
+    step = max(1, min(_CHUNK, to_run // 20))  # progress at least every twentieth of the work
+    for chunk in _item_chunks(plan.cells, plan.replicates, salt, skip, limit, step):
+        run_into(rollout, job, chunk, sink.pending)
+        sink.account()
+        sink.maybe_flush()
+        if progress is not None:
+            progress(sink.ran, to_run)
+
+
+def _run_executor(
+    executor: Any,
+    job: Job,
+    tasks: Iterator[Task],
+    sink: _Batches,
+    progress: Progress | None,
+    to_run: int,
+) -> None:
+    """Any other executor: rows (dicts) streamed back in any order."""
+    from poisson_prove.execute import row_tuple
+
+    rows = executor.execute(job, tasks)
+    try:
+        for row in rows:
+            sink.pending.append(row_tuple(row))
+            sink.account()
+            sink.maybe_flush()
+            if progress is not None:
+                progress(sink.ran, to_run)
+    finally:
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()
 
 
 def underpowered_error(prepared: PreparedSweep, command: str = "poisson-prove sweep") -> ProveError:
