@@ -14,7 +14,6 @@ resubmitted by Prove up to `worker_retries` times. Either way each episode is yi
 from __future__ import annotations
 
 import logging
-import math
 import shutil
 import tempfile
 import uuid
@@ -91,9 +90,10 @@ class DaskExecutor(Executor):
 
     Settings read ([dask] merged with the command line): address (an existing scheduler,
     e.g. "tcp://10.0.0.5:8786"; default: a LocalCluster on 127.0.0.1 for the run), n_workers
-    (LocalCluster worker processes, default 2), threads_per_worker (default: concurrency /
-    n_workers rounded up, or 4), concurrency (episodes in flight, default: twice the
-    cluster's threads), infra_errors, infra_retries, infra_backoff, worker_retries.
+    (LocalCluster worker processes, at most 2 by default), threads_per_worker (default: the
+    concurrency shared evenly, or 4), concurrency (episodes at once; on an existing cluster,
+    episodes in flight, default twice its threads), connect_timeout, infra_errors,
+    infra_retries, infra_backoff, worker_retries.
     """
 
     name = "dask"
@@ -105,9 +105,7 @@ class DaskExecutor(Executor):
         self.concurrency: int | None = (
             positive_int(settings, "concurrency", 1, "dask") if settings.get("concurrency") else None
         )
-        default_threads = (
-            math.ceil(self.concurrency / self.n_workers) if self.concurrency else DEFAULT_THREADS_PER_WORKER
-        )
+        self.n_workers, default_threads = self._layout(self.n_workers, self.concurrency)
         self.threads_per_worker = positive_int(settings, "threads_per_worker", default_threads, "dask")
         self.connect_timeout = non_negative_float(settings, "connect_timeout", 10.0, "dask")
         self.settings = dict(settings)
@@ -115,6 +113,25 @@ class DaskExecutor(Executor):
         # An existing scheduler is reached now, while the sweep has written nothing, so an
         # unreachable one is a refusal (exit 1) rather than a run stopped at its start.
         self._client: Any = self._reach(self.address) if self.address else None
+
+    @staticmethod
+    def _layout(n_workers: int, concurrency: int | None) -> tuple[int, int]:
+        """Workers and threads of the local cluster: exactly `concurrency` threads in all
+        (the most workers up to n_workers that divide it evenly), so that at most that many
+        episodes run at once however many are queued."""
+        if not concurrency:
+            return n_workers, DEFAULT_THREADS_PER_WORKER
+        workers = max(w for w in range(1, min(n_workers, concurrency) + 1) if concurrency % w == 0)
+        return workers, concurrency // workers
+
+    def _window(self, cluster_threads: int, own_cluster: bool) -> int:
+        """Episodes in flight. On the run's own cluster, whose threads cap what runs at once,
+        as many again wait queued on the workers so none idles while a result travels back;
+        on an existing cluster, `concurrency` is the cap on what is in flight."""
+        if own_cluster:
+            running = min(cluster_threads, self.concurrency or cluster_threads)
+            return running + cluster_threads if cluster_threads <= running else running
+        return self.concurrency or DEFAULT_WINDOW_PER_THREAD * cluster_threads
 
     def _reach(self, address: str) -> Any:
         from distributed import Client
@@ -152,7 +169,7 @@ class DaskExecutor(Executor):
         try:
             client, cluster = self._connect(scratch)
             threads = max(1, sum(client.nthreads().values()))
-            window = self.concurrency or DEFAULT_WINDOW_PER_THREAD * threads
+            window = self._window(threads, own_cluster=cluster is not None)
             yield from drive(_DaskEngine(client, job), job, tasks, Window(window), policy)
         finally:
             if client is not None:
