@@ -141,7 +141,18 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     remote.add_argument(
         "--image", metavar="SECTION", help="the [modal.SECTION] image table to build from (default: image)"
     )
+    _shared_options_last(p)
     p.set_defaults(func=run)
+
+
+def _shared_options_last(parser: argparse.ArgumentParser) -> None:
+    """List --store, --plain and --debug after the sweep's own options, as the docs show them."""
+    shared = [a for a in parser._actions if a.dest in ("store", "plain", "debug")]
+    for collection in (parser._actions, parser._optionals._group_actions):
+        for action in shared:
+            if action in collection:
+                collection.remove(action)
+        collection.extend(shared)
 
 
 def _argv() -> list[str]:

@@ -179,3 +179,43 @@ def test_spec_reads_conditions_in_axis_order(tmp_path) -> None:
     assert isinstance(cells[0].cfg["temp"], float)  # continuous values are floats, so keys are stable
     assert cells[1].key == cell_key({"temp": 0.7, "x": "a"})
     assert cells[1].label == "x a · temp 0.7"
+
+
+def test_help_lists_every_documented_flag(prove) -> None:
+    result = prove("sweep", "--help")
+    assert result.returncode == 0
+    for flag in (
+        "--target pkg.module:rollout",
+        "--replicates N",
+        "--salt HEX | --pair-with RUN | --resume [RUN]",
+        "--name TEXT",
+        "--episode-timeout S",
+        "--max-rollouts N",
+        "--batch-size N",
+        "--max-mde FRACTION",
+        "--dry-run",
+        "--yes",
+        "--json",
+        "--concurrency N",
+        "--infra-retries N",
+        "--max-cost USD",
+        "--est-seconds S",
+        "--app-name NAME",
+        "--image SECTION",
+        "--store PATH",
+        "--plain",
+        "--debug",
+        "remote backends (override the [modal] table;",
+        "poisson-prove sweep --target my_agent:rollout_patched --pair-with latest --yes",
+    ):
+        assert flag in result.stdout, flag
+
+
+def test_plan_names_the_concurrency_when_not_1(prove, workdir) -> None:
+    write(workdir, "agent.py", SEEDED_TARGET)
+    small_spec(workdir, replicates=20)
+    result = prove("sweep", "--dry-run", "--concurrency", "3", "--max-mde", "0.5")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[0] == (
+        "plan 40 rollouts of agent: 2 cells x 20 replicates on local (concurrency 3), $0 (local)"
+    )

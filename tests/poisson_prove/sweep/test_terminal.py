@@ -66,6 +66,23 @@ def test_question_then_progress_bar_on_a_terminal(workdir: Path, home: Path) -> 
     assert "rollouts" in output and "ETA" in output
     assert 'done 300 rollouts in run "agent ' in output
     assert len(episodes(workdir / "prove-runs")) == 300
+    # `runs` on the same terminal draws a table.
+    primary, secondary = pty.openpty()
+    listing = subprocess.run(
+        [script_path("poisson-prove"), "runs"],
+        cwd=workdir,
+        env=isolated_env(home),
+        stdin=secondary,
+        stdout=secondary,
+        stderr=secondary,
+        timeout=60,
+    )
+    os.close(secondary)
+    drawn = os.read(primary, 65536).decode("utf-8", "replace")
+    os.close(primary)
+    assert listing.returncode == 0
+    assert "runs in prove-runs" in drawn and "300/300" in drawn
+    assert "━" in drawn or "─" in drawn  # box drawing: a rich table, not plain columns
 
 
 def test_declining_writes_nothing(workdir: Path, home: Path) -> None:
