@@ -267,7 +267,14 @@ def run(args: argparse.Namespace) -> int:
             err = _exit_at_import(err)
         _refused(out, err, "failed" if err.exit_code == EXIT_STOPPED else "refused")
         raise err from None
-    return _planned(args, out, prepared, stdin_tty)
+    try:
+        return _planned(args, out, prepared, stdin_tty)
+    except (ProveError, KeyboardInterrupt):
+        raise
+    except Exception as exc:
+        # The dispatcher logs it and exits 70; a --json caller still gets its one document.
+        _refused(out, ProveError(f"unexpected failure: {type(exc).__name__}: {exc}"), "failed")
+        raise
 
 
 def _exit_at_import(err: ProveError) -> ProveError:

@@ -77,3 +77,41 @@ def test_exit_codes_are_unchanged_and_sys_exit_at_import_exits_3(prove, workdir)
     result = prove("sweep", "--yes", "--json", "--max-mde", "0.5")
     assert_clean_error(result, 3, "errors.log")
     assert json.loads(result.stdout)["verdict"] == "failed"
+
+
+NETWORK_AT_IMPORT = """
+import os, socket, sys
+print("MARK-DRY-IMPORT")
+os.write(2, b"MARK-DRY-STDERR\\n")
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+    verdict = "connected"
+except OSError as exc:
+    verdict = f"blocked: {{exc}}"
+with open({report!r}, "w") as handle:
+    handle.write(verdict)
+
+def rollout(cfg, seed):
+    raise AssertionError("--dry-run must not call the rollout")
+"""
+
+
+def test_dry_run_imports_in_a_child_with_the_network_blocked(prove, workdir, tmp_path) -> None:
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    report = tmp_path / "import-report.txt"
+    write(workdir, "agent.py", NETWORK_AT_IMPORT.format(port=port, report=str(report)))
+    small_spec(workdir, replicates=20)
+    result = prove("sweep", "--dry-run", "--max-mde", "0.5")
+    assert result.returncode == 0, result.stderr
+    assert "MARK" not in result.stdout + result.stderr  # nothing of what the import wrote
+    assert report.read_text().startswith("blocked: the network is blocked")
+    with pytest.raises(TimeoutError):
+        server.accept()  # nobody connected
+    server.close()
+    assert not (workdir / "prove-runs").exists()
