@@ -127,6 +127,12 @@ def _in_child(job: Job, tasks: Iterator[Task], limit: float) -> Iterator[dict[st
                 child.kill()
                 child = None
                 yield timeout_row(job, task, limit, started)
+    except BaseException:
+        # Ctrl-C, or the sweep closed this generator: stop the episode in flight at once.
+        if child is not None:
+            child.kill()
+            child = None
+        raise
     finally:
         if child is not None:
             child.stop()
