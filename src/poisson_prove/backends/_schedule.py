@@ -189,7 +189,9 @@ def _loop(
                     break
             if stop.is_set():
                 return
-            entries = [in_flight.pop(token) for token in ready if token != _WAKE]
+            # A token can come twice (an engine calling back again for a recomputed result):
+            # its attempt was settled the first time.
+            entries = [in_flight.pop(token) for token in ready if token in in_flight]
             _prefetch(engine, [entry.handle for entry in entries])
             for entry in entries:
                 yield from _settle(engine, job, entry, window, policy, submit, delayed, tokens)

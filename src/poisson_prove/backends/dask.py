@@ -18,6 +18,7 @@ import shutil
 import tempfile
 import uuid
 from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import CancelledError
 from typing import Any
 
 from poisson_prove.backends._attempt import Attempt, run_attempt
@@ -62,20 +63,26 @@ class _DaskEngine:
         """Fetch many finished results in one round trip instead of one each."""
         finished = [handle for handle in handles if handle.status == "finished"]
         if len(finished) > 1:
-            for handle, attempt in zip(finished, self._client.gather(finished), strict=True):
+            try:
+                attempts = self._client.gather(finished)
+            except Exception:  # a result went with its worker: outcome() takes them one by one
+                return
+            for handle, attempt in zip(finished, attempts, strict=True):
                 self._gathered[handle.key] = attempt
 
     def outcome(self, handle: Any) -> Attempt:
         if handle.key in self._gathered:
             return self._gathered.pop(handle.key)
-        if handle.status == "finished":
-            return handle.result()
         if handle.status == "cancelled":
             raise WorkerLost("the scheduler cancelled the episode")
-        error = handle.exception()
-        if isinstance(error, self._killed_worker):
-            raise WorkerLost(str(error))
-        raise error
+        try:
+            # A result lost with its worker after finishing is recomputed by the scheduler;
+            # result() waits for that, or raises KilledWorker when the scheduler gives up.
+            return handle.result()
+        except self._killed_worker as exc:
+            raise WorkerLost(str(exc)) from exc
+        except CancelledError as exc:
+            raise WorkerLost("the scheduler cancelled the episode") from exc
 
     def cancel(self, handles: list[Any]) -> None:
         if handles:
@@ -157,6 +164,9 @@ class DaskExecutor(Executor):
             host="127.0.0.1",  # scheduler, workers and nannies listen on loopback only
             dashboard_address=None,
             worker_dashboard_address=None,
+            # No dashboard; the scheduler's small HTTP server (health, metrics) still starts, so
+            # it gets a free loopback port rather than 8787, which another cluster may hold.
+            scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
             local_directory=scratch,
             silence_logs=logging.ERROR,
         )

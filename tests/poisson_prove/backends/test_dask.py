@@ -20,6 +20,7 @@ def test_dask_stores_the_planned_rows_on_a_loopback_cluster(prove, workdir: Path
     write_project(workdir, "listening", replicates=10, tables="[dask]\nn_workers = 2\nconcurrency = 4\n")
     result = prove(*sweep_args("--name", "dk", "--backend", "dask"))
     assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "Warning" not in result.stderr, result.stderr
     assert "on dask" in result.stdout
     rows = read_rows(workdir / "prove-runs", "dk")
     assert_exact_plan(rows, cells=2, replicates=10)
@@ -45,6 +46,7 @@ def test_a_worker_killed_mid_sweep_loses_and_doubles_nothing(prove, workdir: Pat
     )
     result = prove(*sweep_args("--name", "killed", "--backend", "dask", "--batch-size", "4"))
     assert result.returncode == 0, result.stderr
+    assert "Traceback" not in result.stderr and "error:" not in result.stderr, result.stderr
     killed = (workdir / "state" / "killed").read_text().split()
     assert killed, "no worker was killed"
     rows = read_rows(workdir / "prove-runs", "killed")
