@@ -239,11 +239,24 @@ def test_quick_override_timeout_and_refusals(
     quick = cli("snapshot", "verify", "--quick", env=env)
     assert quick.returncode == 0 and "fixture" in quick.stdout
 
-    prompt = tmp_path / "qa_v2.md"
+    prompt = tmp_path / "draft_v2.md"
     prompt.write_text("Be harsh.", encoding="utf-8")
-    what_if = cli("snapshot", "verify", "--override", f"qa_check={prompt}", env=env)
+    before = len(server.chat_requests())
+    what_if = cli("snapshot", "verify", "--override", f"draft={prompt}", env=env)
     assert what_if.returncode == 1, (what_if.stdout, what_if.stderr)
-    assert any(m.get("content") == "Be harsh." for r in server.chat_requests() for m in r.messages)
+    sent = [r for r in server.chat_requests()[before:] if "You compare two outputs" not in r.system]
+    assert [r.system for r in sent] == ["Be harsh.", "Check the reply for mistakes; answer OK or list them."]
+    # the downstream agent was re-sent the new draft, not the pinned one
+    assert (
+        sent[1].messages[-1]["content"]
+        != json.loads((project / "proveai" / "snapshots" / "latest.json").read_text(encoding="utf-8"))[
+            "captures"
+        ][0]["io"]["qa_check"][0]["input_messages"][-1]["content"]
+    )
+    verdicts = verdicts_of(project, what_if.stdout)
+    assert verdicts["classify"]["status"] == "unchanged" and "held" in verdicts["classify"]["rationale"]
+    assert (verdicts["draft"]["status"], verdicts["draft"]["change"]) == ("regressed", "direct edit")
+    assert (verdicts["qa_check"]["status"], verdicts["qa_check"]["change"]) == ("regressed", "downstream")
     unknown = cli("snapshot", "verify", "--override", f"qa_chek={prompt}", env=env)
     assert_clean_error(unknown, 2, "unknown agent 'qa_chek'", "qa_check")
 

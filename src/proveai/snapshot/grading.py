@@ -5,7 +5,7 @@ informational), iteration_count_changed (a loop ran a different number of times:
 gate), else each iteration is compared in order: identical hashes -> unchanged; same output
 with different inputs or tool calls -> drifted; a different output goes through the
 three-tier diff (structural, embeddings, judge). A mismatch the judge could not decide is
-`inconclusive`. Every non-unchanged row says `direct edit` (its own prompt or model hash
+`inconclusive`. Every non-unchanged row says `direct edit` (its own prompt, model or settings hash
 changed) or `downstream` (intact prompt and model: collateral of an upstream change).
 """
 
@@ -113,7 +113,11 @@ def worst(statuses: Sequence[str]) -> str:
 def change_kind(pinned: AgentDefinition, fresh: AgentDefinition | None) -> str:
     if fresh is None:
         return DOWNSTREAM
-    if fresh.prompt_hash != pinned.prompt_hash or fresh.model_hash != pinned.model_hash:
+    if (
+        fresh.prompt_hash != pinned.prompt_hash
+        or fresh.model_hash != pinned.model_hash
+        or fresh.settings_hash != pinned.settings_hash
+    ):
         return DIRECT_EDIT
     return DOWNSTREAM
 

@@ -46,6 +46,7 @@ class ExpectedIO:
     output: Any
     input_messages: Any = None
     output_messages: Any = None
+    request: Any = None  # the provider call's model and kwargs (temperature, seed, ...)
     tool_calls: tuple[Any, ...] = ()
     status: str = "ok"
     error: str | None = None
@@ -78,6 +79,7 @@ class ExpectedIO:
             "output_hash": self.output_hash,
             "input_messages": self.input_messages,
             "output_messages": self.output_messages,
+            "request": self.request,
             "tool_calls": list(self.tool_calls),
             "tool_calls_hash": self.tool_calls_hash,
             "status": self.status,
@@ -96,6 +98,7 @@ class ExpectedIO:
             output=data.get("output"),
             input_messages=data.get("input_messages"),
             output_messages=data.get("output_messages"),
+            request=data.get("request"),
             tool_calls=tuple(tool_calls),
             status=str(data.get("status") or "ok"),
             error=data.get("error"),
@@ -118,6 +121,7 @@ class AgentDefinition:
     parent_agent: str | None = None
     source_file: str | None = None
     description: str | None = None
+    settings: Mapping[str, Any] | None = None  # request kwargs but the seed (temperature, ...)
 
     @property
     def prompt_hash(self) -> str:
@@ -126,6 +130,10 @@ class AgentDefinition:
     @property
     def model_hash(self) -> str:
         return content_hash(self.model)
+
+    @property
+    def settings_hash(self) -> str:
+        return content_hash(dict(self.settings) if self.settings else None)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -137,6 +145,8 @@ class AgentDefinition:
             "parent_agent": self.parent_agent,
             "source_file": self.source_file,
             "description": self.description,
+            "settings": dict(self.settings) if self.settings else None,
+            "settings_hash": self.settings_hash,
         }
 
     @classmethod
@@ -151,6 +161,7 @@ class AgentDefinition:
             parent_agent=data.get("parent_agent"),
             source_file=data.get("source_file"),
             description=data.get("description"),
+            settings=data.get("settings") if isinstance(data.get("settings"), Mapping) else None,
         )
 
 

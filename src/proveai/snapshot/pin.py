@@ -124,6 +124,7 @@ def expected_from_span(trace: Trace, span: Span) -> ExpectedIO:
         output=span.output,
         input_messages=span.input_messages,
         output_messages=span.output_messages,
+        request=span.request,
         tool_calls=tool_calls_of(trace, span),
         status=span.status,
         error=span.error,
@@ -133,6 +134,8 @@ def expected_from_span(trace: Trace, span: Span) -> ExpectedIO:
 def definition_from_spans(name: str, spans: Sequence[Span]) -> AgentDefinition:
     first = spans[0]
     model = first.model or (first.request or {}).get("model")
+    # the seed varies by design (PROVEAI_SEED): it is not part of the agent's definition
+    settings = {k: v for k, v in (first.request or {}).items() if k not in ("model", "seed")}
     return AgentDefinition(
         name=name,
         kind=first.kind or "UNKNOWN",
@@ -141,6 +144,7 @@ def definition_from_spans(name: str, spans: Sequence[Span]) -> AgentDefinition:
         parent_agent=first.parent_agent,
         source_file=first.source_file,
         description=first.description,
+        settings=settings or None,
     )
 
 

@@ -1,9 +1,11 @@
 """`verify --override AGENT=PATH`: what-if prompt testing without editing the pipeline.
 
-For each overridden agent, every pinned request (its recorded chat messages) is replayed
-through the provider registry with the system prompt replaced by the file's text; the reply
-is graded against the pinned reply. Other agents are not re-executed: they are reported
-unchanged (held at their pinned output), which the rationale says.
+For each overridden agent, every pinned request (its recorded chat messages, model and
+kwargs) is replayed through the provider registry with the system prompt replaced by the
+file's text, and the reply is graded against the pinned reply (`direct edit`). A later agent
+whose pinned request contains a reply that changed is replayed with the new text substituted
+(the replay engine's `substitute`) and graded too (`downstream`). Agents nothing reaches are
+held at their pinned output, which the rationale says.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 from proveai.errors import EXIT_USAGE, ProveAIError
 from proveai.snapshot.grading import (
     DIRECT_EDIT,
+    DOWNSTREAM,
     INCONCLUSIVE,
     UNCHANGED,
     AgentVerdict,
@@ -62,26 +65,60 @@ def _dispatch(model: str) -> Any:
         return dispatch(model)
 
 
-def replay_call(io: ExpectedIO, definition: AgentDefinition, prompt: str) -> str:
+def replay_call(io: ExpectedIO, definition: AgentDefinition, messages: list[dict[str, Any]]) -> str:
+    """Send `messages` with the pinned call's model and kwargs (temperature, seed, ...)."""
     from proveai.providers.base import as_response
 
-    model = definition.model
+    request = dict(io.request or {})
+    model = request.pop("model", None) or definition.model
     if not model:
-        raise ProveAIError(f"--override {definition.name}: the pinned agent has no model to replay with")
-    messages = with_system_prompt(list(io.input_messages or []), prompt)
+        raise ProveAIError(f"--override: agent {definition.name!r} has no pinned model to replay with")
     try:
         provider = _dispatch(model)
     except ValueError as exc:
         raise ProveAIError(str(exc), exit_code=EXIT_USAGE) from exc
-    return as_response(provider.call(messages, model), model).text
+    return as_response(provider.call(messages, model, **request), model).text
 
 
 def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: Any) -> Grading:
+    """Overridden agents re-send their pinned requests with the new system prompt; agents
+    whose pinned request contained an output that changed re-send it with the new text
+    substituted (downstream); the rest keep their pinned output."""
+    from proveai.replay.engine import substitute
+
     prompts = read_overrides(snapshot, overrides)
+    changes: list[tuple[Any, Any]] = []  # (pinned reply, new reply), in pipeline order
     verdicts = []
     for name, definition in snapshot.agents.items():
         pinned = snapshot.expected(name)
-        if name not in prompts:
+        grades: list[PairGrade] = []
+        for io in pinned:
+            if not io.input_messages:
+                continue
+            messages, fed = (
+                substitute([dict(m) for m in io.input_messages], changes)
+                if changes
+                else (io.input_messages, False)
+            )
+            if name in prompts:
+                messages = with_system_prompt(list(messages), prompts[name])
+            elif not fed:
+                continue  # nothing it reads changed: held at its pinned output
+            try:
+                reply = replay_call(io, definition, list(messages))
+            except ProveAIError:
+                raise
+            except Exception as exc:  # the provider failed: this call cannot be judged
+                reason = f"replay failed: {type(exc).__name__}: {exc}"
+                grades.append(PairGrade(INCONCLUSIVE, reason, "replay", False))
+                continue
+            old_reply = io.reply_text if io.reply_text is not None else io.output
+            if reply != old_reply:
+                changes.insert(0, (old_reply, reply))  # nearest first, as the replay engine does
+            old = ExpectedIO(inputs=io.inputs, output=old_reply)
+            new = ExpectedIO(inputs=io.inputs, output=reply)
+            grades.append(grade_iteration(old, new, definition, grader))
+        if not grades:
             verdicts.append(
                 AgentVerdict(
                     name,
@@ -95,38 +132,23 @@ def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: Any) -> G
                 )
             )
             continue
-        new_definition = AgentDefinition(**{**definition.__dict__, "prompt": prompts[name]})
-        grades: list[PairGrade] = []
-        for io in pinned:
-            if not io.input_messages:
-                continue
-            try:
-                reply = replay_call(io, definition, prompts[name])
-            except ProveAIError:
-                raise
-            except Exception as exc:  # the provider failed: this agent cannot be judged
-                grades.append(
-                    PairGrade(INCONCLUSIVE, f"replay failed: {type(exc).__name__}: {exc}", "replay", False)
-                )
-                continue
-            old = ExpectedIO(
-                inputs=io.inputs, output=io.reply_text if io.reply_text is not None else io.output
-            )
-            new = ExpectedIO(inputs=io.inputs, output=reply)
-            grades.append(grade_iteration(old, new, new_definition, grader))
         status = worst([g.status for g in grades])
-        decisive = next((g for g in grades if g.status == status), None)
+        decisive = next(g for g in grades if g.status == status)
+        change = DIRECT_EDIT if name in prompts else DOWNSTREAM
         verdicts.append(
             AgentVerdict(
                 name,
                 status,
-                None if status == UNCHANGED else DIRECT_EDIT,
-                decisive.rationale if decisive and status != UNCHANGED else "—",
-                tier=decisive.tier if decisive else "hash",
+                None if status == UNCHANGED else change,
+                decisive.rationale if status != UNCHANGED else "—",
+                tier=decisive.tier,
                 pinned_calls=len(pinned),
                 fresh_calls=len(grades),
                 iterations=tuple(g.status for g in grades),
                 source_file=definition.source_file,
             )
         )
-    return Grading(tuple(verdicts), notes=("what-if: downstream agents were not re-executed",))
+    return Grading(
+        tuple(verdicts),
+        notes=("what-if: replayed pinned requests; agents that call no model through proveai are held",),
+    )
