@@ -35,6 +35,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     init.add_argument("--replicates", type=int, default=1, help="re-run the pipeline N times and pin all N")
     init.add_argument("--seed", type=int, default=0, help="seed of the pinned replicates (default 0)")
     init.add_argument("--timeout", type=float, default=600.0, help="seconds per re-run (with --replicates)")
+    init.add_argument("--traces", metavar="DIR", help="trace store to pin from (default proveai/traces)")
     init.add_argument(
         "--quick-only", action="store_true", help="pin a trace that cannot be re-run, for --quick checks"
     )
@@ -51,6 +52,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "name", nargs="?", help="verify only this snapshot (default: all, auto-targeted in CI)"
     )
     verify.add_argument("--quick", action="store_true", help="no re-run: grade the newest stored trace")
+    verify.add_argument("--traces", metavar="DIR", help="trace store --quick reads (default proveai/traces)")
     verify.add_argument(
         "--no-judge", action="store_true", help="hash-only (also PROVEAI_NO_JUDGE=1): exit 0/2"
     )
@@ -172,7 +174,7 @@ def _init(args: argparse.Namespace) -> int:
     store = _store()
     result = init_snapshot(
         snapshots_dir=store.snapshots_dir,
-        traces_dir=store.traces_dir,
+        traces_dir=Path(args.traces) if args.traces else store.traces_dir,
         name=args.name,
         trace_id=args.trace_id,
         agents=args.agent,
@@ -320,7 +322,7 @@ def _verify(args: argparse.Namespace) -> int:
             snapshots[name],
             snapshots_dir=store.snapshots_dir,
             runs_dir=store.runs_dir,
-            traces_dir=store.traces_dir,
+            traces_dir=Path(args.traces) if args.traces else store.traces_dir,
             options=replace(options, progress=_RunProgress(args, f"verify {name!r}")),
         )
         _render_verify(args, result)

@@ -121,7 +121,11 @@ def capture_replicates(
                 raise ProveAIError(
                     f"the pipeline ({' '.join(result.command[1:])}) exited {result.returncode} and wrote "
                     f"no trace; its last output:\n{tail}",
-                    suggestions=["run it yourself to see why, or check that it exports with FileExporter()"],
+                    suggestions=[
+                        "run it yourself to see why",
+                        "verify reads the trace from $PROVEAI_TRACES_DIR: export with FileExporter() "
+                        "(no explicit folder) so the fresh trace lands there",
+                    ],
                     exit_code=EXIT_USAGE,
                 )
             fresh = named[-1]

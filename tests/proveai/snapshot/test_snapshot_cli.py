@@ -25,7 +25,11 @@ def pinned_project(tmp_path: Path, home: Path):
 
 
 def stored_trace_ids(project: Path) -> list[str]:
-    manifest = json.loads((project / "proveai" / "traces" / "manifest.json").read_text(encoding="utf-8"))
+    return stored_trace_ids_in(project / "proveai" / "traces")
+
+
+def stored_trace_ids_in(folder: Path) -> list[str]:
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     return sorted(manifest, key=lambda tid: manifest[tid]["timestamp"])
 
 
@@ -61,6 +65,15 @@ def test_trace_id_prefix_agents_and_names(pinned_project) -> None:
     assert "'weekly-goods' v1 — 1 agent(s)" in result.stdout
     data = json.loads((project / "proveai" / "snapshots" / "weekly-goods.json").read_text(encoding="utf-8"))
     assert list(data["agents"]) == ["draft"] and data["captures"][0]["trace_id"] == older
+
+    import shutil
+
+    shutil.copytree(project / "proveai" / "traces", project / "elsewhere")
+    shutil.rmtree(project / "proveai" / "traces")
+    other = cli("snapshot", "init", "other", "--traces", "elsewhere", env=env)
+    assert other.returncode == 0, other.stderr
+    assert f"trace {stored_trace_ids_in(project / 'elsewhere')[-1][:12]}…" in other.stdout
+    shutil.copytree(project / "elsewhere", project / "proveai" / "traces")
 
     unknown_agent = cli("snapshot", "init", "x", "--agent", "drafter", env=env)
     assert_clean_error(unknown_agent, 2, "unknown agent 'drafter'", 'did you mean "draft"', "known agents:")
