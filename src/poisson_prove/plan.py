@@ -6,11 +6,14 @@ worst condition could not catch a change of `--max-mde` 4 times in 5.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from poisson_prove.backends.base import Task
 from poisson_prove.errors import ProveError
+from poisson_prove.seeding import SEED_BOUND
 from poisson_prove.spec import Axis, Cell, SweepSpec
 
 DEFAULT_MAX_MDE = 0.2
@@ -142,3 +145,68 @@ def ways_out(plan: Plan) -> tuple[int, float | None]:
 
     needed = replicates_needed(len(plan.cells), len(plan.failures), q=plan.q, max_mde=plan.max_mde)
     return needed, suggested_max_mde(plan.design)
+
+
+# The planned episodes ----------------------------------------------------------------------
+
+
+def seeds_of(salt: str, cell: str, replicates: Sequence[int]) -> list[int]:
+    """seeding.episode_seed for many replicates of one cell, hashing the shared prefix once."""
+    prefix = hashlib.blake2b(digest_size=8, key=bytes.fromhex(salt))
+    prefix.update(f"{cell}\x1f".encode())
+    copy, from_bytes, mask = prefix.copy, int.from_bytes, SEED_BOUND - 1
+    out = []
+    append = out.append
+    for replicate in replicates:
+        h = copy()
+        h.update(b"%d" % replicate)  # the same bytes as str(replicate).encode(), faster
+        append(from_bytes(h.digest(), "big") & mask)  # == % SEED_BOUND (a power of two)
+    return out
+
+
+def planned_tasks(
+    cells: Sequence[Cell], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
+) -> Iterator[Task]:
+    """The planned episodes not yet stored, replicate by replicate across the cells (so a run
+    stopped early has every condition about equally far), at most `limit` of them."""
+    seeds = {cell.key: seeds_of(salt, cell.key, range(replicates)) for cell in cells}
+    left = limit if limit is not None else -1
+    for replicate in range(replicates):
+        for cell in cells:
+            if skip and (cell.key, replicate) in skip:
+                continue
+            if left == 0:
+                return
+            left -= 1
+            yield Task(cell.key, cell.cfg, replicate, seeds[cell.key][replicate])
+
+
+def planned_chunks(
+    cells: Sequence[Cell],
+    replicates: int,
+    salt: str,
+    skip: set[tuple[str, int]],
+    limit: int | None,
+    step: int,
+) -> Iterator[list[tuple[str, Mapping[str, Any], int, int]]]:
+    """`planned_tasks` as lists of plain tuples (cell, cfg, replicate, seed), about `step` at a time,
+    in the same order: no object per episode, one list comprehension per replicate."""
+    pairs = [(cell.key, cell.cfg, seeds_of(salt, cell.key, range(replicates))) for cell in cells]
+    left = limit if limit is not None else -1
+    chunk: list[tuple[str, Mapping[str, Any], int, int]] = []
+    for replicate in range(replicates):
+        if skip:
+            row = [(k, c, replicate, s[replicate]) for k, c, s in pairs if (k, replicate) not in skip]
+        else:
+            row = [(k, c, replicate, s[replicate]) for k, c, s in pairs]
+        if left >= 0:
+            row = row[:left]
+            left -= len(row)
+        chunk += row
+        if len(chunk) >= step:
+            yield chunk
+            chunk = []
+        if left == 0:
+            break
+    if chunk:
+        yield chunk

@@ -413,3 +413,59 @@ def is_safe_id(text: str) -> bool:
 def load_run(name_or_id: str = "latest", store: str | os.PathLike[str] | None = None) -> pa.Table:
     """The episodes of one stored run (by name, id or `latest`) as an Arrow table."""
     return RunStore(store).resolve(name_or_id).read_episodes()
+
+
+class BatchSink:
+    """Row tuples on their way to the store: counted, then written a batch at a time."""
+
+    def __init__(self, writer: RunWriter, size: int, planned: int, stored: int, errored: int) -> None:
+        self.writer = writer
+        self.size = size
+        self.planned = planned
+        self.stored = stored
+        self.errored_before = errored
+        self.pending: list[tuple[Any, ...]] = []
+        self.counted = 0  # rows of `pending` already counted
+        self.ran = self.errored = self.system_exits = 0
+        self.written = self.errored_written = 0
+        self.first_error: str | None = None
+
+    def account(self) -> None:
+        """Count the rows appended since the last call (errors, sys.exit calls)."""
+        new = self.pending[self.counted :]
+        self.counted = len(self.pending)
+        self.ran += len(new)
+        for row in new:
+            if row[4] is None:  # no outcome
+                self.errored += 1
+                if self.first_error is None:
+                    self.first_error = f"{row[9]}: {row[10]}"
+                if row[9] == "system_exit":
+                    self.system_exits += 1
+
+    def maybe_flush(self) -> None:
+        while len(self.pending) >= self.size:
+            self.account()
+            batch, rest = self.pending[: self.size], self.pending[self.size :]
+            self._write(batch)
+            self.pending, self.counted = rest, len(rest)
+            # The manifest's counts follow what is stored (the batch files stay the truth).
+            self.writer.update_manifest(
+                durable=False,
+                counts={
+                    "planned": self.planned,
+                    "done": self.stored + self.written,
+                    "errored": self.errored_before + self.errored_written,
+                },
+            )
+
+    def _write(self, batch: list[tuple[Any, ...]]) -> None:
+        self.writer.write_batch(tuples_to_table(self.writer.manifest["run_id"], batch))
+        self.written += len(batch)
+        self.errored_written += sum(1 for row in batch if row[4] is None)
+
+    def flush(self) -> None:
+        if self.pending:
+            self._write(self.pending)
+            self.pending = []
+            self.counted = 0

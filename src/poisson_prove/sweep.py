@@ -14,21 +14,28 @@ command line does.
 
 from __future__ import annotations
 
-import hashlib
 import platform
 import shutil
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from poisson_prove.backends.base import Job, Task
 from poisson_prove.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, ProveError
-from poisson_prove.plan import DEFAULT_MAX_MDE, DEFAULT_Q, Plan, backend_settings, make_plan
-from poisson_prove.seeding import SEED_BOUND, check_salt, new_salt
+from poisson_prove.plan import (
+    DEFAULT_MAX_MDE,
+    DEFAULT_Q,
+    Plan,
+    backend_settings,
+    make_plan,
+    planned_chunks,
+    planned_tasks,
+)
+from poisson_prove.seeding import check_salt, new_salt
 from poisson_prove.spec import Cell, SweepSpec, load_spec, spec_from_manifest
-from poisson_prove.store import RunInfo, RunStore, RunWriter, tuples_to_table, utc_now
+from poisson_prove.store import BatchSink, RunInfo, RunStore, RunWriter, utc_now
 
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_SPEC = "prove.toml"
@@ -237,37 +244,6 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
     )
 
 
-def seeds_of(salt: str, cell: str, replicates: Sequence[int]) -> list[int]:
-    """seeding.episode_seed for many replicates of one cell, hashing the shared prefix once."""
-    prefix = hashlib.blake2b(digest_size=8, key=bytes.fromhex(salt))
-    prefix.update(f"{cell}\x1f".encode())
-    copy, from_bytes, mask = prefix.copy, int.from_bytes, SEED_BOUND - 1
-    out = []
-    append = out.append
-    for replicate in replicates:
-        h = copy()
-        h.update(b"%d" % replicate)  # the same bytes as str(replicate).encode(), faster
-        append(from_bytes(h.digest(), "big") & mask)  # == % SEED_BOUND (a power of two)
-    return out
-
-
-def _tasks(
-    cells: Sequence[Cell], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
-) -> Iterator[Task]:
-    """The planned episodes not yet stored, replicate by replicate across the cells (so a run
-    stopped early has every condition about equally far), at most `limit` of them."""
-    seeds = {cell.key: seeds_of(salt, cell.key, range(replicates)) for cell in cells}
-    left = limit if limit is not None else -1
-    for replicate in range(replicates):
-        for cell in cells:
-            if skip and (cell.key, replicate) in skip:
-                continue
-            if left == 0:
-                return
-            left -= 1
-            yield Task(cell.key, cell.cfg, replicate, seeds[cell.key][replicate])
-
-
 def _manifest(prepared: PreparedSweep) -> dict[str, Any]:
     from poisson_prove import __version__
 
@@ -338,14 +314,14 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
     if request.max_rollouts is not None:
         to_run = min(to_run, request.max_rollouts)
     started = time.perf_counter()
-    sink = _Batches(writer, request.batch_size, plan.rollouts, len(skip), errored_before)
+    sink = BatchSink(writer, request.batch_size, plan.rollouts, len(skip), errored_before)
     interrupted = False
     failure: Exception | None = None
     try:
         if _sequential_in_process(executor, job):
             _run_in_process(job, plan, prepared.salt, skip, request.max_rollouts, sink, progress, to_run)
         else:
-            tasks = _tasks(plan.cells, plan.replicates, prepared.salt, skip, request.max_rollouts)
+            tasks = planned_tasks(plan.cells, plan.replicates, prepared.salt, skip, request.max_rollouts)
             _run_executor(executor, job, tasks, sink, progress, to_run)
     except KeyboardInterrupt:
         interrupted = True
@@ -408,95 +384,8 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
     )
 
 
-class _Batches:
-    """Row tuples on their way to the store: counted, then written a batch at a time."""
-
-    def __init__(self, writer: RunWriter, size: int, planned: int, stored: int, errored: int) -> None:
-        self.writer = writer
-        self.size = size
-        self.planned = planned
-        self.stored = stored
-        self.errored_before = errored
-        self.pending: list[tuple[Any, ...]] = []
-        self.counted = 0  # rows of `pending` already counted
-        self.ran = self.errored = self.system_exits = 0
-        self.written = self.errored_written = 0
-        self.first_error: str | None = None
-
-    def account(self) -> None:
-        """Count the rows appended since the last call (errors, sys.exit calls)."""
-        new = self.pending[self.counted :]
-        self.counted = len(self.pending)
-        self.ran += len(new)
-        for row in new:
-            if row[4] is None:  # no outcome
-                self.errored += 1
-                if self.first_error is None:
-                    self.first_error = f"{row[9]}: {row[10]}"
-                if row[9] == "system_exit":
-                    self.system_exits += 1
-
-    def maybe_flush(self) -> None:
-        while len(self.pending) >= self.size:
-            self.account()
-            batch, rest = self.pending[: self.size], self.pending[self.size :]
-            self._write(batch)
-            self.pending, self.counted = rest, len(rest)
-            # The manifest's counts follow what is stored (the batch files stay the truth).
-            self.writer.update_manifest(
-                durable=False,
-                counts={
-                    "planned": self.planned,
-                    "done": self.stored + self.written,
-                    "errored": self.errored_before + self.errored_written,
-                },
-            )
-
-    def _write(self, batch: list[tuple[Any, ...]]) -> None:
-        self.writer.write_batch(tuples_to_table(self.writer.manifest["run_id"], batch))
-        self.written += len(batch)
-        self.errored_written += sum(1 for row in batch if row[4] is None)
-
-    def flush(self) -> None:
-        if self.pending:
-            self._write(self.pending)
-            self.pending = []
-            self.counted = 0
-
-
 #: Episodes run between two progress reports on the in-process path.
 _CHUNK = 256
-
-
-def _item_chunks(
-    cells: Sequence[Cell],
-    replicates: int,
-    salt: str,
-    skip: set[tuple[str, int]],
-    limit: int | None,
-    step: int,
-) -> Iterator[list[tuple[str, Mapping[str, Any], int, int]]]:
-    """`_tasks` as lists of plain tuples (cell, cfg, replicate, seed), about `step` at a time,
-    in the same order: no object per episode, one list comprehension per replicate."""
-    pairs = [(cell.key, cell.cfg, seeds_of(salt, cell.key, range(replicates))) for cell in cells]
-    left = limit if limit is not None else -1
-    chunk: list[tuple[str, Mapping[str, Any], int, int]] = []
-    for replicate in range(replicates):
-        if skip:
-            row = [(k, c, replicate, s[replicate]) for k, c, s in pairs if (k, replicate) not in skip]
-        else:
-            row = [(k, c, replicate, s[replicate]) for k, c, s in pairs]
-        if left >= 0:
-            row = row[:left]
-            left -= len(row)
-        chunk += row
-        if len(chunk) >= step:
-            yield chunk
-            chunk = []
-        if left == 0:
-            break
-    if chunk:
-        yield chunk
 
 
 def _sequential_in_process(executor: Any, job: Job) -> bool:
@@ -519,7 +408,7 @@ def _run_in_process(
     salt: str,
     skip: set[tuple[str, int]],
     limit: int | None,
-    sink: _Batches,
+    sink: BatchSink,
     progress: Progress | None,
     to_run: int,
 ) -> None:
@@ -528,7 +417,7 @@ def _run_in_process(
 
     rollout = load_target(job)
     step = max(1, min(_CHUNK, to_run // 20))  # progress at least every twentieth of the work
-    for chunk in _item_chunks(plan.cells, plan.replicates, salt, skip, limit, step):
+    for chunk in planned_chunks(plan.cells, plan.replicates, salt, skip, limit, step):
         run_into(rollout, job, chunk, sink.pending)
         sink.account()
         sink.maybe_flush()
@@ -540,7 +429,7 @@ def _run_executor(
     executor: Any,
     job: Job,
     tasks: Iterator[Task],
-    sink: _Batches,
+    sink: BatchSink,
     progress: Progress | None,
     to_run: int,
 ) -> None:

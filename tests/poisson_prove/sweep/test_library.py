@@ -29,7 +29,7 @@ def rollout(cfg, seed):
 
 
 def test_seeds_of_matches_episode_seed() -> None:
-    from poisson_prove.sweep import seeds_of
+    from poisson_prove.plan import seeds_of
 
     salt = new_salt()
     cell = cell_key({"task_id": "refund", "tool_fail_rate": 0.55})
