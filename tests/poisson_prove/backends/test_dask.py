@@ -16,12 +16,15 @@ from tests.poisson_prove.backends.conftest import (
 LOOPBACK_HEX = {"0100007F", "00000000000000000000000001000000"}  # 127.0.0.1 and ::1
 
 
-def test_dask_stores_the_planned_rows_on_a_loopback_cluster(prove, workdir: Path) -> None:
+def test_dask_stops_resumes_and_stores_the_planned_rows_on_a_loopback_cluster(prove, workdir: Path) -> None:
     write_project(workdir, "listening", replicates=10, tables="[dask]\nn_workers = 2\nconcurrency = 4\n")
-    result = prove(*sweep_args("--name", "dk", "--backend", "dask"))
+    stopped = prove(*sweep_args("--name", "dk", "--backend", "dask", "--max-rollouts", "7"))
+    assert stopped.returncode == 3, stopped.stderr
+    assert "on dask" in stopped.stdout
+    assert len(read_rows(workdir / "prove-runs", "dk")) == 7
+    result = prove("sweep", "--yes", "--max-mde", "1", "--backend", "dask", "--resume")
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr and "Warning" not in result.stderr, result.stderr
-    assert "on dask" in result.stdout
     rows = read_rows(workdir / "prove-runs", "dk")
     assert_exact_plan(rows, cells=2, replicates=10)
     assert_sweep_semantics(rows)
