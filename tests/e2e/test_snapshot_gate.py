@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,19 @@ def project(tmp_path: Path) -> Path:
     root = tmp_path / "proj"
     make_project(root)
     return root
+
+
+def wait_dead(pid: int) -> bool:
+    """True once `pid` is gone or a zombie (killed, waiting for its new parent to reap it)."""
+    for _ in range(100):
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        time.sleep(0.05)
+    return False
 
 
 def table_rows(stdout: str) -> dict[str, str]:
@@ -270,9 +284,19 @@ def test_quick_override_timeout_and_refusals(
     assert_clean_error(no_trace, 2, "exited 5 and wrote no trace", "cannot start: no config")
     (project / "pipeline.py").write_text(original, encoding="utf-8")
 
-    edit(project / "pipeline.py", "def main(argv):", "import time\n\n\ndef main(argv):\n    time.sleep(30)")
-    slow = cli("snapshot", "verify", "--timeout", "1", env=env)
-    assert_clean_error(slow, 2, "--timeout of 1 s")
+    # the pipeline starts a grandchild and sleeps: on timeout both must be gone
+    edit(
+        project / "pipeline.py",
+        "def main(argv):",
+        "import subprocess, time\n\n\ndef main(argv):\n"
+        "    child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "    open('pids.txt', 'w').write(f'{os.getpid()} {child.pid}')\n"
+        "    time.sleep(60)",
+    )
+    slow = cli("snapshot", "verify", "--timeout", "2", env=env)
+    assert_clean_error(slow, 2, "--timeout of 2 s")
+    for pid in map(int, (project / "pids.txt").read_text().split()):
+        assert wait_dead(pid), f"process {pid} survived the timeout"
 
 
 def test_python_c_is_refused_unless_quick_only(tmp_path: Path, server: ModelServer, home: Path) -> None:

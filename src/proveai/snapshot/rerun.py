@@ -14,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -166,10 +167,26 @@ def rerun(
                     f"cannot start the recorded command {command[0]}: {exc.strerror}",
                     suggestions=["re-pin with the interpreter you use now: proveai snapshot init"],
                 ) from exc
+            # A timer kills the group on timeout so the wait below blocks in waitpid instead of
+            # polling (Popen.wait(timeout=) sleeps in steps, adding up to 50 ms per run).
+            timed_out = threading.Event()
+
+            def stop() -> None:
+                timed_out.set()
+                _signal_group(proc)
+
+            timer = threading.Timer(timeout_s, stop)
+            timer.daemon = True
+            timer.start()
             try:
-                returncode = proc.wait(timeout=timeout_s)
-            except subprocess.TimeoutExpired as exc:
+                returncode = proc.wait()
+            except BaseException:
                 _kill_group(proc)
+                raise
+            finally:
+                timer.cancel()
+            if timed_out.is_set():
+                _kill_group(proc)  # grandchildren that outlived the first signal
                 raise ProveAIError(
                     f"the pipeline exceeded the --timeout of {timeout_s:g} s and was stopped "
                     f"({' '.join(command[1:])})",
@@ -178,10 +195,7 @@ def rerun(
                         "or skip the re-run: --quick",
                     ],
                     exit_code=EXIT_USAGE,
-                ) from exc
-            except BaseException:
-                _kill_group(proc)
-                raise
+                )
         return RerunResult(
             command=tuple(command),
             cwd=cwd,
@@ -196,9 +210,17 @@ def rerun(
         shutil.rmtree(logs, ignore_errors=True)
 
 
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+def _signal_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the child's process group (it leads its own session)."""
     try:
         os.killpg(proc.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
-        proc.kill()
+        try:
+            proc.kill()
+        except ProcessLookupError:
+            pass
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    _signal_group(proc)
     proc.wait()
