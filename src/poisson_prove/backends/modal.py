@@ -12,6 +12,7 @@ module); that is the seam tests use to put a fake with the same interface in its
 
 from __future__ import annotations
 
+import importlib
 import importlib.metadata
 import sys
 from collections.abc import Iterable, Iterator, Mapping
@@ -99,7 +100,13 @@ class ModalExecutor(Executor):
     name = "modal"
 
     def __init__(self, settings: Mapping[str, Any], sdk: Any = None) -> None:
-        self.sdk = sdk if sdk is not None else require("modal", "modal")
+        if sdk is None:
+            sdk = require("modal", "modal")
+            try:
+                importlib.import_module("modal.config")  # the token lookup below reads it
+            except ImportError:
+                pass
+        self.sdk = sdk
         # Sub-tables are image sections, whatever their name ([modal.gpu] is not a GPU).
         self.settings = {k: v for k, v in settings.items() if not isinstance(v, Mapping)}
         scalars = self.settings
@@ -110,6 +117,24 @@ class ModalExecutor(Executor):
         self.section_name, self.section = chosen_section(settings)
         self.policy = retry_policy(scalars, "modal")
         self.timeout = non_negative_float(scalars, "timeout", 300.0, "modal")
+        self._check_token()
+
+    def _check_token(self) -> None:
+        """Refuse before anything is written when Modal has no token here (read from its config
+        file or MODAL_TOKEN_ID, no network). An SDK without Modal's config module is not asked."""
+        settings = getattr(getattr(self.sdk, "config", None), "config", None)
+        if settings is None or not hasattr(settings, "get"):
+            return
+        try:
+            token_id = settings.get("token_id")
+        except Exception:  # an unreadable config: app.run() will say what is wrong
+            return
+        if not token_id:
+            raise ProveError(
+                "--backend modal: no Modal token on this machine (none in ~/.modal.toml or "
+                "MODAL_TOKEN_ID)",
+                suggestions=["modal token new"],
+            )
 
     def build_image(self, job: Job) -> Any:
         table = self.section

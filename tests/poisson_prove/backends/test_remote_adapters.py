@@ -156,3 +156,54 @@ def test_a_missing_extra_is_refused_with_the_pip_line(prove, workdir: Path, back
     assert_clean_error(result, 1, f"--backend {backend} needs the {backend} extra")
     assert f"next: pip install 'poisson-prove[{backend}]'" in result.stderr
     assert not list((workdir / "prove-runs").glob("*/manifest.json"))
+
+
+def test_the_real_modal_sdk_takes_the_adapters_image_and_function_and_runs_it_locally(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Against the installed `modal` itself, as far as it goes without an account: the image
+    steps and function options are accepted, Function.local() runs an episode, and without a
+    token the sweep is refused before anything is written (next test)."""
+    import shutil
+    import sys
+    import uuid
+
+    pytest.importorskip("modal")
+    from poisson_prove.backends._attempt import run_task
+    from poisson_prove.backends.base import Job, Task
+    from poisson_prove.backends.modal import ModalExecutor
+    from poisson_prove.conditions import cell_key
+    from poisson_prove.seeding import episode_seed
+    from tests.poisson_prove.backends.conftest import SALT
+
+    module = f"fleet_{uuid.uuid4().hex[:8]}"
+    shutil.copy(HERE / "fleet_agent.py", tmp_path / f"{module}.py")
+    import modal
+
+    # A token id is all the adapter's check reads; Function.local() never contacts Modal.
+    monkeypatch.setenv("MODAL_TOKEN_ID", "ak-never-sent")
+    monkeypatch.setenv("MODAL_TOKEN_SECRET", "as-never-sent")
+    settings = {"concurrency": 3, "cpu": 0.5, "memory": 512, "gpu": "T4", "timeout": 60,
+                "gpu_image": {"pip": ["httpx"], "env": {"A": "1"}}, "image": "gpu_image"}
+    executor = ModalExecutor(settings, sdk=modal)
+    job = Job(run_id="r", target=f"{module}:rollout", spec_dir=str(tmp_path), outcomes=("ok", "fail"))
+    image = executor.build_image(job)
+    assert isinstance(image, modal.Image)
+    function = modal.App("prove-test").function(image=image, **executor.function_options())(run_task)
+    cell = cell_key({"p": 0.6})
+    task = Task(cell, {"p": 0.6}, 3, episode_seed(SALT, cell, 3))
+    try:
+        attempt = function.local(task, job=job, retries=0, backoff_s=0.0)
+    finally:
+        sys.modules.pop(module, None)
+    assert attempt.infra is None
+    assert_sweep_semantics([attempt.row])
+
+
+def test_without_a_modal_token_the_sweep_is_refused_before_anything_is_written(prove, workdir: Path) -> None:
+    pytest.importorskip("modal")
+    write_project(workdir, "rollout", replicates=5)
+    result = prove(*sweep_args("--backend", "modal"), env={"MODAL_TOKEN_ID": "", "MODAL_TOKEN_SECRET": ""})
+    assert_clean_error(result, 1, "--backend modal: no Modal token on this machine")
+    assert "next: modal token new" in result.stderr
+    assert not list((workdir / "prove-runs").glob("*/manifest.json"))
