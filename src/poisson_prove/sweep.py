@@ -60,7 +60,7 @@ class SweepRequest:
     batch_size: int = DEFAULT_BATCH_SIZE
     backend: str = "local"
     overrides: Mapping[str, Any] = field(default_factory=dict)
-    max_mde: float = DEFAULT_MAX_MDE
+    max_mde: float | None = None  # None: 0.200, or a resumed run's own
     q: float = DEFAULT_Q
 
 
@@ -146,7 +146,7 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
         raise ProveError("--max-rollouts must be at least 1", exit_code=EXIT_USAGE)
     if request.episode_timeout is not None and not request.episode_timeout > 0:
         raise ProveError("--episode-timeout must be a positive number of seconds", exit_code=EXIT_USAGE)
-    if not 0 < request.max_mde <= 1:
+    if request.max_mde is not None and not 0 < request.max_mde <= 1:
         raise ProveError("--max-mde must be a fraction in (0, 1]", exit_code=EXIT_USAGE)
     if request.replicates is not None and request.replicates < 1:
         raise ProveError("--replicates must be at least 1", exit_code=EXIT_USAGE)
@@ -215,6 +215,10 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
                     f'a run named "{request.name}" already exists in the store {store.root}',
                     suggestions=["choose another --name, or leave it out to have one computed"],
                 )
+    max_mde = request.max_mde
+    if max_mde is None:  # a resumed run keeps the design it was accepted with
+        design = resume_run.manifest.get("design") or {} if resume_run is not None else {}
+        max_mde = float(design.get("max_mde") or DEFAULT_MAX_MDE)
     settings = backend_settings(spec, request.backend, request.overrides)
     plan = make_plan(
         spec,
@@ -222,7 +226,7 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
         replicates=replicates,
         backend=request.backend,
         settings=settings,
-        max_mde=request.max_mde,
+        max_mde=max_mde,
         q=request.q,
         cells=cells,
     )
@@ -476,7 +480,7 @@ def run_sweep(
     batch_size: int = DEFAULT_BATCH_SIZE,
     backend: str = "local",
     overrides: Mapping[str, Any] | None = None,
-    max_mde: float = DEFAULT_MAX_MDE,
+    max_mde: float | None = None,
     progress: Progress | None = None,
 ) -> SweepResult:
     """Plan and run a sweep in this process; the library form of `poisson-prove sweep --yes`.

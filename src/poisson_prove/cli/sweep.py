@@ -106,7 +106,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "--max-mde",
         type=float,
         metavar="FRACTION",
-        default=0.2,
+        default=None,  # 0.200, or a resumed run's own
         help="the largest minimum detectable effect you accept for this design (default: 0.200)",
     )
     p.add_argument(
@@ -368,7 +368,7 @@ def _execute(args: argparse.Namespace, out: _Output, prepared: Any, document: di
         err = ProveError(
             f"interrupted: {result.done:,} of {result.planned:,} rollouts kept in run "
             f'"{result.name}" (partial)',
-            suggestions=["poisson-prove sweep --resume"],
+            suggestions=[_prefix(args) + "sweep --resume"],
             exit_code=result.exit_code,
         )
     elif out.json_mode and result.system_exits:
@@ -380,30 +380,36 @@ def _execute(args: argparse.Namespace, out: _Output, prepared: Any, document: di
         err = ProveError(
             f"the target called sys.exit in {result.system_exits:,} rollouts, stored as errors of kind "
             f"system_exit (details in {_short_home(log)})",
-            suggestions=[f"poisson-prove inspect {shlex.quote(result.name)}"],
+            suggestions=[f"{_prefix(args)}inspect {shlex.quote(result.name)}"],
             exit_code=EXIT_STOPPED,
         )
     elif result.verdict == "failed":
         err = ProveError(
             f"every rollout errored ({result.first_error})",
-            suggestions=[f"poisson-prove inspect {shlex.quote(result.name)}"],
+            suggestions=[f"{_prefix(args)}inspect {shlex.quote(result.name)}"],
             exit_code=EXIT_STOPPED,
         )
     elif result.verdict == "stopped":
-        out.line("next: poisson-prove sweep --resume")
+        out.line(f"next: {_prefix(args)}sweep --resume")
     elif result.paired_with_name:
-        out.line("next: poisson-prove diff")
+        out.line(f"next: {_prefix(args)}diff")
     if err is not None:
         final["error"] = {"message": err.message, "next": list(err.suggestions)}
     if out.json_mode:
         if result.verdict == "stopped":
-            final["next"] = ["poisson-prove sweep --resume"]
+            final["next"] = [_prefix(args) + "sweep --resume"]
         elif result.paired_with_name and err is None:
-            final["next"] = ["poisson-prove diff"]
+            final["next"] = [_prefix(args) + "diff"]
         out.document(final)
     if err is not None:
         raise err
     return result.exit_code
+
+
+def _prefix(args: argparse.Namespace) -> str:
+    """`poisson-prove ` plus the --store the user named, so a `next:` line runs as printed."""
+    store = getattr(args, "store", None)
+    return f"poisson-prove --store {shlex.quote(str(store))} " if store else "poisson-prove "
 
 
 def _log_system_exits(path: Any, result: Any) -> None:

@@ -28,8 +28,10 @@ PLANNED = 2 * 150
 
 
 def _start(workdir: Path, home: Path, *args: str) -> subprocess.Popen[bytes]:
+    # A resume keeps the run's own --max-mde; a new run is given one its small design passes.
+    design = [] if "--resume" in args else ["--max-mde", "0.5"]
     return subprocess.Popen(
-        [script_path("poisson-prove"), "sweep", "--yes", "--max-mde", "0.5", "--batch-size", "8", *args],
+        [script_path("poisson-prove"), "sweep", "--yes", *design, "--batch-size", "8", *args],
         cwd=workdir,
         env=isolated_env(home),
         stdout=subprocess.DEVNULL,

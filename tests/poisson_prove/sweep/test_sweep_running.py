@@ -154,6 +154,7 @@ def test_store_flag_env_global_options_and_names(prove, workdir) -> None:
     paired = prove("sweep", "--yes", "--max-mde", "0.5", "--store", "elsewhere", "--pair-with", "first")
     assert paired.returncode == 0, paired.stderr
     assert ', paired with "first"' in paired.stdout
+    assert paired.stdout.splitlines()[-1] == "next: poisson-prove --store elsewhere diff"
 
 
 def test_unexpected_failure_goes_to_the_errors_log(prove, workdir, home) -> None:
