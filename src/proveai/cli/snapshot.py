@@ -394,7 +394,7 @@ def _render_verify(args: argparse.Namespace, result: Any) -> None:
     unjudged = result.unjudged
     if unjudged:
         names = ", ".join(v.agent for v in unjudged)
-        if result.exit_code == 2 and result.mode != "replicates":
+        if result.metrics.get("judge_model") is None:
             sys.stderr.write(
                 f"warning: hash-only mode: {len(unjudged)} agent(s) changed and were not graded: {names}\n"
             )

@@ -223,6 +223,7 @@ def verify_snapshot(
         "mode": mode,
         "agents": len(grading.verdicts),
         "counts": _status_counts(grading.verdicts),
+        "judge_model": getattr(grader, "judge_model", None),  # None: hash-only (--no-judge)
         "tier_grades": getattr(grader, "tier_grades", 0),
         "judge_cache_hits": grader.cache.hits if grader is not None and grader.cache else 0,
         "replicates": options.replicates if mode == "replicates" else 1,
