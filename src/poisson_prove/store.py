@@ -263,6 +263,7 @@ class RunWriter:
         self.info = info
         self.path = info.path
         self.manifest: dict[str, Any] = dict(info.manifest)
+        self.lock: FileLock | None = None  # the writer lock, when the writer holds one
         self._seq = len(info.batch_files())
         self.info.episodes_dir.mkdir(parents=True, exist_ok=True)
         # A batch whose rename never happened (the process was killed) is not part of the run.
@@ -295,6 +296,12 @@ class RunWriter:
         os.replace(tmp, final)
         self.event("batch", file=final.name, rows=table.num_rows)
         return table.num_rows
+
+    def release(self) -> None:
+        """Let another writer (a later --resume) have the run."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
 
     def update_manifest(self, *, durable: bool = True, **fields: Any) -> None:
         self.manifest.update(fields)
@@ -348,7 +355,9 @@ class RunStore:
 
     # Writing ------------------------------------------------------------------------------
 
-    def create_run(self, *, target_id: str, name: str | None, manifest: Mapping[str, Any]) -> RunWriter:
+    def create_run(
+        self, *, target_id: str, name: str | None, manifest: Mapping[str, Any], hold: bool = False
+    ) -> RunWriter:
         """Make a new run folder with its manifest (status `partial`) and a `start` event."""
         self.root.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.root / ".store.lock"), timeout=60):
@@ -366,6 +375,8 @@ class RunStore:
             path = self.root / run_id
             path.mkdir()
             (path / "episodes").mkdir()
+            # Held before the manifest exists, so a `--resume` never sees this run unheld.
+            lock = _hold_run(path, name) if hold else None
             document = {
                 "schema": MANIFEST_SCHEMA,
                 "run_id": run_id,
@@ -377,11 +388,32 @@ class RunStore:
             }
             write_json_atomic(path / "manifest.json", document)
         writer = RunWriter(RunInfo(path, document))
+        writer.lock = lock
         writer.event("start", name=name)
         return writer
 
-    def open_run(self, info: RunInfo) -> RunWriter:
-        return RunWriter(info)
+    def open_run(self, info: RunInfo, *, hold: bool = False) -> RunWriter:
+        """A writer for an existing run; `hold` first takes the run's writer lock (refusing a run
+        another sweep is writing right now), before stale temporary files are cleared."""
+        lock = _hold_run(info.path, info.name) if hold else None
+        writer = RunWriter(info)
+        writer.lock = lock
+        return writer
+
+
+def _hold_run(path: Path, name: str) -> FileLock:
+    """The run's writer lock (an OS lock, released when the process dies, even by kill -9)."""
+    from filelock import Timeout
+
+    lock = FileLock(str(path / ".writer.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise ProveError(
+            f'run "{name}" is being written by another sweep right now',
+            suggestions=["wait for that sweep to end, then: poisson-prove sweep --resume"],
+        ) from None
+    return lock
 
 
 def _next_name(target_id: str, day: dt.date, taken: Iterable[str]) -> str:

@@ -292,100 +292,110 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
     store = prepared.store
     store_existed = store.root.exists()
     if prepared.resume_run is not None:
-        writer: RunWriter = store.open_run(prepared.resume_run)
+        writer: RunWriter = store.open_run(prepared.resume_run, hold=True)
         skip = prepared.resume_run.stored_keys()
         errored_before = prepared.resume_run.errored_count()
         resumed = [*writer.manifest.get("resumed_at", []), utc_now().isoformat(timespec="seconds")]
         writer.update_manifest(resumed_at=resumed)
         writer.event("resume", stored=len(skip), to_run=plan.rollouts - len(skip))
     else:
-        writer = store.create_run(target_id=plan.target_id, name=request.name, manifest=_manifest(prepared))
+        writer = store.create_run(
+            target_id=plan.target_id, name=request.name, manifest=_manifest(prepared), hold=True
+        )
         skip, errored_before = set(), 0
-    run_id = writer.manifest["run_id"]
-    settings = plan.settings
-    job = Job(
-        run_id=run_id,
-        target=plan.target,
-        spec_dir=str(prepared.spec.spec_dir),
-        outcomes=tuple(plan.outcomes),
-        episode_timeout=request.episode_timeout,
-        infra_errors=tuple(settings.get("infra_errors", ())),
-        infra_retries=int(settings.get("infra_retries", 0) or 0),
-        capture=prepared.spec.capture.as_dict(),
-        options=dict(settings),
-    )
-    to_run = plan.rollouts - len(skip)
-    if request.max_rollouts is not None:
-        to_run = min(to_run, request.max_rollouts)
-    started = time.perf_counter()
-    sink = BatchSink(writer, request.batch_size, plan.rollouts, len(skip), errored_before)
-    interrupted = False
-    failure: Exception | None = None
     try:
-        if _sequential_in_process(executor, job):
-            _run_in_process(job, plan, prepared.salt, skip, request.max_rollouts, sink, progress, to_run)
+        run_id = writer.manifest["run_id"]
+        settings = plan.settings
+        job = Job(
+            run_id=run_id,
+            target=plan.target,
+            spec_dir=str(prepared.spec.spec_dir),
+            outcomes=tuple(plan.outcomes),
+            episode_timeout=request.episode_timeout,
+            infra_errors=tuple(settings.get("infra_errors", ())),
+            infra_retries=int(settings.get("infra_retries", 0) or 0),
+            capture=prepared.spec.capture.as_dict(),
+            options=dict(settings),
+        )
+        to_run = plan.rollouts - len(skip)
+        if request.max_rollouts is not None:
+            to_run = min(to_run, request.max_rollouts)
+        started = time.perf_counter()
+        sink = BatchSink(writer, request.batch_size, plan.rollouts, len(skip), errored_before)
+        interrupted = False
+        failure: Exception | None = None
+        try:
+            if _sequential_in_process(executor, job):
+                _run_in_process(job, plan, prepared.salt, skip, request.max_rollouts, sink, progress, to_run)
+            else:
+                tasks = planned_tasks(plan.cells, plan.replicates, prepared.salt, skip, request.max_rollouts)
+                _run_executor(executor, job, tasks, sink, progress, to_run)
+        except KeyboardInterrupt:
+            interrupted = True
+        except Exception as exc:
+            failure = exc
+        sink.account()
+        ran, errored_new, system_exits, first_error = (
+            sink.ran,
+            sink.errored,
+            sink.system_exits,
+            sink.first_error,
+        )
+        if failure is not None and ran == 0 and prepared.resume_run is None:
+            # The backend failed before a single episode came back: leave no empty run behind.
+            shutil.rmtree(writer.path, ignore_errors=True)
+            if not store_existed and {p.name for p in store.root.iterdir()} <= {".store.lock"}:
+                shutil.rmtree(store.root, ignore_errors=True)
+            raise failure
+        sink.flush()
+        done = len(skip) + ran
+        errored = errored_before + errored_new
+        complete = done >= plan.rollouts
+        status = "complete" if complete else "partial"
+        seconds = time.perf_counter() - started
+        writer.update_manifest(
+            status=status,
+            counts={"planned": plan.rollouts, "done": done, "errored": errored},
+            finished=utc_now().isoformat(timespec="seconds").replace("+00:00", "Z") if complete else None,
+        )
+        if interrupted:
+            verdict = "interrupted"
+        elif not complete:
+            verdict = "stopped"
+        elif errored == done:
+            verdict = "failed"
         else:
-            tasks = planned_tasks(plan.cells, plan.replicates, prepared.salt, skip, request.max_rollouts)
-            _run_executor(executor, job, tasks, sink, progress, to_run)
-    except KeyboardInterrupt:
-        interrupted = True
-    except Exception as exc:
-        failure = exc
-    sink.account()
-    ran, errored_new, system_exits, first_error = sink.ran, sink.errored, sink.system_exits, sink.first_error
-    if failure is not None and ran == 0 and prepared.resume_run is None:
-        # The backend failed before a single episode came back: leave no empty run behind.
-        shutil.rmtree(writer.path, ignore_errors=True)
-        if not store_existed and {p.name for p in store.root.iterdir()} <= {".store.lock"}:
-            shutil.rmtree(store.root, ignore_errors=True)
-        raise failure
-    sink.flush()
-    done = len(skip) + ran
-    errored = errored_before + errored_new
-    complete = done >= plan.rollouts
-    status = "complete" if complete else "partial"
-    seconds = time.perf_counter() - started
-    writer.update_manifest(
-        status=status,
-        counts={"planned": plan.rollouts, "done": done, "errored": errored},
-        finished=utc_now().isoformat(timespec="seconds").replace("+00:00", "Z") if complete else None,
-    )
-    if interrupted:
-        verdict = "interrupted"
-    elif not complete:
-        verdict = "stopped"
-    elif errored == done:
-        verdict = "failed"
-    else:
-        verdict = "done"
-    writer.event(
-        "done" if complete else "stop",
-        reason=verdict if failure is None else "failed",
-        ran=ran,
-        done=done,
-        errored=errored,
-        seconds=round(seconds, 3),
-    )
-    if failure is not None:
-        raise failure  # what ran is kept; the run stays partial, to resume
-    manifest = writer.manifest
-    return SweepResult(
-        verdict=verdict,
-        run_id=run_id,
-        name=str(manifest["name"]),
-        status=status,
-        salt=prepared.salt,
-        paired_with=manifest.get("paired_with"),
-        paired_with_name=manifest.get("paired_with_name"),
-        planned=plan.rollouts,
-        done=done,
-        errored=errored,
-        ran=ran,
-        seconds=seconds,
-        system_exits=system_exits,
-        first_error=first_error,
-        capture_missing=dict(prepared.capture_missing),
-    )
+            verdict = "done"
+        writer.event(
+            "done" if complete else "stop",
+            reason=verdict if failure is None else "failed",
+            ran=ran,
+            done=done,
+            errored=errored,
+            seconds=round(seconds, 3),
+        )
+        if failure is not None:
+            raise failure  # what ran is kept; the run stays partial, to resume
+        manifest = writer.manifest
+        return SweepResult(
+            verdict=verdict,
+            run_id=run_id,
+            name=str(manifest["name"]),
+            status=status,
+            salt=prepared.salt,
+            paired_with=manifest.get("paired_with"),
+            paired_with_name=manifest.get("paired_with_name"),
+            planned=plan.rollouts,
+            done=done,
+            errored=errored,
+            ran=ran,
+            seconds=seconds,
+            system_exits=system_exits,
+            first_error=first_error,
+            capture_missing=dict(prepared.capture_missing),
+        )
+    finally:
+        writer.release()
 
 
 #: Episodes run between two progress reports on the in-process path.

@@ -137,3 +137,36 @@ def test_ctrl_c_keeps_what_ran_and_exits_130(workdir: Path, home: Path, timeout:
     assert manifest["status"] == "partial" and 0 < len(rows) < PLANNED
     assert f"{len(rows):,} of {PLANNED} rollouts kept" in error
     assert len({(r["cell"], r["replicate"]) for r in rows}) == len(rows)
+
+
+GATED = """
+import os, time
+from poisson_prove import Episode
+
+calls = [0]
+
+def rollout(cfg, seed):
+    calls[0] += 1
+    while calls[0] > 20 and not os.path.exists("gate"):  # hold the sweep open mid-run
+        time.sleep(0.01)
+    return Episode("ok", 1, 5, {"case_id": cfg["x"]})
+"""
+
+
+def test_resume_of_a_run_still_being_written_is_refused(workdir: Path, home: Path) -> None:
+    write(workdir, "agent.py", GATED)
+    small_spec(workdir, replicates=150)
+    store = workdir / "prove-runs"
+    running = _start(workdir, home, "--name", "busy")
+    try:
+        while running.poll() is None and _batches(store) == 0:
+            time.sleep(0.01)
+        second = _start(workdir, home, "--resume")
+        _, err = second.communicate(timeout=60)
+        assert second.returncode == 1, err
+        assert b'error: run "busy" is being written by another sweep right now' in err
+    finally:
+        (workdir / "gate").write_text("open")
+    assert running.wait(timeout=120) == 0
+    rows = episodes(store)
+    assert len(rows) == len({(r["cell"], r["replicate"]) for r in rows}) == PLANNED
