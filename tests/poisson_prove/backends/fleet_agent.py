@@ -81,11 +81,14 @@ async def atogether(cfg, seed):
 
 
 def hang(cfg, seed):
-    """Every fourth seed hangs, with a grandchild process, until it is killed."""
+    """Every fourth seed hangs, with a grandchild process, until it is killed; the next seed
+    of every four ends its own process without returning."""
     if seed % 4 == 0:
         child = subprocess.Popen(["sleep", "600"])
         (STATE / f"hung-{seed}").write_text(f"{os.getpid()} {child.pid}")
         time.sleep(600)
+    if seed % 4 == 1:
+        os._exit(3)
     return _episode(cfg, seed)
 
 

@@ -92,10 +92,13 @@ def test_episode_timeout_kills_hanging_children_for_real(prove, workdir: Path) -
     rows = read_rows(workdir / "prove-runs", "hung")
     assert_exact_plan(rows, cells=2, replicates=6)
     hung = {r["seed"] for r in rows if r["seed"] % 4 == 0}
-    assert hung, "the salt gave no hanging seed; pick another"
+    exited = {r["seed"] for r in rows if r["seed"] % 4 == 1}
+    assert hung and exited, "the salt gave no hanging or exiting seed; pick another"
     assert {r["seed"] for r in rows if r["error_kind"] == "episode_timeout"} == hung
-    assert all(r["outcome"] is None for r in rows if r["seed"] in hung)
-    assert_sweep_semantics([r for r in rows if r["seed"] not in hung])
+    # A process that ends under its episode is that episode's error, and the sweep goes on.
+    assert {r["seed"] for r in rows if r["error_kind"] == "process_exit"} == exited
+    assert all(r["outcome"] is None for r in rows if r["seed"] in hung | exited)
+    assert_sweep_semantics([r for r in rows if r["seed"] not in hung | exited])
     # Each hanging episode's process and the program it started were killed.
     for seed in hung:
         episode_pid, grandchild_pid = map(int, (workdir / "state" / f"hung-{seed}").read_text().split())
