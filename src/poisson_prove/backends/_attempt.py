@@ -145,14 +145,44 @@ def is_async(rollout: Callable[..., Any]) -> bool:
     return inspect.iscoroutinefunction(rollout)
 
 
-def run_attempt(job: Job, task: Task) -> Attempt:
-    """A remote worker's entry point: one attempt at one episode (async rollouts included)."""
+def _attempt_here(job: Job, task: Task) -> Attempt:
     rollout = load_rollout(job)
     if is_async(rollout):
         import asyncio
 
         return asyncio.run(async_attempt(rollout, job, task))
     return attempt_with(rollout, job, task)
+
+
+def run_attempt(job: Job, task: Task) -> Attempt:
+    """A remote worker's entry point: one attempt at one episode (async rollouts included).
+
+    Under an episode timeout the attempt runs in a thread of its own; past the limit its row
+    says `episode_timeout` and its result is discarded. A worker's thread cannot be killed, so
+    it runs on until the rollout returns (locally, processes mode kills instead).
+    """
+    if job.episode_timeout is None:
+        return _attempt_here(job, task)
+    import threading
+
+    outcome: list[Attempt] = []
+    failure: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            outcome.append(_attempt_here(job, task))
+        except BaseException as exc:  # re-raised below, in the worker's own thread
+            failure.append(exc)
+
+    started = time.time()
+    runner = threading.Thread(target=work, name="prove-timed-episode", daemon=True)
+    runner.start()
+    runner.join(job.episode_timeout)
+    if failure:
+        raise failure[0]
+    if outcome:
+        return outcome[0]
+    return Attempt(_execute_module().timeout_row(job, task, float(job.episode_timeout), started))
 
 
 def run_with_retries(job: Job, task: Task, retries: int, backoff_s: float) -> Attempt:

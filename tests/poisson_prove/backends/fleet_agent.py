@@ -157,3 +157,10 @@ def slow(cfg, seed):
     _mark("start", seed)
     time.sleep(0.2)
     return _episode(cfg, seed)
+
+
+def stall(cfg, seed):
+    """Every fourth seed waits far longer than any timeout the tests set."""
+    if seed % 4 == 0:
+        time.sleep(60)
+    return _episode(cfg, seed)

@@ -70,3 +70,15 @@ def test_a_scheduler_that_does_not_answer_is_refused_before_anything_is_written(
     assert_clean_error(result, 1, "cannot reach the Dask scheduler at tcp://127.0.0.1:9")
     assert "next: check [dask] address" in result.stderr
     assert not list((workdir / "prove-runs").glob("*/manifest.json"))
+
+
+def test_episode_timeout_holds_on_dask_workers(prove, workdir: Path) -> None:
+    write_project(workdir, "stall", replicates=6, tables="[dask]\nn_workers = 1\nconcurrency = 4\n")
+    result = prove(*sweep_args("--name", "late", "--backend", "dask", "--episode-timeout", "1"))
+    assert result.returncode == 0, result.stderr
+    rows = read_rows(workdir / "prove-runs", "late")
+    assert_exact_plan(rows, cells=2, replicates=6)
+    stalled = {r["seed"] for r in rows if r["seed"] % 4 == 0}
+    assert stalled, "the salt gave no stalling seed; pick another"
+    assert {r["seed"] for r in rows if r["error_kind"] == "episode_timeout"} == stalled
+    assert_sweep_semantics([r for r in rows if r["seed"] not in stalled])
