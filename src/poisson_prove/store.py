@@ -267,7 +267,7 @@ class RunWriter:
         self._seq = len(info.batch_files())
         self.info.episodes_dir.mkdir(parents=True, exist_ok=True)
         # A batch whose rename never happened (the process was killed) is not part of the run.
-        for stale in self.info.episodes_dir.glob("*.tmp"):
+        for stale in [*self.info.episodes_dir.glob("*.tmp"), *self.path.glob(".manifest.json.*.tmp")]:
             stale.unlink(missing_ok=True)
 
     def event(self, kind: str, **fields: Any) -> None:
