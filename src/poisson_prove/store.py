@@ -328,7 +328,8 @@ class RunStore:
                 continue
             if isinstance(manifest, dict) and "run_id" in manifest:
                 found.append(RunInfo(manifest_path.parent, manifest))
-        found.sort(key=lambda r: (r.created, r.run_id))
+        # created_ns orders runs made within one second (`latest` must be the last one made).
+        found.sort(key=lambda r: (r.created, r.manifest.get("created_ns") or 0, r.run_id))
         return found
 
     def resolve(self, ref: str) -> RunInfo:
@@ -384,6 +385,7 @@ class RunStore:
                 **manifest,
                 "status": "partial",
                 "created": _iso(now),
+                "created_ns": int(now.timestamp() * 1e6) * 1000,
                 "finished": None,
             }
             write_json_atomic(path / "manifest.json", document)

@@ -144,3 +144,18 @@ def test_capture_switches_on_named_instrumentors_and_names_missing_ones(prove, w
     assert "gen_ai.prompt" not in span["attributes"]  # content = false
     assert span["attributes"]["gen_ai.request.model"] == "fake-model"
     assert span["attributes"]["fake.note"] == "x" * 16 + "…"  # max_observation_bytes
+
+
+def test_latest_is_the_last_run_made_even_within_one_second(tmp_path: Path) -> None:
+    import poisson_prove
+    from poisson_prove.store import RunStore
+
+    write(tmp_path, "agent.py", SEEDED_TARGET)
+    spec = small_spec(tmp_path, replicates=20, values=["a"])
+    names = []
+    for _ in range(4):
+        result = poisson_prove.run_sweep(spec, store=tmp_path / "runs", max_mde=0.5, pair_with=None)
+        names.append(result.name)
+        assert RunStore(tmp_path / "runs").resolve("latest").name == result.name
+    assert [m["name"] for m in manifests(tmp_path / "runs")][-1] == names[-1]
+    assert [r.name for r in RunStore(tmp_path / "runs").runs()] == names
