@@ -72,7 +72,7 @@ def episodes(store: Path, run_id: str | None = None) -> list[dict[str, Any]]:
 
 def manifests(store: Path) -> list[dict[str, Any]]:
     found = [json.loads(p.read_text()) for p in store.glob("*/manifest.json")]
-    return sorted(found, key=lambda m: (m["created"], m["run_id"]))
+    return sorted(found, key=lambda m: (m["created"], m.get("created_ns") or 0, m["run_id"]))
 
 
 def tree(folder: Path) -> list[str]:
