@@ -403,3 +403,25 @@ def test_pin_survives_a_checkout_in_another_folder(tmp_path: Path, server: Model
     result = CLI("proveai", moved, home)("snapshot", "verify", env=env)
     assert result.returncode == 0, (result.stdout, result.stderr)
     assert all("unchanged" in row for row in table_rows(result.stdout).values())
+
+
+def test_a_pipeline_exporting_to_its_own_folder_verifies_without_touching_it(
+    project: Path, server: ModelServer, home: Path
+) -> None:
+    # The capture docs' form, FileExporter("./traces"): verify must still find the fresh trace,
+    # and the re-run must not add a trace to the user's folder.
+    edit(project / "pipeline.py", "exporters=[FileExporter()]", 'exporters=[FileExporter("./traces")]')
+    env = server_env(server.openai_url)
+    cli = CLI("proveai", project, home)
+    first = run_pipeline(project, isolated_env(home, env))
+    assert first.returncode == 0, first.stderr
+    stored = sorted(p.name for p in (project / "traces").iterdir())
+    assert sum(name.endswith(".detection.json") for name in stored) == 1
+
+    init = cli("snapshot", "init", "--traces", "traces", env=env)
+    assert init.returncode == 0, init.stderr
+    verify = cli("snapshot", "verify", env=env)
+    assert verify.returncode == 0, (verify.stdout, verify.stderr)
+    assert "Traceback" not in verify.stderr
+    after = sorted(p.name for p in (project / "traces").iterdir())
+    assert after == stored

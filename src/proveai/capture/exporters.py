@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from proveai.capture.trace import Trace
-from proveai.store import traces_root
+from proveai.store import TRACES_ENV, traces_root
 
 
 class Exporter(Protocol):
@@ -78,7 +78,12 @@ class FileExporter:
 
     @property
     def root(self) -> Path:
-        # resolved at export time so $PROVEAI_TRACES_DIR set after construction still counts
+        # Resolved at export time so $PROVEAI_TRACES_DIR set after construction still counts.
+        # Under `proveai snapshot verify` (PROVEAI_VERIFY=1) the re-run's trace must land in
+        # verify's temporary folder even when the pipeline names its own folder, so that
+        # verify finds it and the user's store is left untouched.
+        if os.environ.get("PROVEAI_VERIFY") == "1" and os.environ.get(TRACES_ENV):
+            return Path(os.environ[TRACES_ENV])
         return traces_root(self._root)
 
     def export(self, trace: Trace) -> Path:

@@ -122,9 +122,8 @@ def capture_replicates(
                     f"the pipeline ({' '.join(result.command[1:])}) exited {result.returncode} and wrote "
                     f"no trace; its last output:\n{tail}",
                     suggestions=[
-                        "run it yourself to see why",
-                        "verify reads the trace from $PROVEAI_TRACES_DIR: export with FileExporter() "
-                        "(no explicit folder) so the fresh trace lands there",
+                        "run it yourself to see why; the trace must be exported with a FileExporter "
+                        "inside `with trace(...)`",
                     ],
                     exit_code=EXIT_USAGE,
                 )
