@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import numbers
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -37,14 +38,17 @@ def validate_episode(value: object, outcomes: Collection[str]) -> Episode:
             f"outcome {value.outcome!r} is not declared (declared: {', '.join(sorted(outcomes))})"
         )
     t, horizon = value.t, value.horizon
-    if isinstance(t, bool) or not isinstance(t, (int, float)) or not math.isfinite(t):
+    if not _is_number(t) or not math.isfinite(t):
         raise InvalidEpisode(f"t must be a finite number, got {t!r}")
-    if isinstance(horizon, bool) or not isinstance(horizon, (int, float)) or not (
-        math.isfinite(horizon) and horizon > 0
-    ):
+    if not _is_number(horizon) or not (math.isfinite(horizon) and horizon > 0):
         raise InvalidEpisode(f"horizon must be a positive finite number, got {horizon!r}")
     if not 0 <= t <= horizon:
         raise InvalidEpisode(f"t {t!r} is outside [0, horizon {horizon!r}]")
     if value.meta is not None and not isinstance(value.meta, Mapping):
         raise InvalidEpisode(f"meta must be a dict, got {type(value.meta).__name__}")
     return value
+
+
+def _is_number(value: object) -> bool:
+    """A real number, NumPy's included (step counters are often numpy ints); never a bool."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool) and type(value).__name__ != "bool_"
