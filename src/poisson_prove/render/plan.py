@@ -21,9 +21,10 @@ def _plural(n: int, word: str) -> str:
 
 
 def _cost(plan: Plan) -> str:
-    if plan.backend == "local":
-        return "$0 (local)"
-    return f"${plan.cost_usd:,.2f} (estimate)"
+    """`$0 (local)`, `$3.42 (modal)`: the estimate, then where it is paid."""
+    if not plan.cost_usd:
+        return f"$0 ({plan.backend})"
+    return f"${plan.cost_usd:,.2f} ({plan.backend})"
 
 
 def sentence(plan: Plan) -> str:

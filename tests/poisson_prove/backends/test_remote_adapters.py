@@ -120,6 +120,9 @@ def test_the_cost_estimate_follows_the_documented_price_table(prove, workdir: Pa
     plan = json.loads(result.stdout)["plan"]
     per_second = 2 * MODAL_CPU_CORE_S + 4 * MODAL_MEMORY_GIB_S + MODAL_T4_S
     assert plan["cost_usd"] == pytest.approx(100 * 30 * per_second, rel=1e-9)
+    text = prove(*sweep_args("--backend", "modal", "--dry-run"), env=env)
+    assert text.returncode == 0, text.stderr
+    assert f"on modal, ${100 * 30 * per_second:,.2f} (modal)" in text.stdout.splitlines()[0]
     # --est-seconds overrides the table; --max-cost refuses before anything starts.
     log = workdir / "sdk.log"
     refused = prove(*sweep_args("--backend", "modal", "--est-seconds", "60", "--max-cost", "0.5"),
