@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import importlib
-import importlib.util
 import os
 import sys
 import traceback
@@ -96,10 +95,7 @@ def run_app(
     common(parent, True)
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=UsageParser)
     for verb in verbs:
-        module_name = f"{package}.{verb.replace('-', '_')}"
-        if importlib.util.find_spec(module_name) is None:
-            continue  # a verb whose module is not part of this build
-        importlib.import_module(module_name).register(sub, parent)
+        importlib.import_module(f"{package}.{verb.replace('-', '_')}").register(sub, parent)
     args = parser.parse_args(argv)
     if not getattr(args, "verb", None):
         parser.print_help()
