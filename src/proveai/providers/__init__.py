@@ -5,7 +5,14 @@ from __future__ import annotations
 from proveai.providers.anthropic import AnthropicProvider
 from proveai.providers.base import Provider, ProviderError, ProviderResponse
 from proveai.providers.openai import OpenAICompatibleProvider
-from proveai.providers.registry import dispatch, register_provider, registrations, reset_providers
+from proveai.providers.registry import (
+    dispatch,
+    register_provider,
+    registrations,
+    reset_providers,
+    restore_registry,
+    snapshot_registry,
+)
 
 __all__ = [
     "AnthropicProvider",
@@ -17,4 +24,6 @@ __all__ = [
     "register_provider",
     "registrations",
     "reset_providers",
+    "restore_registry",
+    "snapshot_registry",
 ]

@@ -106,6 +106,27 @@ def reset_providers() -> None:
         _builtin[:] = _builtin_registrations()
 
 
+@dataclass(frozen=True)
+class RegistrySnapshot:
+    """An opaque copy of the user registrations, for `restore_registry`."""
+
+    user: tuple[Registration, ...]
+
+
+def snapshot_registry() -> RegistrySnapshot:
+    """The user registrations as they are now (env and built-ins are not user state)."""
+    with _lock:
+        return RegistrySnapshot(tuple(_user))
+
+
+def restore_registry(snapshot: RegistrySnapshot) -> None:
+    """Put the user registrations back exactly as `snapshot_registry` saw them."""
+    if not isinstance(snapshot, RegistrySnapshot):
+        raise TypeError("restore_registry takes the value returned by snapshot_registry()")
+    with _lock:
+        _user[:] = list(snapshot.user)
+
+
 def registrations() -> list[Registration]:
     """Every registration in the order dispatch tries them."""
     with _lock:

@@ -35,7 +35,9 @@ class EdgeVerdict:
 
     tier: 1 structural, 2 embeddings, 3 judge, 0 topology (path/iteration changes, or a span
     that could not be re-executed). change: "direct edit" (the agent was overridden),
-    "downstream" (only its inputs changed) or None.
+    "downstream" (only its inputs changed) or None. inconclusive: True when the outputs'
+    texts differ and the judge could not decide (no provider, error, malformed reply): the
+    status is then a provisional "drifted" with confidence 0.
     """
 
     parent: str | None
@@ -49,6 +51,7 @@ class EdgeVerdict:
     new_output: Any
     unified: str
     change: str | None = None
+    inconclusive: bool = False
 
     @property
     def edge(self) -> str:
@@ -85,9 +88,16 @@ def grade_outputs(
     """
 
     def verdict(
-        status: str, tier: int, rationale: str, confidence: float = 1.0, diff: str = ""
+        status: str,
+        tier: int,
+        rationale: str,
+        confidence: float = 1.0,
+        diff: str = "",
+        inconclusive: bool = False,
     ) -> EdgeVerdict:
-        return EdgeVerdict(None, name, "", status, tier, rationale, confidence, old, new, diff)
+        return EdgeVerdict(
+            None, name, "", status, tier, rationale, confidence, old, new, diff, inconclusive=inconclusive
+        )
 
     structural = tier1_for_kind(
         kind,
@@ -153,7 +163,8 @@ def grade_outputs(
         return verdict(DRIFTED, 3, f"judge (better): {rationale}", confidence, unified)
     if judged == "equivalent":
         return verdict(DRIFTED, 3, f"judge: {rationale}", confidence, unified)
-    return verdict(DRIFTED, 3, rationale, 0.0, unified)  # skip: rationale already says "judge skip: ..."
+    # skip: the rationale already says "judge skip: ..."; the flag says it without parsing text
+    return verdict(DRIFTED, 3, rationale, 0.0, unified, inconclusive=True)
 
 
 def _text(value: Any) -> str:
@@ -295,6 +306,7 @@ def attribute_edges(
                 new_output,
                 grade.unified,
                 change,
+                inconclusive=grade.inconclusive,
             )
         )
     if replayed is not None:

@@ -271,7 +271,7 @@ def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses:
     reasons: set[str] = set()
     for _, replayed in pairs:
         for verdict in replayed.edge_verdicts:
-            if verdict.tier == 3 and verdict.rationale.startswith("judge skip"):
+            if verdict.inconclusive:
                 unjudged += 1
                 reasons.add(verdict.rationale)
             by_status[verdict.status] += 1

@@ -179,6 +179,17 @@ def test_judge_degrades_to_skip(model_server: ModelServer, reply: Reply) -> None
     assert result["rationale"].startswith("judge skip: ")
 
 
+def test_an_unjudged_text_mismatch_is_marked_inconclusive(model_server: ModelServer) -> None:
+    provider = OpenAICompatibleProvider(base_url=model_server.openai_url, max_retries=0)
+    model_server.enqueue(Reply(status=500))
+    unjudged = grade_outputs("Ships Monday.", "Leaves on Monday.", judge_model="j", judge_provider=provider)
+    assert (unjudged.status, unjudged.tier, unjudged.inconclusive) == ("drifted", 3, True)
+    assert unjudged.confidence == 0.0 and unjudged.to_dict()["inconclusive"] is True
+    judged = grade_outputs("Ships Monday.", "Leaves on Monday.", judge_model="j", judge_provider=provider)
+    assert judged.tier == 3 and judged.inconclusive is False
+    assert grade_outputs("a 1", "a 2").inconclusive is False  # decided at tier 1
+
+
 def test_judge_without_credentials_says_what_to_set(monkeypatch) -> None:
     result = llm_judge([], "a", "b", cache=ResponseCache(enabled=False))
     assert result == {

@@ -162,6 +162,24 @@ def test_user_registration_wins_and_reset_drops_it(model_server: ModelServer) ->
         register_provider("x-*", object())
 
 
+def test_snapshot_and_restore_put_user_registrations_back_exactly(model_server: ModelServer) -> None:
+    from proveai.providers.registry import restore_registry, snapshot_registry
+
+    kept = OpenAICompatibleProvider(base_url=model_server.openai_url)
+    register_provider("llama-*", kept)
+    saved = snapshot_registry()
+    register_provider("llama-*", OpenAICompatibleProvider(base_url=model_server.openai_url + "/"))
+    register_provider("mistral-*", kept)
+    assert dispatch("llama-2") is not kept
+    restore_registry(saved)
+    assert dispatch("llama-2") is kept
+    with pytest.raises(ValueError):
+        dispatch("mistral-7b")
+    assert dispatch("gpt-4o").provider_id.startswith("openai")  # built-ins untouched
+    with pytest.raises(TypeError):
+        restore_registry([])  # type: ignore[arg-type]
+
+
 def test_a_monitored_agent_records_the_request_it_sent(model_server: ModelServer) -> None:
     from proveai import monitor, trace
 
