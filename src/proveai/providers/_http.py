@@ -1,32 +1,106 @@
-"""POST JSON with timeouts and retries: backoff on 429/5xx and connection errors, honouring Retry-After."""
+"""POST JSON with timeouts and retries (backoff on 429/5xx and connection errors, honouring
+Retry-After), and the base every HTTP provider shares: one pooled client per provider object,
+closed by `close()`, by leaving a `with` block, when the provider is collected, or at exit."""
 
 from __future__ import annotations
 
 import email.utils
+import fnmatch
 import random
 import threading
 import time
-from collections.abc import Mapping, Sequence
+import weakref
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from proveai.providers.base import ProviderError
+from proveai.providers.base import Message, ProviderError, ProviderResponse, record_on_current_span
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 MAX_RETRY_AFTER_S = 60.0
 
-_client: Any = None
-_client_lock = threading.Lock()
 
 
-def shared_client() -> Any:
-    """One pooled httpx.Client for every provider (building one per call costs ~0.1 s of TLS setup)."""
-    global _client
-    with _client_lock:
-        if _client is None:
-            import httpx
+class HTTPEndpoint:
+    """Timeouts, retries and one pooled httpx.Client, built on first use (a client per call
+    would pay TLS setup every time) and closed exactly once: `close()`, `with provider:`,
+    garbage collection of the provider, or interpreter exit (weakref.finalize covers the last
+    two, so no socket is left for the garbage collector to warn about)."""
 
-            _client = httpx.Client(follow_redirects=False)
-        return _client
+    def __init__(self, *, timeout: float, max_retries: int, backoff_s: float) -> None:
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.backoff_s = backoff_s
+        self._client_lock = threading.Lock()
+        self._http_client: Any = None
+        self._closer: weakref.finalize | None = None
+
+    def http_client(self) -> Any:
+        with self._client_lock:
+            if self._http_client is None:
+                import httpx
+
+                client = httpx.Client(follow_redirects=False)
+                self._http_client = client
+                self._closer = weakref.finalize(self, client.close)
+            return self._http_client
+
+    def close(self) -> None:
+        """Close the connection pool; a later call opens a new one."""
+        with self._client_lock:
+            closer, self._closer, self._http_client = self._closer, None, None
+        if closer is not None:
+            closer()
+
+    def __enter__(self) -> HTTPEndpoint:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def post(self, url: str, body: Mapping[str, Any], *, headers: Mapping[str, str], model: str,
+             auth_hint: Sequence[str]) -> dict[str, Any]:
+        return post_json(
+            url,
+            body,
+            headers=headers,
+            model=model,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            backoff_s=self.backoff_s,
+            auth_hint=auth_hint,
+            client=self.http_client(),
+        )
+
+
+class HTTPChatProvider(HTTPEndpoint):
+    """What the OpenAI-compatible and Anthropic providers share: glob `patterns` for
+    `supports`, and a call that posts, parses the reply and records it on the open span."""
+
+    def __init__(
+        self, *, timeout: float, max_retries: int, backoff_s: float, patterns: Sequence[str]
+    ) -> None:
+        super().__init__(timeout=timeout, max_retries=max_retries, backoff_s=backoff_s)
+        self.patterns = tuple(patterns)
+
+    def supports(self, model: str) -> bool:
+        return not self.patterns or any(fnmatch.fnmatchcase(model, p) for p in self.patterns)
+
+    def exchange(
+        self,
+        url: str,
+        body: Mapping[str, Any],
+        *,
+        model: str,
+        headers: Mapping[str, str],
+        auth_hint: Sequence[str],
+        parse: Callable[[dict[str, Any], str, str], ProviderResponse],
+        messages: Sequence[Message],
+        kwargs: Mapping[str, Any],
+    ) -> ProviderResponse:
+        data = self.post(url, body, headers=headers, model=model, auth_hint=auth_hint)
+        response = parse(data, url, model)
+        record_on_current_span(messages, response, model, kwargs)
+        return response
 
 
 def retry_after_seconds(value: str | None) -> float | None:
@@ -54,6 +128,7 @@ def post_json(
     max_retries: int,
     backoff_s: float,
     auth_hint: Sequence[str] = (),
+    client: Any,
 ) -> dict[str, Any]:
     """POST `body` to `url` and return the decoded JSON object, or raise ProviderError.
 
@@ -68,7 +143,7 @@ def post_json(
         status: int | None = None
         wait: float | None = None
         try:
-            response = shared_client().post(url, json=dict(body), headers=dict(headers), timeout=timeout)
+            response = client.post(url, json=dict(body), headers=dict(headers), timeout=timeout)
         except httpx.TimeoutException as exc:
             problem = f"timed out after {timeout:g}s"
             cause: Exception = exc

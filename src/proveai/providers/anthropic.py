@@ -2,20 +2,19 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Sequence
 from typing import Any
 
-from proveai.providers._http import post_json
-from proveai.providers.base import Message, ProviderError, ProviderResponse, record_on_current_span
+from proveai.providers._http import HTTPChatProvider
+from proveai.providers.base import Message, ProviderError, ProviderResponse
 
 ANTHROPIC_BASE_URL = "https://api.anthropic.com"
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 1024
 
 
-class AnthropicProvider:
+class AnthropicProvider(HTTPChatProvider):
     """Anthropic's Messages API over httpx.
 
     System messages are moved to the top-level `system` field, as the API requires;
@@ -34,13 +33,10 @@ class AnthropicProvider:
         version: str = ANTHROPIC_VERSION,
         patterns: Sequence[str] = ("claude-*",),
     ) -> None:
+        super().__init__(timeout=timeout, max_retries=max_retries, backoff_s=backoff_s, patterns=patterns)
         self._api_key = api_key
         self._base_url = base_url
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
         self.version = version
-        self.patterns = tuple(patterns)
 
     @property
     def base_url(self) -> str:
@@ -51,9 +47,6 @@ class AnthropicProvider:
     @property
     def provider_id(self) -> str:
         return f"anthropic:{self.base_url}"
-
-    def supports(self, model: str) -> bool:
-        return not self.patterns or any(fnmatch.fnmatchcase(model, p) for p in self.patterns)
 
     def call(self, messages: Sequence[Message], model: str, **kwargs: Any) -> ProviderResponse:
         url = f"{self.base_url}/v1/messages"
@@ -74,19 +67,16 @@ class AnthropicProvider:
             body["system"] = "\n\n".join(system)
         body.update(kwargs)
         headers = {"content-type": "application/json", "x-api-key": key, "anthropic-version": self.version}
-        data = post_json(
+        return self.exchange(
             url,
             body,
-            headers=headers,
             model=model,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            backoff_s=self.backoff_s,
+            headers=headers,
             auth_hint=("ANTHROPIC_API_KEY",),
+            parse=parse_message,
+            messages=messages,
+            kwargs=kwargs,
         )
-        response = parse_message(data, url, model)
-        record_on_current_span(messages, response, model, kwargs)
-        return response
 
     def __repr__(self) -> str:
         return f"AnthropicProvider(base_url={self.base_url!r})"

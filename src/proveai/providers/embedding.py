@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from proveai.providers._http import post_json
+from proveai.providers._http import HTTPEndpoint
 from proveai.providers.base import ProviderError
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
@@ -124,10 +124,10 @@ def _package_version() -> str:
         return "unknown"
 
 
-class OpenAICompatibleEmbeddingAdapter:
+class OpenAICompatibleEmbeddingAdapter(HTTPEndpoint):
     """POST {base_url}/embeddings. Defaults (read at construction): PROVEAI_EMBEDDER_MODEL /
     _BASE_URL / _API_KEY, else text-embedding-3-small at OpenAI with OPENAI_API_KEY.
-    A non-OpenAI base URL may go without a key (local Ollama)."""
+    A non-OpenAI base URL may go without a key (local Ollama). Closes like a provider."""
 
     def __init__(
         self,
@@ -147,9 +147,7 @@ class OpenAICompatibleEmbeddingAdapter:
             api_key or os.environ.get("PROVEAI_EMBEDDER_API_KEY") or os.environ.get("OPENAI_API_KEY")
         )
         self.version = self.base_url  # vectors from two endpoints are not assumed comparable
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
+        super().__init__(timeout=timeout, max_retries=max_retries, backoff_s=backoff_s)
         self._memo: dict[str, EmbeddingResult] = {}
 
     def embed(self, text: str) -> EmbeddingResult:
@@ -169,14 +167,11 @@ class OpenAICompatibleEmbeddingAdapter:
                     reason="OPENAI_API_KEY not set",
                     suggestions=("export OPENAI_API_KEY=...", "or use --embedder local"),
                 )
-            data = post_json(
+            data = self.post(
                 url,
                 {"model": self.model, "input": missing},
                 headers=headers,
                 model=self.model,
-                timeout=self.timeout,
-                max_retries=self.max_retries,
-                backoff_s=self.backoff_s,
                 auth_hint=("PROVEAI_EMBEDDER_API_KEY", "OPENAI_API_KEY"),
             )
             rows = data.get("data")

@@ -2,26 +2,25 @@
 
 from __future__ import annotations
 
-import fnmatch
 import os
 from collections.abc import Sequence
 from typing import Any
 from urllib.parse import urlparse
 
-from proveai.providers._http import post_json
-from proveai.providers.base import Message, ProviderError, ProviderResponse, record_on_current_span
+from proveai.providers._http import HTTPChatProvider
+from proveai.providers.base import Message, ProviderError, ProviderResponse
 
 OPENAI_BASE_URL = "https://api.openai.com/v1"
 
 
-class OpenAICompatibleProvider:
+class OpenAICompatibleProvider(HTTPChatProvider):
     """Chat completions over httpx.
 
     `api_key`: sent as `Authorization: Bearer`. When None it is read at call time from the
     first set variable of `api_key_env`; if none is set and the endpoint is not api.openai.com
     (a local Ollama / vLLM, say) the request goes without a key. `base_url`: when None, read
     from `base_url_env` at call time, else OpenAI's. `patterns`: globs `supports` accepts
-    (empty: every model).
+    (empty: every model). The connection pool closes with `close()` / `with provider:`.
     """
 
     def __init__(
@@ -36,14 +35,11 @@ class OpenAICompatibleProvider:
         base_url_env: str | None = "OPENAI_BASE_URL",
         patterns: Sequence[str] = (),
     ) -> None:
+        super().__init__(timeout=timeout, max_retries=max_retries, backoff_s=backoff_s, patterns=patterns)
         self._api_key = api_key
         self._base_url = base_url
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.backoff_s = backoff_s
         self.api_key_env = tuple(api_key_env)
         self.base_url_env = base_url_env
-        self.patterns = tuple(patterns)
 
     @property
     def base_url(self) -> str:
@@ -53,9 +49,6 @@ class OpenAICompatibleProvider:
     @property
     def provider_id(self) -> str:
         return f"openai-compatible:{self.base_url}"
-
-    def supports(self, model: str) -> bool:
-        return not self.patterns or any(fnmatch.fnmatchcase(model, p) for p in self.patterns)
 
     def _key(self) -> str | None:
         if self._api_key:
@@ -82,19 +75,16 @@ class OpenAICompatibleProvider:
     def call(self, messages: Sequence[Message], model: str, **kwargs: Any) -> ProviderResponse:
         url = f"{self.base_url}/chat/completions"
         body = {"model": model, "messages": [dict(m) for m in messages], **kwargs}
-        data = post_json(
+        return self.exchange(
             url,
             body,
-            headers=self.headers(model),
             model=model,
-            timeout=self.timeout,
-            max_retries=self.max_retries,
-            backoff_s=self.backoff_s,
+            headers=self.headers(model),
             auth_hint=self.api_key_env,
+            parse=parse_chat_completion,
+            messages=messages,
+            kwargs=kwargs,
         )
-        response = parse_chat_completion(data, url, model)
-        record_on_current_span(messages, response, model, kwargs)
-        return response
 
     def __repr__(self) -> str:
         return f"OpenAICompatibleProvider(base_url={self.base_url!r})"

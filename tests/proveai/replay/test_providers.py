@@ -180,6 +180,23 @@ def test_snapshot_and_restore_put_user_registrations_back_exactly(model_server: 
         restore_registry([])  # type: ignore[arg-type]
 
 
+def test_each_provider_owns_one_pool_and_closes_it(model_server: ModelServer) -> None:
+    import gc
+
+    with OpenAICompatibleProvider(base_url=model_server.openai_url) as provider:
+        provider.call(MESSAGES, "m")
+        pool = provider.http_client()
+        provider.call(MESSAGES, "m")
+        assert provider.http_client() is pool and not pool.is_closed
+    assert pool.is_closed
+    provider.call(MESSAGES, "m")  # usable again: a fresh pool
+    assert provider.http_client() is not pool
+    again = provider.http_client()
+    del provider
+    gc.collect()
+    assert again.is_closed  # collected with its provider, no socket left behind
+
+
 def test_a_monitored_agent_records_the_request_it_sent(model_server: ModelServer) -> None:
     from proveai import monitor, trace
 
