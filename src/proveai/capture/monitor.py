@@ -232,11 +232,11 @@ def monitor(
     def decorate(fn: F) -> F:
         meta = AgentMeta(fn, name, operation, kind, model, version, parent_agent, description)
         if inspect.isasyncgenfunction(fn):
-            wrapper: Any = _wrap_async_gen(fn, meta)
+            wrapper: Any = _wrap_iterator(fn, meta, _drive_async_gen)
         elif inspect.iscoroutinefunction(fn):
             wrapper = _wrap_async(fn, meta)
         elif inspect.isgeneratorfunction(fn):
-            wrapper = _wrap_gen(fn, meta)
+            wrapper = _wrap_iterator(fn, meta, _drive_gen)
         else:
             wrapper = _wrap_sync(fn, meta)
         wrapper.__proveai_agent__ = meta
@@ -290,15 +290,18 @@ def _wrap_async(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
     return wrapper
 
 
-def _wrap_gen(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
-    """A generator's span opens at the call and closes when iteration ends; output = the items."""
+def _wrap_iterator(
+    fn: Callable[..., Any], meta: AgentMeta, drive: Callable[[Any, SpanBuilder], Any]
+) -> Callable[..., Any]:
+    """A (sync or async) generator's span opens at the call and closes when iteration ends;
+    `drive` re-yields the items with the span as the body's parent; output = the items."""
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         frame = FRAME.get()
         if frame is None:
             return fn(*args, **kwargs)
         builder = _open(frame, meta, args, kwargs)
-        return _drive_gen(fn(*args, **kwargs), builder)
+        return drive(fn(*args, **kwargs), builder)
 
     return wrapper
 
@@ -329,17 +332,6 @@ def _drive_gen(gen: Any, builder: SpanBuilder) -> Any:
             raise
         except BaseException as exc:
             to_throw = exc
-
-
-def _wrap_async_gen(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
-    def wrapper(*args: Any, **kwargs: Any) -> Any:
-        frame = FRAME.get()
-        if frame is None:
-            return fn(*args, **kwargs)
-        builder = _open(frame, meta, args, kwargs)
-        return _drive_async_gen(fn(*args, **kwargs), builder)
-
-    return wrapper
 
 
 async def _drive_async_gen(agen: Any, builder: SpanBuilder) -> Any:

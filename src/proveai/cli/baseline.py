@@ -5,33 +5,24 @@ from __future__ import annotations
 import argparse
 import sys
 
+from proveai.cli.status import add_actions, add_repeatable, add_traces_option
+
 HELP = "named, versioned trace sets: create / list / show / refresh"
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    p = subparsers.add_parser("baseline", parents=[parent], help=HELP, description=HELP + ".")
-    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
+    actions = add_actions(subparsers, parent, "baseline", HELP, run)
     create = actions.add_parser("create", parents=[parent], help="snapshot the traces a filter selects")
     create.add_argument("name")
-    create.add_argument(
-        "--filter",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="repeatable, AND-ed: outcome, version, agent, detection, since",
+    add_repeatable(
+        create, "--filter", "KEY=VALUE", "repeatable, AND-ed: outcome, version, agent, detection, since"
     )
-    create.add_argument(
-        "--traces",
-        metavar="PATH",
-        default=None,
-        help="the trace store folder (default: $PROVEAI_TRACES_DIR or ./proveai/traces)",
-    )
+    add_traces_option(create)
     actions.add_parser("list", parents=[parent], help="every baseline with its version and size")
     show = actions.add_parser("show", parents=[parent], help="one baseline's filter and trace ids")
     show.add_argument("name", help="NAME or NAME@VERSION")
     refresh = actions.add_parser("refresh", parents=[parent], help="re-apply the filter as a new version")
     refresh.add_argument("name")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

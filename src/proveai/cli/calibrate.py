@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from proveai.cli.status import add_traces_option
+
 HELP = "per-agent Tier-2 similarity thresholds from known-good traces"
 LOCAL_NAMES = ("local", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
 
@@ -18,12 +20,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         description=HELP + ". attribute_edges reads the output file automatically when it is in the "
         "working directory as proveai.calibration.json.",
     )
-    p.add_argument(
-        "--traces",
-        metavar="PATH",
-        default=None,
-        help="the trace store folder (default: $PROVEAI_TRACES_DIR or ./proveai/traces)",
-    )
+    add_traces_option(p)
     p.add_argument(
         "--out",
         metavar="PATH",

@@ -5,33 +5,28 @@ from __future__ import annotations
 import argparse
 import sys
 
+from proveai.cli.status import add_actions, add_repeatable
+
 HELP = "named override sets: new / list / show"
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    p = subparsers.add_parser("experiment", parents=[parent], help=HELP, description=HELP + ".")
-    actions = p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
+    actions = add_actions(subparsers, parent, "experiment", HELP, run)
     new = actions.add_parser("new", parents=[parent], help="save overrides under a name")
     new.add_argument("name")
-    new.add_argument(
+    add_repeatable(
+        new,
         "--override",
-        action="append",
-        default=[],
-        metavar="AGENT=PATH",
-        help="repeatable; PATH's contents become AGENT's system prompt (stored in the experiment)",
+        "AGENT=PATH",
+        "repeatable; PATH's contents become AGENT's system prompt (stored in the experiment)",
     )
-    new.add_argument(
-        "--model",
-        action="append",
-        default=[],
-        metavar="AGENT=MODEL",
-        help="repeatable; replay AGENT on MODEL instead of its captured one",
+    add_repeatable(
+        new, "--model", "AGENT=MODEL", "repeatable; replay AGENT on MODEL instead of its captured one"
     )
     new.add_argument("--description", default=None, help="one line saying what the experiment tries")
     actions.add_parser("list", parents=[parent], help="every experiment and the agents it overrides")
     show = actions.add_parser("show", parents=[parent], help="one experiment's overrides")
     show.add_argument("name")
-    p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,16 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import sys
 
 from proveai.cli._traces_table import (
     DASH,
     OUTCOME_STYLE,
     add_store_option,
     limit_value,
-    print_warnings,
     render,
-    store_of,
     timestamp_text,
 )
 from proveai.errors import ProveAIError
@@ -31,21 +28,18 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 
 def run(args: argparse.Namespace) -> int:
-    from proveai.capture.reading import list_traces, validate_filter
+    from proveai.capture.reading import validate_filter
+    from proveai.cli.status import select_traces
 
     filters = {k: v for k, v in (("outcome", args.outcome), ("version", args.version)) if v is not None}
     try:
         validate_filter(filters)
     except ValueError as exc:
         raise ProveAIError(f"--{str(exc).split()[0]}: {exc}") from None
-    store = store_of(args)
-    listing = list_traces(store, filters)
-    print_warnings(listing.warnings)
-    if not listing.rows:
-        what = "match " + " ".join(f"--{k} {v}" for k, v in filters.items()) if filters else "yet"
-        sys.stdout.write(f"no traces {what} in {store}\n")
+    store, found = select_traces(args, filters, " ".join(f"--{k} {v}" for k, v in filters.items()))
+    if not found:
         return 0
-    shown = list(reversed(listing.rows))
+    shown = list(reversed(found))
     if args.limit:
         shown = shown[: args.limit]
     rows = [

@@ -8,8 +8,6 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from proveai.errors import ProveAIError
-
 HELP = "replay traces against overrides, attribute edges, write the report"
 DESCRIPTION = (
     "Replay stored traces (filtered, or a named baseline) with prompt/model overrides, grade every "
@@ -28,42 +26,35 @@ TABLE_WIDTH = 80
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    from proveai.cli.status import add_repeatable, add_traces_option
+
     p = subparsers.add_parser("run", parents=[parent], help=HELP, description=DESCRIPTION)
-    p.add_argument(
-        "--traces",
-        metavar="PATH",
-        default=None,
-        help="the trace store folder (default: $PROVEAI_TRACES_DIR or ./proveai/traces)",
-    )
-    p.add_argument(
+    add_traces_option(p)
+    add_repeatable(
+        p,
         "--filter",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="repeatable, AND-ed: outcome=good|bad|skip|none, version=V, agent=NAME, detection=..., since=1d",
+        "KEY=VALUE",
+        "repeatable, AND-ed: outcome=good|bad|skip|none, version=V, agent=NAME, detection=..., since=1d",
     )
     p.add_argument("--baseline", metavar="NAME[@VERSION]", help="replay a named baseline's traces")
     p.add_argument("--experiment", metavar="NAME", help="apply a named experiment's overrides")
-    p.add_argument(
+    add_repeatable(
+        p,
         "--override",
-        action="append",
-        default=[],
-        metavar="AGENT=PATH",
-        help="repeatable; PATH's contents become AGENT's system prompt during replay",
+        "AGENT=PATH",
+        "repeatable; PATH's contents become AGENT's system prompt during replay",
     )
-    p.add_argument(
+    add_repeatable(
+        p,
         "--counterfactual",
-        action="append",
-        default=[],
-        metavar="AGENT[,AGENT...]",
-        help="replay only these agents live; hold the rest at their recorded outputs",
+        "AGENT[,AGENT...]",
+        "replay only these agents live; hold the rest at their recorded outputs",
     )
-    p.add_argument(
+    add_repeatable(
+        p,
         "--hold-at",
-        action="append",
-        default=[],
-        metavar="SPAN_ID[,SPAN_ID...]",
-        help="re-execute only these captured spans; hold everything else",
+        "SPAN_ID[,SPAN_ID...]",
+        "re-execute only these captured spans; hold everything else",
     )
     p.add_argument(
         "--propagate",
@@ -108,20 +99,10 @@ def _jobs(text: str) -> int:
 
 
 def parse_assignments(flag: str, items: list[str], what: str) -> dict[str, str]:
-    """AGENT=VALUE pairs; a malformed or repeated one is a usage error."""
-    out: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        key, value = key.strip(), value.strip()
-        if not sep or not key or not value:
-            raise ProveAIError(
-                f"{flag} expects AGENT={what}, got {item!r}",
-                suggestions=(f"e.g. {flag} qa_check=prompts/qa_v2.md",),
-            )
-        if key in out:
-            raise ProveAIError(f"{flag} gives agent {key!r} twice")
-        out[key] = value
-    return out
+    """AGENT=VALUE pairs; a malformed one, or an agent given two values, is a usage error."""
+    from proveai.cli.status import key_value_pairs
+
+    return key_value_pairs(flag, items, f"AGENT={what}", f"e.g. {flag} qa_check=prompts/qa_v2.md")
 
 
 def split_list(items: list[str]) -> tuple[str, ...]:

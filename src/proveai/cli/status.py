@@ -5,6 +5,9 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 from proveai.cli._traces_table import (
     DASH,
@@ -32,29 +35,62 @@ FILTER_HELP = (
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     parser = subparsers.add_parser("status", parents=[parent], help=HELP, description=DESCRIPTION)
-    parser.add_argument("--filter", action="append", default=[], metavar="KEY=VALUE", help=FILTER_HELP)
+    add_repeatable(parser, "--filter", "KEY=VALUE", FILTER_HELP)
     parser.add_argument("--limit", type=limit_value, default=20, help="show at most N traces (default 20)")
     add_store_option(parser)
     parser.set_defaults(func=run)
 
 
-def parse_filters(items: list[str]) -> dict[str, str]:
-    from proveai.capture.reading import FILTER_KEYS, validate_filter
+TRACES_HELP = "the trace store folder (default: $PROVEAI_TRACES_DIR or ./proveai/traces)"
 
-    filters: dict[str, str] = {}
+
+def add_traces_option(parser: argparse.ArgumentParser) -> None:
+    """--traces PATH, as every verb that reads the store spells it."""
+    parser.add_argument("--traces", metavar="PATH", default=None, help=TRACES_HELP)
+
+
+def add_repeatable(
+    parser: argparse.ArgumentParser, flag: str, metavar: str, help: str, default: list[str] | None = None
+) -> None:
+    """A flag that may be given several times, collected in order (KEY=VALUE pairs, lists)."""
+    parser.add_argument(
+        flag, action="append", default=[] if default is None else default, metavar=metavar, help=help
+    )
+
+
+def add_actions(
+    subparsers: argparse._SubParsersAction,
+    parent: argparse.ArgumentParser,
+    verb: str,
+    help: str,
+    run: Callable[[argparse.Namespace], int],
+) -> argparse._SubParsersAction:
+    """A verb whose first argument is a required ACTION (baseline create, experiment new, ...)."""
+    p = subparsers.add_parser(verb, parents=[parent], help=help, description=help + ".")
+    p.set_defaults(func=run)
+    return p.add_subparsers(dest="action", metavar="ACTION", required=True, parser_class=type(p))
+
+
+def key_value_pairs(flag: str, items: list[str], expects: str, example: str) -> dict[str, str]:
+    """KEY=VALUE items of a repeatable flag; a malformed item, or a key given two different
+    values, is a usage error (the same pair twice is harmless)."""
+    pairs: dict[str, str] = {}
     for item in items:
         key, sep, value = item.partition("=")
         key, value = key.strip(), value.strip()
         if not sep or not key or not value:
-            raise ProveAIError(
-                f"--filter expects key=value, got {item!r}",
-                suggestions=[f"keys: {', '.join(FILTER_KEYS)}; e.g. --filter detection=flagged"],
-            )
-        if key in filters and filters[key] != value:
-            raise ProveAIError(
-                f"--filter {key} given twice ({filters[key]!r} and {value!r}); filters are AND-ed"
-            )
-        filters[key] = value
+            raise ProveAIError(f"{flag} expects {expects}, got {item!r}", suggestions=[example])
+        if key in pairs and pairs[key] != value:
+            raise ProveAIError(f"{flag} {key} given twice ({pairs[key]!r} and {value!r})")
+        pairs[key] = value
+    return pairs
+
+
+def parse_filters(items: list[str]) -> dict[str, str]:
+    from proveai.capture.reading import FILTER_KEYS, validate_filter
+
+    example = f"keys: {', '.join(FILTER_KEYS)}; e.g. --filter detection=flagged"
+    filters = key_value_pairs("--filter", items, "key=value", example)
     try:
         validate_filter(filters)
     except ValueError as exc:
@@ -62,19 +98,26 @@ def parse_filters(items: list[str]) -> dict[str, str]:
     return filters
 
 
-def run(args: argparse.Namespace) -> int:
+def select_traces(args: argparse.Namespace, filters: dict[str, str], shown_as: str) -> tuple[Path, list[Any]]:
+    """The store and its rows matching `filters`, oldest first (warnings printed); no rows
+    prints the "no traces" line. `shown_as` renders the filters as the user typed them."""
     from proveai.capture.reading import list_traces
 
-    filters = parse_filters(args.filter)
     store = store_of(args)
     listing = list_traces(store, filters)
     print_warnings(listing.warnings)
     if not listing.rows:
-        what = "match " + " ".join(f"{k}={v}" for k, v in filters.items()) if filters else "yet"
-        sys.stdout.write(f"no traces {what} in {store}\n")
+        sys.stdout.write(f"no traces {'match ' + shown_as if filters else 'yet'} in {store}\n")
+    return store, list(listing.rows)
+
+
+def run(args: argparse.Namespace) -> int:
+    filters = parse_filters(args.filter)
+    store, found = select_traces(args, filters, " ".join(f"{k}={v}" for k, v in filters.items()))
+    if not found:
         return 0
     now = dt.datetime.now(dt.UTC)
-    shown = list(reversed(listing.rows))[: args.limit]
+    shown = list(reversed(found))[: args.limit]
     rows = [
         [
             r.trace_id, ", ".join(r.versions) or DASH, ", ".join(r.agents) or DASH,
@@ -82,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
         ]
         for r in shown
     ]
-    title = f"{len(shown)} of {len(listing.rows)} trace(s) in {store}"
+    title = f"{len(shown)} of {len(found)} trace(s) in {store}"
     headers = ["Trace ID", "Version", "Agents", "Outcome", "Detection", "Age"]
     render(args, title, headers, rows, [None, None, None, OUTCOME_STYLE, DETECTION_STYLE, None])
     return 0

@@ -42,6 +42,12 @@ def _write_yaml(path: Path, data: Mapping[str, Any]) -> None:
     os.replace(tmp, path)
 
 
+def _unknown(kind: str, name: str, folder: Path, known: Sequence[str], create: str) -> ProveAIError:
+    """The error for a name with no file: where it looked, the names it has, how to make one."""
+    listed = f"; known: {', '.join(known)}" if known else ""
+    return ProveAIError(f"no {kind} named {name!r} in {folder}{listed}", suggestions=(f"proveai {create}",))
+
+
 def _read_yaml(path: Path, kind: str) -> dict[str, Any]:
     import yaml
 
@@ -135,11 +141,8 @@ class Baseline:
         path = cls.path_for(name, store)
         if not path.exists():
             known = [b.name for b in cls.list(store)]
-            raise ProveAIError(
-                f"no baseline named {name!r} in {store.baselines_dir}"
-                + (f"; known: {', '.join(known)}" if known else ""),
-                suggestions=(f"proveai baseline create {name} --filter outcome=good",),
-            )
+            create = f"baseline create {name} --filter outcome=good"
+            raise _unknown("baseline", name, store.baselines_dir, known, create)
         data = _read_yaml(path, "baseline")
         try:
             baseline = cls(
@@ -254,11 +257,8 @@ class Experiment:
         path = cls.path_for(name, store)
         if not path.exists():
             known = [e.name for e in cls.list(store)]
-            raise ProveAIError(
-                f"no experiment named {name!r} in {store.experiments_dir}"
-                + (f"; known: {', '.join(known)}" if known else ""),
-                suggestions=(f"proveai experiment new {name} --override AGENT=PATH",),
-            )
+            create = f"experiment new {name} --override AGENT=PATH"
+            raise _unknown("experiment", name, store.experiments_dir, known, create)
         data = _read_yaml(path, "experiment")
         overrides = data.get("overrides")
         if not isinstance(overrides, dict) or not all(isinstance(v, dict) for v in overrides.values()):

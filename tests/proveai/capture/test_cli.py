@@ -186,7 +186,10 @@ def run_in_terminal(args: list[str], cwd: Path, home: Path) -> str:
         chunks.append(data)
     proc.wait(timeout=60)
     os.close(main)
-    assert proc.returncode == 0
+    assert proc.stderr is not None
+    errors = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.returncode == 0, errors
     return b"".join(chunks).decode("utf-8", "replace")
 
 
