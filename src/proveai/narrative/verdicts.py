@@ -35,7 +35,9 @@ def _one(verdict: Any) -> str:
     change = _field(verdict, "change")
     where = f"{child} (called by {parent})" if parent else f"{child} (a root agent)"
     sentence = f"{where} {_MEANING.get(status, status)}"
-    if tier in _TIER:
+    if _field(verdict, "inconclusive", False):
+        sentence += "; the LLM judge could not decide, so this is provisional"
+    elif tier in _TIER:
         sentence += f", decided {_TIER[tier]}"
     sentence += "."
     if rationale:

@@ -232,3 +232,48 @@ def test_the_docs_cli_lines_for_list_and_status(py, workdir, proveai_cli):
     py.ok("-c", record)
     bad = proveai_cli("status", "--filter", "outcome=bad", "--filter", "since=1d", env=env)
     assert trace_id in bad.stdout
+
+
+API_MAP = '''
+from proveai import (
+    monitor, trace, Trace, FileExporter, add_exporter,
+    Check, RuleCheck, LLMJudge,
+    assert_json, regex_match, tool_called, not_contains,
+    output_length, schema_match, contract_conformance,
+    record_outcome,
+)
+from proveai import (
+    load_trace, iter_traces,
+    replay_span, replay_trace,
+    text_diff, llm_judge, attribute_edges,
+    CheckResult, ReplayedSpan, ReplayedTrace, EdgeVerdict,
+)
+from proveai import Store, Detection, Baseline, Experiment, Run
+from proveai import Provider, OpenAICompatibleProvider, AnthropicProvider, register_provider, dispatch
+from proveai.cache import ResponseCache, CachedProvider, cached_dispatch, default_cache, set_default_cache
+from proveai.providers.embedding import (
+    LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter, cosine_similarity,
+)
+from proveai.narrative.mast import render as render_detection, narrate_cohort
+from proveai.narrative.verdicts import render as render_verdict
+from proveai.report import render_html, write_html_report
+
+print(render_verdict(EdgeVerdict("a", "b", "s1", "regressed", 1, "numbers changed", 1.0, "1", "2", "")))
+print(narrate_cohort([{"trace_id": "t1", "status": "flagged", "checks_run": 1,
+                       "fired": [{"name": "regex_match", "agent": "draft", "label": "bad"}]}]))
+for name in ("ProveAI", "on_detection", "AnalyzeResponse"):
+    try:
+        exec(f"from proveai import {name}")
+    except ImportError as exc:
+        print("refused", name, "|", exc)
+'''
+
+
+def test_the_public_api_map_imports_and_the_engine_surface_says_it_is_absent(py, workdir):
+    py.write("api_map.py", API_MAP)
+    lines = py.ok("api_map.py").stdout.splitlines()
+    assert lines[0] == "b (called by a) got worse, decided by a structural comparison. Why: numbers changed."
+    assert lines[1] == "1 trace(s): 1 flagged." and lines[2] == "- regex_match on draft failed in 1 trace(s)"
+    refused = [line for line in lines if line.startswith("refused")]
+    assert [line.split()[1] for line in refused] == ["ProveAI", "on_detection", "AnalyzeResponse"]
+    assert all("not part of this package" in line for line in refused)
