@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,10 +28,12 @@ if TYPE_CHECKING:
 TOOL_OPERATION = "execute_tool"
 
 
-def _timestamp_key(entry: Any, path: Path) -> float:
-    stamp = entry.get("timestamp") if isinstance(entry, Mapping) else None
-    if isinstance(stamp, int | float):
-        return float(stamp) / (1e9 if stamp > 1e14 else 1)
+def _entry_time(entry: Mapping[str, Any], path: Path) -> float:
+    """Seconds since the epoch a trace started, from its index entry (else the file's mtime)."""
+    started_ns = entry.get("started_ns")
+    if isinstance(started_ns, int) and not isinstance(started_ns, bool):
+        return started_ns / 1e9
+    stamp = entry.get("timestamp")
     if isinstance(stamp, str):
         try:
             return dt.datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp()
@@ -45,19 +46,21 @@ def _timestamp_key(entry: Any, path: Path) -> float:
 
 
 def trace_files(traces_dir: Path) -> list[tuple[str, Path, float]]:
-    """(trace_id, path, time) of every stored trace, oldest first."""
-    try:
-        manifest = json.loads((traces_dir / "manifest.json").read_text(encoding="utf-8"))
-        if not isinstance(manifest, dict):
-            manifest = {}
-    except (OSError, ValueError):
-        manifest = {}
+    """(trace_id, path, time) of every stored trace, oldest first.
+
+    Read through the capture index, which folds its journal in: manifest.json alone can lag
+    the newest captures. A trace file the index does not list still counts (by its mtime).
+    """
+    from proveai.capture.index import read_index
+    from proveai.capture.index import trace_files as stored_files
+
+    if not traces_dir.is_dir():
+        return []
+    entries = read_index(traces_dir).entries
     found = []
-    for path in traces_dir.glob("*.json"):
-        stem = path.name[: -len(".json")]
-        if stem == "manifest" or "." in stem:
-            continue  # manifest and <id>.detection.json
-        found.append((stem, path, _timestamp_key(manifest.get(stem), path)))
+    for path in stored_files(traces_dir):
+        trace_id = path.name[: -len(".json")]
+        found.append((trace_id, path, _entry_time(entries.get(trace_id) or {}, path)))
     return sorted(found, key=lambda item: (item[2], item[0]))
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,22 @@ def test_nothing_to_pin_or_accept(tmp_path: Path, proveai_cli) -> None:
     assert_clean_error(none, 2, "no snapshots in")
     update = proveai_cli("snapshot", "update")
     assert_clean_error(update, 2, "no snapshot at")
+
+
+def test_init_pins_a_trace_still_only_in_the_index_journal(pinned_project) -> None:
+    # The capture index compacts its journal lazily: the newest trace may be listed only in
+    # manifest.journal.jsonl, and its file may look older (a copy, a checkout).
+    project, cli, env = pinned_project
+    store = project / "proveai" / "traces"
+    older, newest = stored_trace_ids(project)
+    manifest = json.loads((store / "manifest.json").read_text(encoding="utf-8"))
+    entry = manifest.pop(newest)
+    (store / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
+    line = json.dumps({"trace_id": newest, "entry": entry}) + "\n"
+    (store / "manifest.journal.jsonl").write_text(line, encoding="utf-8")
+    old_mtime = (store / f"{older}.json").stat().st_mtime
+    os.utime(store / f"{newest}.json", (old_mtime - 60, old_mtime - 60))
+    result = cli("snapshot", "init", env=env)
+    assert result.returncode == 0, result.stderr
+    data = json.loads((project / "proveai" / "snapshots" / "latest.json").read_text(encoding="utf-8"))
+    assert data["captures"][0]["trace_id"] == newest
