@@ -1,7 +1,8 @@
 """Installing a mock provider into the dispatch registry and restoring it exactly afterwards.
 
-The registry (proveai.providers.registry) keeps user registrations in a list, newest first;
-a mock inserts its patterns at the front and, on exit, puts back the list it found.
+A mock registers its patterns at the front of the registry (user registrations win, newest
+first) and, on exit, restores the registrations it found (`snapshot_registry` /
+`restore_registry`), so nested mocks unwind exactly.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ class MockProvider(abc.ABC):
         self.provider_id = f"proveai-mock:{type(self).__name__}:{uuid.uuid4().hex}"
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._saved: list[Any] | None = None
+        self._saved: Any = None  # a RegistrySnapshot while installed
 
     def supports(self, model: str) -> bool:
         import fnmatch
@@ -55,7 +56,7 @@ class MockProvider(abc.ABC):
         from proveai.providers import registry
 
         with _install_lock:
-            self._saved = list(registry._user)
+            self._saved = registry.snapshot_registry()
             for pattern in reversed(self.patterns):
                 registry.register_provider(pattern, self)
         return self
@@ -65,8 +66,7 @@ class MockProvider(abc.ABC):
 
         with _install_lock:
             if self._saved is not None:
-                with registry._lock:
-                    registry._user[:] = self._saved
+                registry.restore_registry(self._saved)
                 self._saved = None
 
     def __enter__(self) -> MockProvider:

@@ -81,32 +81,11 @@ def render_plain_html(result: VerifyResult) -> str:
     )
 
 
-@dataclass(frozen=True)
-class _Verdict:
-    """One agent's verdict in the shape the replay report reads (an EdgeVerdict)."""
-
-    parent: str | None
-    child: str
-    span_id: str
-    status: str
-    tier: int
-    rationale: str
-    confidence: float
-    old_output: Any
-    new_output: Any
-    unified: str
-    change: str | None = None
-
-    @property
-    def edge(self) -> str:
-        return f"{self.parent or 'root'}→{self.child}"
-
-
 @dataclass
 class _Replayed:
     """The fresh run in the shape the replay report reads (a ReplayedTrace)."""
 
-    edge_verdicts: list[_Verdict]
+    edge_verdicts: list[Any]
     models: list[str] = field(default_factory=list)
 
     def span(self, span_id: str) -> None:
@@ -118,6 +97,8 @@ def _text(value: Any) -> str:
 
 
 def _pairs(result: VerifyResult, fresh_trace: Any) -> list[tuple[Any, _Replayed]]:
+    from proveai.replay.attribution import EdgeVerdict
+
     verdicts = []
     for row in result.verdicts:
         pinned = result.snapshot.expected(row.agent) if row.agent in result.snapshot.agents else ()
@@ -136,7 +117,7 @@ def _pairs(result: VerifyResult, fresh_trace: Any) -> list[tuple[Any, _Replayed]
         definition = result.snapshot.agents.get(row.agent)
         parent = definition.parent_agent if definition else (spans[0].parent_agent if spans else None)
         verdicts.append(
-            _Verdict(
+            EdgeVerdict(
                 parent=parent,
                 child=row.agent,
                 span_id=spans[0].span_id if spans else "",
@@ -148,6 +129,7 @@ def _pairs(result: VerifyResult, fresh_trace: Any) -> list[tuple[Any, _Replayed]
                 new_output=new,
                 unified=unified,
                 change=row.change,
+                inconclusive=row.status == "inconclusive",
             )
         )
     return [(fresh_trace, _Replayed(verdicts))]

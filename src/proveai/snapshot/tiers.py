@@ -100,7 +100,7 @@ class TierGrader:
             return PairGrade(INCONCLUSIVE, f"judge unavailable: {reason}", "judge", judged=False)
         tier = {1: "tier1", 2: "tier2", 3: "judge"}.get(verdict.tier, "tier1")
         rationale = str(verdict.rationale or verdict.status)
-        if tier == "judge" and _is_skip(verdict.confidence, rationale):
+        if verdict.inconclusive:
             self.unjudged_reasons.append(rationale)
             return PairGrade(INCONCLUSIVE, f"judge unavailable: {rationale}", "judge", judged=False)
         prefix = "" if tier == "judge" else f"{tier.replace('tier', 'tier ')}: "
@@ -116,7 +116,3 @@ class TierGrader:
         report = load_calibration()
         return report.thresholds_for(agent) if report is not None else None
 
-
-def _is_skip(confidence: float, rationale: str) -> bool:
-    """The judge's "skip" (no provider, no key, unreachable, malformed reply) as graded."""
-    return confidence == 0.0 and rationale.startswith("judge skip")
