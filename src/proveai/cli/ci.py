@@ -5,20 +5,20 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from poisson_prove.cli._app import UsageParser
 from proveai.errors import EXIT_OK, EXIT_USAGE
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     from proveai.ci.scaffold import DEFAULT_PROVIDER, PROVIDERS
+    from proveai.cli.snapshot import verb_with_actions
 
-    parser = subparsers.add_parser(
+    parser, actions = verb_with_actions(
+        subparsers,
+        parent,
         "ci",
-        parents=[parent],
-        help="scaffold the GitHub Actions gate (ci init)",
-        description="Scaffold CI for the snapshot gate.",
+        "scaffold the GitHub Actions gate (ci init)",
+        "Scaffold CI for the snapshot gate.",
     )
-    actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=UsageParser)
     init = actions.add_parser("init", parents=[parent], help="write .github/workflows/proveai.yml")
     init.add_argument(
         "--provider",

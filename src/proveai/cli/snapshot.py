@@ -17,14 +17,27 @@ def _truthy(name: str) -> bool:
     return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
 
 
-def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    parser = subparsers.add_parser(
-        "snapshot",
-        parents=[parent],
-        help="the CI gate: init / show / list / verify / update / diff",
-        description="Pin known-good agent I/O and verify the pipeline against it.",
-    )
+def verb_with_actions(
+    subparsers: argparse._SubParsersAction,
+    parent: argparse.ArgumentParser,
+    verb: str,
+    help_text: str,
+    description: str,
+) -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
+    """A verb taking an ACTION (`snapshot init`, `ci init`); without one it prints its help."""
+    parser = subparsers.add_parser(verb, parents=[parent], help=help_text, description=description)
     actions = parser.add_subparsers(dest="action", metavar="ACTION", parser_class=UsageParser)
+    return parser, actions
+
+
+def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
+    parser, actions = verb_with_actions(
+        subparsers,
+        parent,
+        "snapshot",
+        "the CI gate: init / show / list / verify / update / diff",
+        "Pin known-good agent I/O and verify the pipeline against it.",
+    )
     common = UsageParser(add_help=False)
     common.add_argument("--plain", action="store_true", help="plain text even on a terminal")
 
