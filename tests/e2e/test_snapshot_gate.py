@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import socket
 import sys
 import time
 from pathlib import Path
@@ -58,6 +59,15 @@ def verdicts_of(project: Path, stdout: str) -> dict[str, dict]:
     run_id = next(w for w in stdout.split() if w.startswith("verify-"))
     data = json.loads((project / "proveai" / "runs" / run_id / "verdicts.json").read_text(encoding="utf-8"))
     return {v["agent"]: v for v in data["verdicts"]}
+
+
+def pinned_project(project: Path, server: ModelServer, home: Path) -> tuple[CLI, dict[str, str]]:
+    """One captured run of the pipeline, pinned as the snapshot 'latest'."""
+    env = server_env(server.openai_url)
+    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
+    cli = CLI("proveai", project, home)
+    assert cli("snapshot", "init", env=env).returncode == 0
+    return cli, env
 
 
 def test_init_verify_edit_update_cycle(project: Path, server: ModelServer, home: Path) -> None:
@@ -144,10 +154,7 @@ def test_module_invocation_and_reinit_is_byte_stable(tmp_path: Path, server: Mod
 
 
 def test_removed_agent_is_missing_and_fails(project: Path, server: ModelServer, home: Path) -> None:
-    env = server_env(server.openai_url)
-    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
-    cli = CLI("proveai", project, home)
-    assert cli("snapshot", "init", env=env).returncode == 0
+    cli, env = pinned_project(project, server, home)
     edit(
         project / "pipeline.py",
         "            reply_check = qa_check(reply)",
@@ -192,10 +199,7 @@ def test_loop_count_change_and_new_agent(project: Path, server: ModelServer, hom
 
 
 def test_judge_unavailable_warns_or_fails_strict(project: Path, server: ModelServer, home: Path) -> None:
-    env = server_env(server.openai_url)
-    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
-    cli = CLI("proveai", project, home)
-    assert cli("snapshot", "init", env=env).returncode == 0
+    cli, env = pinned_project(project, server, home)
     edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
     # the judge answers, over real HTTP, with something that is not a verdict
     server.reply_fn = lambda request: (
@@ -207,9 +211,7 @@ def test_judge_unavailable_warns_or_fails_strict(project: Path, server: ModelSer
     assert "inconclusive" in table_rows(loose.stdout)["draft"]
     assert "malformed judge reply" in verdicts_of(project, loose.stdout)["draft"]["rationale"]
 
-    strict = cli("snapshot", "verify", "--strict-judge", env=env)
-    assert strict.returncode == 3, (strict.stdout, strict.stderr)
-    # no key for the judge's provider: the same, through PROVEAI_STRICT_JUDGE
+    # no key for the judge's provider, strict through PROVEAI_STRICT_JUDGE (the flag: below)
     no_key = {**env, "PROVEAI_JUDGE_MODEL": "claude-haiku-4-5", "PROVEAI_STRICT_JUDGE": "1"}
     strict_env = cli("snapshot", "verify", env=no_key)
     assert strict_env.returncode == 3, (strict_env.stdout, strict_env.stderr)
@@ -221,11 +223,42 @@ def test_judge_unavailable_warns_or_fails_strict(project: Path, server: ModelSer
     assert cli("snapshot", "verify", env={**env, "PROVEAI_NO_JUDGE": "1"}).returncode == 2
 
 
+def closed_port() -> int:
+    """A loopback port nobody listens on (bound, then released)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def test_unreachable_judge_never_passes_silently(project: Path, server: ModelServer, home: Path) -> None:
+    cli, env = pinned_project(project, server, home)
+    # the last agent only, so one judge call per verify (each one retries with backoff)
+    edit(project / "pipeline.py", "answer OK or list them", "answer OK or list the worst one")
+    # the judge's model goes to the built-in OpenAI provider, pointed at a closed port:
+    # connection refused on every retry
+    dead = {
+        **env,
+        "PROVEAI_JUDGE_MODEL": "o3-mini",
+        "OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1",
+        "OPENAI_API_KEY": "test-key",
+    }
+    loose = cli("snapshot", "verify", env=dead)
+    assert loose.returncode == 0, (loose.stdout, loose.stderr)
+    assert "warning:" in loose.stderr and "did NOT check" in loose.stderr
+    assert "--strict-judge makes this exit 3" in loose.stderr
+    assert "inconclusive" in table_rows(loose.stdout)["qa_check"]
+    rationale = verdicts_of(project, loose.stdout)["qa_check"]["rationale"]
+    assert rationale.startswith("judge unavailable") and "127.0.0.1" in rationale, rationale
+    strict = cli("snapshot", "verify", "--strict-judge", env=dead)
+    assert strict.returncode == 3, (strict.stdout, strict.stderr)
+    assert "inconclusive" in table_rows(strict.stdout)["qa_check"]
+    metrics_run = next(w for w in strict.stdout.split() if w.startswith("verify-"))
+    metrics = json.loads((project / "proveai" / "runs" / metrics_run / "metrics.json").read_text())
+    assert metrics["exit_code"] == 3 and metrics["counts"].get("inconclusive", 0) >= 1
+
+
 def test_judge_cache_makes_second_verify_free(project: Path, server: ModelServer, home: Path) -> None:
-    env = server_env(server.openai_url)
-    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
-    cli = CLI("proveai", project, home)
-    assert cli("snapshot", "init", env=env).returncode == 0
+    cli, env = pinned_project(project, server, home)
     edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
     assert cli("snapshot", "verify", env=env).returncode == 1
     judge_requests = [r for r in server.chat_requests() if "You compare two outputs" in r.system]
@@ -245,10 +278,7 @@ def test_judge_cache_makes_second_verify_free(project: Path, server: ModelServer
 def test_quick_override_timeout_and_refusals(
     project: Path, server: ModelServer, home: Path, tmp_path: Path
 ) -> None:
-    env = server_env(server.openai_url)
-    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
-    cli = CLI("proveai", project, home)
-    assert cli("snapshot", "init", env=env).returncode == 0
+    cli, env = pinned_project(project, server, home)
 
     quick = cli("snapshot", "verify", "--quick", env=env)
     assert quick.returncode == 0 and "fixture" in quick.stdout
@@ -319,10 +349,7 @@ def test_python_c_is_refused_unless_quick_only(tmp_path: Path, server: ModelServ
 
 
 def test_step_summary_and_ci_targeting(project: Path, server: ModelServer, home: Path) -> None:
-    env = server_env(server.openai_url)
-    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
-    cli = CLI("proveai", project, home)
-    assert cli("snapshot", "init", env=env).returncode == 0
+    cli, env = pinned_project(project, server, home)
     assert cli("snapshot", "init", "other", env=env).returncode == 0
     git(project, "add", "-A")
     git(project, "commit", "-q", "-m", "pin")
@@ -354,10 +381,7 @@ def test_step_summary_and_ci_targeting(project: Path, server: ModelServer, home:
 
 
 def test_partial_update_accepts_one_agent_at_a_time(project: Path, server: ModelServer, home: Path) -> None:
-    env = server_env(server.openai_url)
-    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
-    cli = CLI("proveai", project, home)
-    assert cli("snapshot", "init", env=env).returncode == 0
+    cli, env = pinned_project(project, server, home)
     edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
     assert cli("snapshot", "verify", env=env).returncode == 1
 

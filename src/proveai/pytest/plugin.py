@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-MARKER = "proveai_snapshot"
+from proveai.pytest import MARKER
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

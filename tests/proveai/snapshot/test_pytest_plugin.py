@@ -111,3 +111,26 @@ def test_snapshot_option_chooses_another_snapshot(project, home: Path) -> None:
     result = run_pytest(root, home, env, "--proveai-snapshot", "nightly", "-k", "same_output")
     assert result.returncode == 1
     assert "no snapshot at" in result.stdout and "nightly.json" in result.stdout
+
+
+def test_plugin_loads_light_in_any_pytest_run(tmp_path: Path, home: Path) -> None:
+    # pytest11 loads the plugin in every run of this environment: nothing heavy, never a failure
+    probe = (
+        "import sys, proveai.pytest.plugin\n"
+        "heavy = ('httpx', 'numpy', 'scipy', 'rich',\n"
+        "         'proveai.snapshot', 'proveai.capture', 'proveai.providers')\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in heavy or m.startswith(heavy)))\n"
+    )
+    loaded = subprocess.run(
+        [sys.executable, "-c", probe], cwd=tmp_path, env=isolated_env(home, {}),
+        capture_output=True, text=True, timeout=60,
+    )
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.strip() == "[]"
+    (tmp_path / "test_plain.py").write_text("def test_plain():\n    assert True\n", encoding="utf-8")
+    plain = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--trace-config", "test_plain.py"],
+        cwd=tmp_path, env=isolated_env(home, {}), capture_output=True, text=True, timeout=120,
+    )
+    assert plain.returncode == 0, plain.stdout + plain.stderr
+    assert "proveai.pytest.plugin" in plain.stdout and "1 passed" in plain.stdout
