@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import socket
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -334,7 +335,7 @@ def test_python_c_is_refused_unless_quick_only(tmp_path: Path, server: ModelServ
     make_project(project)
     env = server_env(server.openai_url)
     code = "import sys; sys.argv = ['x']; import pipeline; pipeline.main(['x'])"
-    ran = __import__("subprocess").run(
+    ran = subprocess.run(
         [sys.executable, "-c", code], cwd=project, env=isolated_env(home, env), capture_output=True, text=True
     )
     assert ran.returncode == 0, ran.stderr
@@ -346,6 +347,14 @@ def test_python_c_is_refused_unless_quick_only(tmp_path: Path, server: ModelServ
     assert allowed.returncode == 0 and "quick-only" in allowed.stdout
     verify = cli("snapshot", "verify", env=env)
     assert verify.returncode == 0 and "fixture" in verify.stdout
+    # a script read from stdin has no command to re-run either
+    piped = subprocess.run(
+        [sys.executable, "-"], cwd=project, env=isolated_env(home, env), capture_output=True, text=True,
+        input=(project / "pipeline.py").read_text(encoding="utf-8"), timeout=120,
+    )
+    assert piped.returncode == 0, piped.stderr
+    assert_clean_error(cli("snapshot", "init", "piped", env=env), 2, "stdin", "--quick-only")
+    assert not (project / "proveai" / "snapshots" / "piped.json").exists()
 
 
 def test_step_summary_and_ci_targeting(project: Path, server: ModelServer, home: Path) -> None:
