@@ -186,7 +186,10 @@ def cached_dispatch(model: str, cache: ResponseCache | None = None) -> CachedPro
     """`dispatch(model)` wrapped in a CachedProvider (the default cache unless given)."""
     from proveai.providers.registry import dispatch
 
-    return CachedProvider(dispatch(model), cache if cache is not None else default_cache())
+    provider = dispatch(model)
+    if isinstance(provider, CachedProvider):  # dispatch already cached it (a verify re-run)
+        provider = provider.provider
+    return CachedProvider(provider, cache if cache is not None else default_cache())
 
 
 class EngineCacheMiss(LookupError):

@@ -209,7 +209,8 @@ def print_summary(result: Any, *, no_color: bool = False) -> None:
         out.append(f"  {edge}: {', '.join(parts)}")
     cache = result.metrics["cache"]
     out.append("")
-    out.append(f"run artifacts: {result.run.path}/ (manifest, verdicts, metrics, report.html)")
+    out.append(f"run artifacts: {result.run.path}/ (manifest, verdicts, metrics)")
+    out.append(f"report: {' and '.join(str(p) for p in result.report_paths)}")
     out.append(
         f"model calls: {cache['misses']} live, {cache['hits']} from cache · judge: {result.judge_model}"
     )

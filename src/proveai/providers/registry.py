@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
+from proveai.providers._http import HTTPChatProvider
 from proveai.providers.anthropic import AnthropicProvider
 from proveai.providers.openai import OpenAICompatibleProvider
 
@@ -134,15 +135,30 @@ def registrations() -> list[Registration]:
 
 
 def dispatch(model: str) -> Any:
-    """The provider for `model`: the first registration whose pattern matches."""
+    """The provider for `model`: the first registration whose pattern matches.
+
+    Inside a `proveai snapshot verify` re-run (PROVEAI_VERIFY=1) a built-in HTTP provider
+    (OpenAI-compatible, Anthropic, env-registered) comes wrapped in the default response
+    cache, so an agent whose request did not change costs no model call on a re-verify.
+    """
     for registration in registrations():
         if fnmatch.fnmatchcase(model, registration.pattern):
-            return registration.provider
+            return _cached_under_verify(registration.provider)
     raise ValueError(
         f"No provider registered for model {model!r}. Set PROVEAI_PROVIDER_PATTERN (e.g. {model}) and "
         "PROVEAI_PROVIDER_BASE_URL (plus PROVEAI_PROVIDER_API_KEY if the endpoint needs one), "
         "or call proveai.register_provider(pattern, provider)."
     )
+
+
+def _cached_under_verify(provider: Any) -> Any:
+    # Only proveai's own HTTP providers: a custom or mock provider is the user's code and
+    # keeps answering for itself (wrap it with cached_dispatch to cache it).
+    if os.environ.get("PROVEAI_VERIFY") != "1" or not isinstance(provider, HTTPChatProvider):
+        return provider
+    from proveai.cache import CachedProvider, cache_disabled_by_env, default_cache
+
+    return provider if cache_disabled_by_env() else CachedProvider(provider, default_cache())
 
 
 class _MissingBaseUrl:

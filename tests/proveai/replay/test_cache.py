@@ -78,6 +78,64 @@ def test_default_cache_follows_the_env_and_cached_dispatch_uses_it(
     assert default_cache() is mine
 
 
+AGENT = """
+import json, sys
+from proveai import FileExporter, monitor, trace
+from proveai.providers import dispatch
+
+@monitor("classify", model="acme-1")
+def classify(ticket):
+    return dispatch("acme-1").call([{"role": "system", "content": "Be terse."},
+                                   {"role": "user", "content": ticket}], "acme-1").text
+
+with trace("svc", exporters=[FileExporter()]) as t:
+    classify("my order arrived broken")
+print(t.trace_id)
+"""
+
+
+def test_under_verify_dispatch_serves_unchanged_requests_from_the_cache(
+    model_server: ModelServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+
+    env = {
+        **os.environ,
+        "PROVEAI_PROVIDER_PATTERN": "acme-*",
+        "PROVEAI_PROVIDER_BASE_URL": model_server.openai_url,
+        "PROVEAI_CACHE_DIR": str(tmp_path / "cache"),
+        "PROVEAI_TRACES_DIR": str(tmp_path / "traces"),
+    }
+
+    def rerun(**extra: str) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", AGENT], env={**env, **extra}, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    rerun(PROVEAI_VERIFY="1")
+    second = rerun(PROVEAI_VERIFY="1")
+    assert model_server.count() == 1  # the unchanged request cost nothing the second time
+    exported = json.loads((tmp_path / "traces" / f"{second}.json").read_text())
+    (span,) = exported["resourceSpans"][0]["scopeSpans"][0]["spans"]
+    attrs = {a["key"]: a["value"] for a in span["attributes"]}
+    assert "Be terse." in attrs["gen_ai.input.messages"]["stringValue"]  # a cached reply still records it
+    rerun()  # outside verify, dispatch is the plain provider: a live call
+    rerun(PROVEAI_VERIFY="1", PROVEAI_NO_CACHE="1")
+    assert model_server.count() == 3
+    # in-process: custom providers are never wrapped, and cached_dispatch wraps exactly once
+    monkeypatch.setenv("PROVEAI_VERIFY", "1")
+    custom = type("Custom", (), {"call": lambda self, m, model, **k: "hi", "supports": lambda s, m: True})()
+    register_provider("custom-*", custom)
+    from proveai.providers import dispatch
+
+    assert dispatch("custom-1") is custom
+    register_provider("local-*", OpenAICompatibleProvider(base_url=model_server.openai_url))
+    assert isinstance(dispatch("local-1"), CachedProvider)
+    assert not isinstance(cached_dispatch("local-1").provider, CachedProvider)
+
+
 WRITER = """
 import sys
 from proveai.cache import ResponseCache

@@ -54,6 +54,8 @@ def test_unchanged_replay_exits_0_with_the_summary_table(proveai_cli: CLI, workd
     assert "Per-edge totals:" in lines
     assert "  draft→qa_check: 3 unchanged" in lines and "  root→classify: 3 unchanged" in lines
     assert lines[-1] == "no edge regressed: exit 0"
+    run_dir = _run_dir(workdir)
+    assert f"report: {run_dir.relative_to(workdir)}/report.html" in lines
     assert "\x1b[" not in result.stdout
     assert result.stderr.count("replayed ") == 3
     run_dir = _run_dir(workdir)
@@ -95,6 +97,7 @@ def test_a_regressing_override_exits_1_and_writes_the_report_where_asked(
     assert result.stdout.rstrip().endswith("3 edge(s) regressed: exit 1")
     assert (workdir / "out" / "report.html").exists()
     run_dir = _run_dir(workdir)
+    assert f"report: {run_dir.relative_to(workdir)}/report.html and out/report.html" in result.stdout
     manifest = json.loads((run_dir / "manifest.json").read_text())
     assert manifest["overrides"]["qa_check"]["prompt_sha256"]
     assert "Be strict" not in (run_dir / "manifest.json").read_text()  # the prompt is hashed, not copied
