@@ -8,12 +8,9 @@ import json
 from pathlib import Path
 
 from tests.conftest import assert_clean_error
+from tests.e2e.support_bot import DECLARE, PATCHED_PROMPTS, write_file, write_support_bot
 
 PATCHED = "poisson_prove.examples.mock_agent:rollout_patched"
-
-
-def _write(folder: Path, name: str, text: str) -> None:
-    (folder / name).write_text(text.lstrip("\n"), encoding="utf-8")
 
 
 def _compared(home: Path) -> list[dict]:
@@ -69,45 +66,6 @@ def test_example_agent_and_its_patch_trade_where_tools_fail_most(prove, workdir:
     assert '"case_id": "refund"' in episode.stdout
 
 
-PROMPTS = "SYSTEM = \"Answer the customer's ticket. Ask before refunding.\"\n"
-SUPPORT_BOT = '''
-import random
-from dataclasses import dataclass
-
-from prompts import SYSTEM
-
-TICKETS = {"refund": 0.30, "password": 0.10, "shipping": 0.20}
-
-
-@dataclass
-class Reply:
-    resolved: bool
-    timed_out: bool
-    steps: int
-
-
-def handle(ticket, temperature, seed):
-    rng = random.Random(seed)
-    steps = rng.randint(2, 20)
-    gives_up = ticket * (1 + temperature) * (0.5 if "step by step" in SYSTEM else 1.0)
-    return Reply(resolved=steps < 20 and rng.random() >= gives_up, timed_out=steps == 20, steps=steps)
-'''
-MY_ROLLOUT = """
-from poisson_prove import Episode
-from support_bot import TICKETS, handle
-
-
-def rollout(cfg, seed):
-    ticket = TICKETS[cfg["ticket"]]
-    reply = handle(ticket, temperature=cfg["temperature"], seed=seed)
-    if reply.timed_out:
-        outcome = "timeout"
-    elif reply.resolved:
-        outcome = "resolved"
-    else:
-        outcome = "unresolved"
-    return Episode(outcome=outcome, t=reply.steps, horizon=20, meta={"case_id": cfg["ticket"]})
-"""
 MIXED_ROLLOUT = """
 from poisson_prove import Episode
 from support_bot import TICKETS, handle
@@ -119,26 +77,6 @@ def rollout(cfg, seed):
     outcome = "timeout" if reply.timed_out else "resolved" if reply.resolved else "unresolved"
     return Episode(outcome=outcome, t=reply.steps, horizon=20, meta={"case_id": name})
 """
-DECLARE = """
-[declare]
-outcomes = ["resolved", "unresolved", "timeout"]
-failures = ["unresolved", "timeout"]
-successes = ["resolved"]
-"""
-SUPPORT_TOML = """
-target = "my_rollout:rollout"
-target_id = "support-bot"
-t_unit = "steps"
-replicates = 200
-
-[axes.ticket]
-type = "categorical"
-values = ["refund", "password", "shipping"]
-
-[axes.temperature]
-type = "continuous"
-values = [0.0, 0.7]
-""" + DECLARE
 MIXED_TOML = """
 target = "mixed_rollout:rollout"
 target_id = "support-bot"
@@ -152,11 +90,9 @@ values = [0.0, 0.7]
 
 
 def test_support_bot_prompt_change_is_safer(prove, workdir: Path) -> None:
-    for name, text in (("prompts.py", PROMPTS), ("support_bot.py", SUPPORT_BOT),
-                       ("my_rollout.py", MY_ROLLOUT), ("support.toml", SUPPORT_TOML)):
-        _write(workdir, name, text)
+    write_support_bot(workdir)
     assert prove("sweep", "support.toml", "--yes").returncode == 0
-    _write(workdir, "prompts.py", PROMPTS.replace("ticket.", "ticket step by step."))
+    write_file(workdir, "prompts.py", PATCHED_PROMPTS)
     assert prove("sweep", "support.toml", "--yes", "--pair-with", "latest").returncode == 0
 
     diff = prove("diff")
@@ -176,9 +112,9 @@ def test_support_bot_prompt_change_is_safer(prove, workdir: Path) -> None:
 
 
 def test_mixed_cases_refused_and_nothing_written(prove, workdir: Path, home: Path) -> None:
-    for name, text in (("prompts.py", PROMPTS), ("support_bot.py", SUPPORT_BOT),
-                       ("mixed_rollout.py", MIXED_ROLLOUT), ("mixed.toml", MIXED_TOML)):
-        _write(workdir, name, text)
+    write_support_bot(workdir)
+    write_file(workdir, "mixed_rollout.py", MIXED_ROLLOUT)
+    write_file(workdir, "mixed.toml", MIXED_TOML)
     assert prove("--store", "mixed-runs", "sweep", "mixed.toml", "--yes").returncode == 0
     paired = prove("--store", "mixed-runs", "sweep", "mixed.toml", "--yes", "--pair-with", "latest")
     assert paired.returncode == 0, paired.stderr

@@ -8,76 +8,19 @@ from pathlib import Path
 
 import pandas as pd
 
-from tests.poisson_prove.sweep.helpers import write
-
-PROMPTS = 'SYSTEM = "Answer the customer\'s ticket. Ask before refunding."\n'
-SUPPORT_BOT = '''
-"""A stand-in for your own agent, so this page runs as it is."""
-import random
-from dataclasses import dataclass
-
-from prompts import SYSTEM
-
-#: Each ticket, as the share of attempts on it that end unresolved.
-TICKETS = {"refund": 0.30, "password": 0.10, "shipping": 0.20}
+from tests.e2e.support_bot import PATCHED_PROMPTS, write_support_bot
+from tests.poisson_prove.sweep.helpers import manifests
 
 
-@dataclass
-class Reply:
-    resolved: bool
-    timed_out: bool
-    steps: int
+def _utc_day(created: str) -> str:
+    return dt.datetime.fromisoformat(created.replace("Z", "+00:00")).astimezone(dt.UTC).date().isoformat()
 
 
-def handle(ticket, temperature, seed):
-    rng = random.Random(seed)
-    steps = rng.randint(2, 20)
-    gives_up = ticket * (1 + temperature) * (0.5 if "step by step" in SYSTEM else 1.0)
-    return Reply(resolved=steps < 20 and rng.random() >= gives_up, timed_out=steps == 20, steps=steps)
-'''
-MY_ROLLOUT = """
-from poisson_prove import Episode
-from support_bot import TICKETS, handle  # your agent and its cases
-
-
-def rollout(cfg, seed):
-    ticket = TICKETS[cfg["ticket"]]
-    reply = handle(ticket, temperature=cfg["temperature"], seed=seed)
-    if reply.timed_out:
-        outcome = "timeout"
-    elif reply.resolved:
-        outcome = "resolved"
-    else:
-        outcome = "unresolved"
-    return Episode(outcome=outcome, t=reply.steps, horizon=20, meta={"case_id": cfg["ticket"]})
-"""
-SUPPORT_TOML = """
-target = "my_rollout:rollout"
-target_id = "support-bot"
-t_unit = "steps"
-replicates = 200
-
-[axes.ticket]
-type = "categorical"
-values = ["refund", "password", "shipping"]
-
-[axes.temperature]
-type = "continuous"
-values = [0.0, 0.7]
-
-[declare]
-outcomes = ["resolved", "unresolved", "timeout"]
-failures = ["unresolved", "timeout"]
-successes = ["resolved"]
-"""
 PLAN = "plan 1,200 rollouts of support-bot: 6 cells x 200 replicates on local, $0 (local)"
 
 
 def test_support_bot_flow(prove, workdir: Path) -> None:
-    write(workdir, "prompts.py", PROMPTS)
-    write(workdir, "support_bot.py", SUPPORT_BOT)
-    write(workdir, "my_rollout.py", MY_ROLLOUT)
-    write(workdir, "support.toml", SUPPORT_TOML)
+    write_support_bot(workdir)
 
     dry = prove("sweep", "support.toml", "--dry-run")
     assert dry.returncode == 0, dry.stderr
@@ -90,19 +33,27 @@ def test_support_bot_flow(prove, workdir: Path) -> None:
 
     first = prove("sweep", "support.toml", "--yes")
     assert first.returncode == 0, first.stderr
-    # The name is computed from the target_id and the (UTC) day the run was created.
-    day = dt.datetime.now(dt.UTC).date().isoformat()
-    name_a = f"support-bot {day} a"
+    # The name is computed from the target_id and the UTC day the run was created (read back
+    # from the manifest, so a flow that crosses midnight is checked just as well).
+    (manifest_a,) = manifests(workdir / "prove-runs")
+    day_a = _utc_day(manifest_a["created"])
+    name_a = f"support-bot {day_a} a"
+    assert manifest_a["name"] == name_a
     assert first.stdout.splitlines()[0] == PLAN
     assert f'done 1,200 rollouts in run "{name_a}" (complete) in ' in first.stdout
 
-    (workdir / "prompts.py").write_text(
-        'SYSTEM = "Answer the customer\'s ticket step by step. Ask before refunding."\n'
-    )
+    (workdir / "prompts.py").write_text(PATCHED_PROMPTS)
     second = prove("sweep", "support.toml", "--yes", "--pair-with", "latest")
     assert second.returncode == 0, second.stderr
+    manifest_b = manifests(workdir / "prove-runs")[1]
+    day_b = _utc_day(manifest_b["created"])
+    # The second run of a day takes the next letter; the first run of a new day starts at a.
+    name_b = f"support-bot {day_b} {'b' if day_b == day_a else 'a'}"
+    assert manifest_b["name"] == name_b
+    assert manifest_b["paired_with"] == manifest_a["run_id"]
+    assert manifest_b["salt"] == manifest_a["salt"]
     done = next(line for line in second.stdout.splitlines() if line.startswith("done "))
-    assert done.startswith(f'done 1,200 rollouts in run "support-bot {day} b" (complete) in ')
+    assert done.startswith(f'done 1,200 rollouts in run "{name_b}" (complete) in ')
     assert done.endswith(f', paired with "{name_a}"')
     assert second.stdout.splitlines()[-1] == "next: poisson-prove diff"
 
