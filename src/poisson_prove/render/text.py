@@ -45,18 +45,26 @@ def _mde(value: float | None, sign: str) -> str:
     return f"{sign}{math.ceil(round(value * 1000, 6)) / 1000:.3f}"
 
 
-def rate_text(rate: Rate) -> str:
-    """`0.314 (61/194) [0.254, 0.381]`; starred when censored before the horizon."""
+def rate_text(rate: Rate, *, terminal: bool = False) -> str:
+    """`0.314 (61/194) [0.254, 0.381]`; starred when censored before the horizon.
+
+    On a terminal the counts are left out and the interval goes on a second line.
+    """
     if rate.share is None:
-        return f"- (0/{rate.n})"
+        return "-" if terminal else f"- (0/{rate.n})"
     star = "*" if rate.starred else ""
-    return f"{_share(rate.share)}{star} ({rate.k}/{rate.n}) [{_share(rate.lo)}, {_share(rate.hi)}]"
+    interval = f"[{_share(rate.lo)}, {_share(rate.hi)}]"
+    if terminal:
+        return f"{_share(rate.share)}{star}\n{interval}"
+    return f"{_share(rate.share)}{star} ({rate.k}/{rate.n}) {interval}"
 
 
-def result_text(row: OutcomeResult) -> str:
-    if row.verdict == "no change":
-        return f"no change, could have shown {_mde(row.mde_rise, '+')} / {_mde(row.mde_fall, '-')}"
-    return row.verdict
+def result_text(row: OutcomeResult, *, terminal: bool = False) -> str:
+    """The verdict; a "no change" says the smallest rise and fall it could have shown."""
+    if row.verdict != "no change":
+        return row.verdict
+    joiner = "\n" if terminal else ", could have shown "
+    return f"no change{joiner}{_mde(row.mde_rise, '+')} / {_mde(row.mde_fall, '-')}"
 
 
 def headline_line(comparison: Comparison) -> str:
@@ -193,19 +201,6 @@ def _bar(share: float | None, width: int = 10) -> str:
     return ("█" * int(filled) + ("▌" if filled % 1 else "")).ljust(width)
 
 
-def _terminal_rate(rate: Rate) -> str:
-    if rate.share is None:
-        return "-"
-    star = "*" if rate.starred else ""
-    return f"{_share(rate.share)}{star}\n[{_share(rate.lo)}, {_share(rate.hi)}]"
-
-
-def _terminal_result(row: OutcomeResult) -> str:
-    if row.verdict == "no change":
-        return f"no change\n{_mde(row.mde_rise, '+')} / {_mde(row.mde_fall, '-')}"
-    return row.verdict
-
-
 def _terminal_condition_table(comparison: Comparison) -> Any:
     """The per-condition table for a terminal: narrower cells on two lines, colour, rate bars."""
     from rich import box
@@ -232,10 +227,10 @@ def _terminal_condition_table(comparison: Comparison) -> Any:
             verdict_style = VERDICT_STYLES.get(condition.verdict, "")
             label = Text(f"{condition.label}\n{condition.verdict}", style=verdict_style)
             cells: list[Any] = [label if i == 0 else "", row.outcome]
-            cells += [_terminal_rate(row.before), _terminal_rate(row.after)]
+            cells += [rate_text(row.before, terminal=True), rate_text(row.after, terminal=True)]
             if paired:
                 cells += [str(row.b), str(row.c)]
-            cells += [_p(row.p), _p(row.q_value), Text(_terminal_result(row), style=style)]
+            cells += [_p(row.p), _p(row.q_value), Text(result_text(row, terminal=True), style=style)]
             bar = (
                 Text(_bar(row.before.share, 5), style="grey50")
                 + Text("|")
