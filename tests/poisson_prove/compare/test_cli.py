@@ -230,3 +230,27 @@ def test_inspect_errors_and_one_episode(prove, workdir: Path) -> None:
     assert 'next: poisson-prove inspect "' in missing.stderr
     assert_clean_error(prove("inspect", "--episode", "ticket=refund/999"), 1, "no replicate 999")
     assert_clean_error(prove("inspect", "--episode", "refund"), 2, "is not CONDITION/REPLICATE")
+
+
+def _imported(stderr: str) -> set[str]:
+    """Module names from a -X importtime log (stderr of a run with PYTHONPROFILEIMPORTTIME)."""
+    names = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names
+
+
+def test_diff_never_imports_pandas_scipy_stats_or_optimize(prove, workdir: Path) -> None:
+    # Errors leave nulls in outcome and t: pyarrow's own conversion of such columns would
+    # import pandas. The MDE of a "no change" row is computed too.
+    _store_with_pair(workdir, after_unresolved=48, error=4)
+    for args in (("diff",), ("check", "--json"), ("diff", "--method", "logrank_bh")):
+        result = prove(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+        assert result.returncode == 0, result.stderr
+        imported = _imported(result.stderr)
+        assert "poisson_prove.compare" in imported and "scipy.special" in imported  # the log is real
+        assert not {"pandas", "scipy.stats", "scipy.optimize"} & imported, args
+    helped = prove("diff", "--help", env={"PYTHONPROFILEIMPORTTIME": "1"})
+    assert helped.returncode == 0
+    assert not {"numpy", "pyarrow", "scipy", "rich"} & _imported(helped.stderr)
