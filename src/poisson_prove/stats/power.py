@@ -9,6 +9,7 @@ least 4 times in 5.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -22,8 +23,11 @@ EXACT_LIMIT = 2000
 GRID = 10_000  # MDE grid: steps of 0.0001
 TARGET_POWER = 0.8
 BASE_RATES = tuple(round(0.1 * i, 1) for i in range(11))
-# Rows of the (column total x first-arm count) table computed at a time: bounds memory.
-_CHUNK_ROWS = 256
+# Cells of the (column total x first-arm count) table computed at a time: bounds memory.
+_BLOCK_CELLS = 1 << 20
+# Terms below threshold * e^-45 are left out of a tail sum: even n of them change it by
+# under 1e-16 of the threshold.
+_NEGLIGIBLE_LOG = 45.0
 # The normal approximation makes huge designs cheap to check; beyond this, give up.
 _MAX_REPLICATES = 2**31
 _TIE = 1e-9  # relative tolerance under which two powers or roots count as tied
@@ -72,47 +76,84 @@ def _log_comb(n: int) -> np.ndarray:
 
 @lru_cache(maxsize=64)
 def _cutoffs_cached(n: int, alpha: float) -> np.ndarray:
-    """The cut-offs, computed column total by column total (see fisher_rejection_cutoffs)."""
-    none = n + 1
-    cutoffs = np.full(n + 1, none, dtype=np.int64)
+    """The cut-offs (see fisher_rejection_cutoffs), one row of tables s = x1 + x2 at a time.
+
+    With equal arms the null distribution of x1 given s is hypergeometric and symmetric
+    about s/2, so for x1 < x2 the two-sided p is exactly 2 * P(K <= x1). (The "as likely"
+    tolerance, relative 1e-7, admits exactly the mirror table: any other table's
+    probability differs from the observed one's by a ratio of integers below (n + 1)^2,
+    i.e. by more than 1e-7 relative up to n = 3161.) In each row only a window of x1 is
+    summed: below it every term is under threshold * e^-45 (together far below one ulp of
+    the threshold), and from its end on a single term already exceeds the threshold.
+    """
+    cutoffs = np.full(n + 1, n + 1, dtype=np.int64)
     if n == 0:
         cutoffs.flags.writeable = False
         return cutoffs
     log_c_arm = _log_comb(n)
     log_c_total = _log_comb(2 * n)
-    # With equal arms the null distribution of x1 given s = x1 + x2 is hypergeometric and
-    # symmetric about s/2, so for x1 < x2 the two-sided p is exactly 2 * P(K <= x1).
-    # The "as likely" tolerance (relative 1e-7) admits exactly the mirror table: any other
-    # table's probability differs from the observed one's by a ratio of integers below
-    # (n + 1)^2, i.e. by more than 1e-7 relative up to n = 3161.
     threshold = alpha / 2.0
-    for start in range(1, 2 * n + 1, _CHUNK_ROWS):
-        stop = min(start + _CHUNK_ROWS, 2 * n + 1)
-        # Only x1 = k below s/2 can be a rise; terms below s - n are zero, so the lower
-        # tail sums may start at the chunk's smallest possible k.
-        k = np.arange(max(0, start - n), min(n, (stop - 1) // 2) + 1)
-        if k.size == 0:
-            continue
-        s = np.arange(start, stop)[:, None]
-        other = s - k[None, :]
-        valid = (other >= 0) & (other <= n)
-        log_pmf = np.where(
-            valid,
-            log_c_arm[k][None, :] + log_c_arm[np.clip(other, 0, n)] - log_c_total[s],
-            -np.inf,
-        )
+
+    def log_pmf(x1: np.ndarray, s: np.ndarray) -> np.ndarray:
+        return log_c_arm[x1] + log_c_arm[s - x1] - log_c_total[s]
+
+    s = np.arange(1, 2 * n + 1)
+    first = np.maximum(0, s - n)  # the smallest x1 a row holds
+    last = np.minimum(n, (s - 1) // 2)  # x1 < x2 = s - x1: only rises
+    rows = last >= first
+    s, first, last = s[rows], first[rows], last[rows]
+    # Terms rise with x1 up to the mode (s/2, beyond `last`): both window ends by bisection.
+    start = _first_reaching(log_pmf, s, first, last, math.log(threshold) - _NEGLIGIBLE_LOG)
+    # The first term above the threshold is the last one summed: its sum exceeds it too.
+    stop = np.minimum(last, _first_reaching(log_pmf, s, start, last, math.log(threshold), strictly=True))
+    rows = start <= stop
+    s, start, stop = s[rows], start[rows], stop[rows]
+    width = stop - start + 1
+    order = np.argsort(width, kind="stable")  # rows of like width share a padded block
+    done = 0
+    while done < order.size:
+        widths = width[order[done:]]
+        take = max(1, int(np.searchsorted(np.arange(1, widths.size + 1) * widths, _BLOCK_CELLS, "right")))
+        pick = order[done : done + take]
+        done += take
+        x1 = start[pick][:, None] + np.arange(int(width[pick].max()))[None, :]
+        inside = x1 <= stop[pick][:, None]
+        x1 = np.minimum(x1, stop[pick][:, None])
+        row_s = s[pick][:, None]
+        terms = np.where(inside, np.exp(log_pmf(x1, row_s)), 0.0)
         # Lower-tail sums accumulate from the smallest terms: accurate in the far tail.
-        cdf = np.cumsum(np.exp(log_pmf), axis=1)
-        # Tables with x1 = k < x2 = s - k <= n.
-        rejected = valid & (k[None, :] < other) & (cdf <= threshold)
-        hit = rejected.any(axis=0)
-        if not hit.any():
-            continue
-        x2 = start + np.argmax(rejected, axis=0) - k
-        take = hit & (x2 < cutoffs[k])
-        cutoffs[k[take]] = x2[take]
+        rejected = inside & (np.cumsum(terms, axis=1) <= threshold)
+        np.minimum.at(cutoffs, x1[rejected], (row_s - x1)[rejected])
     cutoffs.flags.writeable = False
     return cutoffs
+
+
+def _first_reaching(
+    log_pmf: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    s: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    level: float,
+    *,
+    strictly: bool = False,
+) -> np.ndarray:
+    """Per row, the smallest x1 in [low, high] whose log term reaches `level` (above it when
+    `strictly`), or high + 1; the terms must be nondecreasing on [low, high]."""
+
+    def reaches(x1: np.ndarray) -> np.ndarray:
+        value = log_pmf(np.minimum(x1, high), s)
+        return (value > level if strictly else value >= level) & (x1 <= high)
+
+    found = np.where(reaches(low), low, high + 1)  # the answer lies in (below, found]
+    below = low.copy()
+    while True:
+        open_rows = found - below > 1
+        if not open_rows.any():
+            return found
+        middle = (below + found) // 2
+        hit = reaches(middle)
+        found = np.where(open_rows & hit, middle, found)
+        below = np.where(open_rows & ~hit, middle, below)
 
 
 def fisher_rejection_cutoffs(n: int, alpha: float) -> np.ndarray:
@@ -136,32 +177,32 @@ def _check_n_alpha(n: int, alpha: float) -> None:
 
 def _exact_power(p0: float, d: np.ndarray, n: int, alpha: float) -> np.ndarray:
     """Exact power for every change in `d` (vectorized over d)."""
-    from scipy.stats import binom
+    from poisson_prove.stats.distributions import binom_pmf, binom_sf
 
     cutoffs = fisher_rejection_cutoffs(n, alpha)
     x1 = np.arange(n + 1)
-    weights = binom.pmf(x1, n, p0)
+    weights = binom_pmf(x1, n, p0)
     p1 = np.clip(p0 + np.asarray(d, dtype=float), 0.0, 1.0)
     # P(Bin(n, p1) >= cutoff) for every x1 (a cutoff of n + 1 contributes nothing).
-    tails = binom.sf(cutoffs[None, :] - 1, n, p1[:, None])
+    tails = binom_sf(cutoffs[None, :] - 1, n, p1[:, None])
     return tails @ weights
 
 
 def _normal_power(p0: float, d: np.ndarray, n: int, alpha: float) -> np.ndarray:
     """Continuity-corrected normal power (Fleiss, Tytun and Ury 1980), vectorized over d."""
-    from scipy.stats import norm
+    from poisson_prove.stats.distributions import normal_cdf, normal_isf
 
     d = np.asarray(d, dtype=float)
     p1 = p0 + d
     p_bar = (p0 + p1) / 2.0
-    z_alpha = norm.isf(alpha / 2.0)
+    z_alpha = normal_isf(alpha / 2.0)
     with np.errstate(divide="ignore", invalid="ignore"):
         # Invert n_cc = n'/4 (1 + sqrt(1 + 4/(n' d)))^2 for the uncorrected n'.
         n_plain = np.where(d > 0, (n - 1.0 / d) ** 2 / n, 0.0)
         n_plain = np.where(n - 1.0 / np.where(d > 0, d, 1.0) > 0, n_plain, 0.0)
         spread = np.sqrt(p0 * (1 - p0) + p1 * (1 - p1))
         z_beta = (np.sqrt(n_plain) * d - z_alpha * np.sqrt(2 * p_bar * (1 - p_bar))) / spread
-    power = norm.cdf(z_beta)
+    power = normal_cdf(z_beta)
     return np.where((d > 0) & (spread > 0), power, np.where(d > 0, 1.0, alpha))
 
 
@@ -185,10 +226,13 @@ def power_of_rise(p0: float, d: float, n: int, alpha: float) -> float:
     return float(_power_vector(p0, np.array([d]), n, alpha)[0])
 
 
-def _rise_mde(p0: float, n: int, alpha: float, target: float) -> tuple[int, float] | None:
-    """(grid step, unrounded root) of the smallest rise from p0 with power >= target."""
-    from scipy.optimize import brentq
+def _rise_mde(
+    p0: float, n: int, alpha: float, target: float, *, root: bool = True
+) -> tuple[int, float] | None:
+    """(grid step, unrounded root) of the smallest rise from p0 with power >= target.
 
+    With `root=False` the root is not solved for and the grid value stands in for it.
+    """
     top = round((1.0 - p0) * GRID)
     if n == 0 or top <= 0:
         return None
@@ -217,6 +261,12 @@ def _rise_mde(p0: float, n: int, alpha: float, target: float) -> tuple[int, floa
             high = int(window[reached[0]])
             low = high - 1
     lo_d, hi_d = low / GRID, high / GRID
+    if not root:
+        return high, hi_d
+    # Imported here: scipy.optimize costs a comparison a noticeable start-up, and only the
+    # planner needs the unrounded root.
+    from scipy.optimize import brentq
+
     f_lo = float(_power_vector(p0, np.array([lo_d]), n, alpha)[0]) - target
     f_hi = float(_power_vector(p0, np.array([hi_d]), n, alpha)[0]) - target
     if f_hi <= 0.0 or f_lo >= 0.0:
@@ -233,12 +283,19 @@ def _rise_mde(p0: float, n: int, alpha: float, target: float) -> tuple[int, floa
 
 
 def mde(
-    p0: float, n: int, alpha: float, *, direction: str = "rise", power: float = TARGET_POWER
+    p0: float,
+    n: int,
+    alpha: float,
+    *,
+    direction: str = "rise",
+    power: float = TARGET_POWER,
+    exact_root: bool = True,
 ) -> MDE | None:
     """The smallest change from base rate `p0` flagged with at least `power` (n per arm).
 
     `direction` is "rise" or "fall"; a fall at p0 is a rise at 1 - p0. None when even the
-    largest change possible (to 1, or to 0 for a fall) falls short.
+    largest change possible (to 1, or to 0 for a fall) falls short. With
+    `exact_root=False`, `exact` is the grid value (the unrounded root is not solved for).
     """
     _check_n_alpha(n, alpha)
     if direction not in ("rise", "fall"):
@@ -247,7 +304,7 @@ def mde(
         raise ValueError(f"p0 must be in [0, 1], got {p0}")
     # Rounded so that a fall at 0.7 is the rise at exactly 0.3, not 0.30000000000000004.
     rise_base = p0 if direction == "rise" else round(1.0 - p0, 12)
-    found = _rise_mde(rise_base, n, alpha, power)
+    found = _rise_mde(rise_base, n, alpha, power, root=exact_root)
     if found is None:
         return None
     step, root = found
@@ -262,9 +319,12 @@ def mde(
 
 def condition_mde(before_rate: float, n: int, alpha: float) -> tuple[MDE | None, MDE | None]:
     """(rise, fall) MDE at a condition's observed before-rate and its n: the smallest change
-    that condition could have shown."""
+    that condition could have shown. Only the grid values are computed: `exact` equals `mde`."""
     rate = min(1.0, max(0.0, float(before_rate)))
-    return mde(rate, n, alpha, direction="rise"), mde(rate, n, alpha, direction="fall")
+    return (
+        mde(rate, n, alpha, direction="rise", exact_root=False),
+        mde(rate, n, alpha, direction="fall", exact_root=False),
+    )
 
 
 def design_mde(
@@ -296,14 +356,14 @@ def design_mde(
     undefined_within = any(found is None and base + max_mde <= 1.0 + 1e-12 for base, found in per_base)
     passes = worst is not None and not undefined_within and worst[1].mde <= max_mde + 1e-9
     worst_exact = worst[1].exact if worst is not None else None
-    if passes and worst is not None:
-        base, found = worst
+
+    def reported(base: float, found: MDE | None, passed: bool) -> DesignMDE:
         return DesignMDE(
-            mde=found.mde,
-            exact=found.exact,
+            mde=found.mde if found else None,
+            exact=found.exact if found else None,
             base_rate=base,
             direction="rise",
-            passes=True,
+            passes=passed,
             max_mde=max_mde,
             tests=tests,
             alpha=alpha,
@@ -312,6 +372,9 @@ def design_mde(
             approximate=approximate,
             worst_exact=worst_exact,
         )
+
+    if passes and worst is not None:
+        return reported(worst[0], worst[1], True)
     # Failing: report the base where a change of exactly max_mde has the least power.
     candidates = [base for base in BASE_RATES if base + max_mde <= 1.0 + 1e-12]
     if not candidates:
@@ -323,21 +386,7 @@ def design_mde(
     # rounding: compare with a relative tolerance so that ties go to the lowest base.
     least = min(powers)
     weakest = next(b for b, pw in zip(candidates, powers, strict=True) if pw <= least * (1 + _TIE) + 1e-300)
-    at_weakest = dict(per_base)[weakest]
-    return DesignMDE(
-        mde=at_weakest.mde if at_weakest else None,
-        exact=at_weakest.exact if at_weakest else None,
-        base_rate=weakest,
-        direction="rise",
-        passes=False,
-        max_mde=max_mde,
-        tests=tests,
-        alpha=alpha,
-        q=q,
-        replicates=n,
-        approximate=approximate,
-        worst_exact=worst_exact,
-    )
+    return reported(weakest, dict(per_base)[weakest], False)
 
 
 def suggested_max_mde(design: DesignMDE) -> float | None:
@@ -367,7 +416,8 @@ def replicates_needed(
     tests = _check_design(conditions, failure_outcomes, q, max_mde)
     alpha = q / tests
 
-    def passes(n: int) -> bool:
+    @lru_cache(maxsize=None)
+    def passes(n: int) -> bool:  # the search asks about some N twice
         return _passes_fast(n, alpha, max_mde)
 
     # Jump to near the first pass by doubling then bisection (assumes rough monotonicity);

@@ -93,9 +93,14 @@ def test_mde_is_none_when_even_the_largest_change_falls_short() -> None:
 
 def test_condition_mde_gives_rise_and_fall_at_the_observed_rate() -> None:
     rise, fall = P.condition_mde(0.25, 194, DOCS_ALPHA)
-    assert rise == P.mde(0.25, 194, DOCS_ALPHA) and rise is not None
-    assert fall == P.mde(0.25, 194, DOCS_ALPHA, direction="fall") and fall is not None
-    assert fall.exact == P.mde(0.75, 194, DOCS_ALPHA).exact
+    full_rise = P.mde(0.25, 194, DOCS_ALPHA)
+    full_fall = P.mde(0.25, 194, DOCS_ALPHA, direction="fall")
+    assert rise is not None and full_rise is not None and fall is not None and full_fall is not None
+    # Only the grid value is computed for a comparison: the same MDE, the grid as its root.
+    assert (rise.mde, fall.mde) == (full_rise.mde, full_fall.mde)
+    assert (rise.exact, fall.exact) == (rise.mde, fall.mde)
+    assert full_fall.mde == P.mde(0.75, 194, DOCS_ALPHA).mde
+    assert full_rise.exact <= rise.exact < full_rise.exact + 1e-4
 
 
 def test_docs_vector_n194_passes_at_base_04() -> None:
@@ -201,3 +206,34 @@ def test_cutoffs_stay_accurate_at_the_exact_limit() -> None:
         p = np.minimum(1.0, 2 * hypergeom.cdf(x1, 2 * n, x1 + x2, n))
         hits = x2[p <= DOCS_ALPHA]
         assert cutoffs[x1] == (hits[0] if hits.size else n + 1), x1
+
+
+def _full_row_cutoffs(n: int, alpha: float) -> np.ndarray:
+    """The cut-offs from every row's whole lower-tail sum (no window): the slow reference."""
+    cutoffs = np.full(n + 1, n + 1, dtype=np.int64)
+    log_c_arm, log_c_total = P._log_comb(n), P._log_comb(2 * n)
+    for s in range(1, 2 * n + 1):
+        k = np.arange(max(0, s - n), min(n, (s - 1) // 2) + 1)
+        if k.size == 0:
+            continue
+        cdf = np.cumsum(np.exp(log_c_arm[k] + log_c_arm[s - k] - log_c_total[s]))
+        for x1 in k[cdf <= alpha / 2]:
+            cutoffs[x1] = min(cutoffs[x1], s - x1)
+    return cutoffs
+
+
+@pytest.mark.parametrize("alpha", [0.2, 0.05, DOCS_ALPHA, 0.05 / 54, 1e-6])
+def test_windowed_cutoffs_equal_whole_row_sums(alpha: float) -> None:
+    for n in [*range(0, 25), 97, 333, 1000]:
+        assert np.array_equal(P.fisher_rejection_cutoffs(n, alpha), _full_row_cutoffs(n, alpha)), n
+
+
+def test_replicates_needed_near_the_exact_limit_is_fast_and_the_first_of_a_passing_run() -> None:
+    # --max-mde 0.07 lands just below 2000: every N of the scan uses exact cut-offs.
+    needed = P.replicates_needed(9, 2, max_mde=0.07)
+    alpha = 0.05 / 18
+    assert not P._passes_fast(needed - 1, alpha, 0.07)
+    assert all(P._passes_fast(n, alpha, 0.07) for n in range(needed, needed + 30))
+    for n in (needed - 1, needed, needed + 29):
+        assert np.array_equal(P.fisher_rejection_cutoffs(n, alpha), _full_row_cutoffs(n, alpha)), n
+    assert P.design_mde(needed, 9, 2, max_mde=0.07).passes
