@@ -98,6 +98,10 @@ def test_init_verify_edit_update_cycle(project: Path, server: ModelServer, home:
     # ...and its fresh traces went to a temporary folder, not the user's store
     stored = [p for p in (project / "proveai" / "traces").glob("*.json") if "." not in p.stem]
     assert [p.stem for p in stored if p.stem != "manifest"] == [pinned["captures"][0]["trace_id"]]
+    # a second verify of unchanged code: plain dispatch(model) is answered from the response cache
+    calls_before = server.count("/v1/chat/completions")
+    assert cli("snapshot", "verify", env=env).returncode == 0
+    assert server.count("/v1/chat/completions") == calls_before
 
     edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
     bad = cli("snapshot", "verify", env=env)

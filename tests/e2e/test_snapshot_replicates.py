@@ -114,3 +114,18 @@ def test_replicates_need_a_pinned_distribution(tmp_path: Path, noisy_server: Mod
     assert refused.returncode == 2
     assert "error: snapshot 'latest' pins 1 capture" in refused.stderr
     assert "next: pin a distribution first: proveai snapshot init latest --replicates 5" in refused.stderr
+
+
+def test_replicates_sample_the_model_not_the_response_cache(tmp_path: Path, home: Path) -> None:
+    # a pipeline that passes no seed: with a response cache, every replicate after the first
+    # would be served the first one's replies and the pinned noise would be zero
+    project = tmp_path / "proj"
+    edit(make_project(project), 'if os.environ.get("PROVEAI_SEED"):', "if False:")
+    with ModelServer() as server:
+        env = server_env(server.openai_url)
+        assert run_pipeline(project, isolated_env(home, env)).returncode == 0
+        cli = CLI("proveai", project, home)
+        before = server.count("/v1/chat/completions")
+        pinned = cli("snapshot", "init", "--replicates", "3", env=env)
+        assert pinned.returncode == 0, pinned.stderr
+        assert server.count("/v1/chat/completions") - before == 3 * 3  # 3 runs x 3 model calls

@@ -112,6 +112,9 @@ def capture_replicates(
                 root=root,
                 replicate=replicate,
                 seed=run_seed,
+                # replicates sample the model's noise: a response cache (cached_dispatch, or
+                # dispatch under verify) would serve every replicate the first one's replies
+                extra_env={"PROVEAI_NO_CACHE": "1"} if count > 1 else None,
             )
             files = trace_files(result.traces_dir)
             loaded = [load_trace_file(path) for _, path, _ in files]
