@@ -63,6 +63,10 @@ def test_failure_then_the_real_provider() -> None:
             ask()
         with mock.failure(kind="malformed", model="gpt-4o*"), pytest.raises(ProviderError, match="malformed"):
             ask()
+        with mock.failure(kind="server_error"), pytest.raises(ProviderError) as info:
+            ask()
+        assert info.value.status == 500
+        assert server.count("/v1/chat/completions") == 1  # no mocked failure reached the server
     with pytest.raises(ValueError, match="choose one of"):
         mock.failure(kind="meteor")
 
