@@ -7,17 +7,16 @@ or a remote machine, so everything here is importable by name and works on pickl
 - `load_target(job)` imports `job.target` ("pkg.module:function") with `job.spec_dir` first
   on sys.path and returns the function (cached per process).
 - `run_episode(rollout, job, task)` calls `rollout(cfg, seed)` once and returns the row as a
-  dict with the store's episode columns (store.EPISODE_COLUMNS). It never raises for what the
+  dict with the store's episode columns (episode_table.EPISODE_COLUMNS). It never raises for what the
   rollout does: an exception, a `sys.exit`, a non-Episode, an undeclared outcome or a `t`
   outside [0, horizon] becomes a row with no outcome, `error_kind` (the exception's type name,
   `system_exit` or `invalid_episode`) and `error_message`. Only KeyboardInterrupt passes.
-  `started_at` is the start time as float seconds since the epoch (store.rows_to_table also
+  `started_at` is the start time as float seconds since the epoch (episode_table.rows_to_table also
   takes a datetime or ISO text there).
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import importlib
 import inspect
 import json
@@ -29,6 +28,7 @@ from typing import Any
 
 from poisson_prove.backends.base import Job, Task
 from poisson_prove.episode import Episode, InvalidEpisode, validate_episode
+from poisson_prove.episode_table import EPISODE_COLUMNS
 from poisson_prove.errors import ProveError
 from poisson_prove.traces import _SPANS, begin_episode, end_episode
 
@@ -202,44 +202,41 @@ def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
             else:
                 case = raw_meta.get("case_id")
                 case_id = None if case is None else str(case)
-    return {
-        "run_id": job.run_id,
-        "cell": task.cell,
-        "cfg": task.cell,
-        "replicate": task.replicate,
-        "seed": task.seed,
-        "outcome": outcome,
-        "t": t,
-        "horizon": horizon,
-        "case_id": case_id,
-        "meta": meta,
-        "error_kind": kind,
-        "error_message": message,
-        "started_at": started,
-        "duration_s": duration,
-        "spans": _dumps(spans) if spans else None,
-    }
+    return episode_row(
+        job,
+        task,
+        outcome=outcome,
+        t=t,
+        horizon=horizon,
+        case_id=case_id,
+        meta=meta,
+        error_kind=kind,
+        error_message=message,
+        started_at=started,
+        duration_s=duration,
+        spans=_dumps(spans) if spans else None,
+    )
+
+
+def episode_row(job: Job, task: Task, **columns: Any) -> dict[str, Any]:
+    """The row of `task` in `job`'s run: its keys from the task, the other columns as given
+    (None when left out)."""
+    row = dict.fromkeys(EPISODE_COLUMNS)
+    row.update(run_id=job.run_id, cell=task.cell, cfg=task.cell, replicate=task.replicate, seed=task.seed)
+    row.update(columns)
+    return row
 
 
 def timeout_row(job: Job, task: Task, seconds: float, started: float) -> dict[str, Any]:
     """The row of an episode stopped after `seconds`: no outcome, kind `episode_timeout`."""
-    return {
-        "run_id": job.run_id,
-        "cell": task.cell,
-        "cfg": task.cell,
-        "replicate": task.replicate,
-        "seed": task.seed,
-        "outcome": None,
-        "t": None,
-        "horizon": None,
-        "case_id": None,
-        "meta": None,
-        "error_kind": "episode_timeout",
-        "error_message": f"the episode ran past --episode-timeout {seconds:g} s and was stopped",
-        "started_at": started,
-        "duration_s": time.time() - started,
-        "spans": None,
-    }
+    return episode_row(
+        job,
+        task,
+        error_kind="episode_timeout",
+        error_message=f"the episode ran past --episode-timeout {seconds:g} s and was stopped",
+        started_at=started,
+        duration_s=time.time() - started,
+    )
 
 
 def lost_row(job: Job, task: Task, started: float, exitcode: int | None) -> dict[str, Any]:
@@ -252,41 +249,7 @@ def lost_row(job: Job, task: Task, started: float, exitcode: int | None) -> dict
 
 # The in-process fast path -------------------------------------------------------------------
 
-#: The fields of a row tuple, in order: a row of the store without its constant run_id.
-ROW_FIELDS = (
-    "cell",
-    "cfg",
-    "replicate",
-    "seed",
-    "outcome",
-    "t",
-    "horizon",
-    "case_id",
-    "meta",
-    "error_kind",
-    "error_message",
-    "started_at",
-    "duration_s",
-    "spans",
-)
 _NUMBER_TYPES = (int, float)
-
-
-def row_tuple(row: dict[str, Any]) -> tuple[Any, ...]:
-    """A row dict (run_episode's) as a row tuple in ROW_FIELDS order (started_at as float
-    epoch seconds, whether it came as a float, a datetime or ISO text)."""
-    started = row.get("started_at")
-    if started is not None and not isinstance(started, float):
-        if isinstance(started, int):
-            started = float(started)
-        else:
-            moment = (
-                started
-                if isinstance(started, dt.datetime)
-                else dt.datetime.fromisoformat(str(started).replace("Z", "+00:00"))
-            )
-            started = (moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)).timestamp()
-    return tuple(started if name == "started_at" else row.get(name) for name in ROW_FIELDS)
 
 
 def run_into(

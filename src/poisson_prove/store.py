@@ -21,6 +21,15 @@ from typing import TYPE_CHECKING, Any
 
 from filelock import FileLock
 
+from poisson_prove.episode_table import (
+    EPISODE_COLUMNS,
+    ERROR_KIND_AT,
+    ERROR_MESSAGE_AT,
+    OUTCOME_AT,
+    episode_schema,
+    rows_to_table,
+    tuples_to_table,
+)
 from poisson_prove.errors import ProveError
 
 if TYPE_CHECKING:
@@ -29,127 +38,14 @@ if TYPE_CHECKING:
 MANIFEST_SCHEMA = "poisson-prove.run/1"
 DEFAULT_STORE = "prove-runs"
 STORE_ENV = "POISSON_PROVE_STORE"
-
-# The episode columns, in order; the Arrow schema is built on first use (see __getattr__) so
-# that commands which never read a batch (a refused sweep, --help) do not import pyarrow.
-EPISODE_COLUMNS = (
-    "run_id",
-    "cell",
-    "cfg",
-    "replicate",
-    "seed",
-    "outcome",
-    "t",
-    "horizon",
-    "case_id",
-    "meta",
-    "error_kind",
-    "error_message",
-    "started_at",
-    "duration_s",
-    "spans",
-)
-_SCHEMA: list[Any] = []
-
-
-def episode_schema() -> pa.Schema:
-    """The Arrow schema of an episode row (also importable as EPISODE_SCHEMA)."""
-    if not _SCHEMA:
-        import pyarrow as pa
-
-        _SCHEMA.append(
-            pa.schema(
-                [
-                    pa.field("run_id", pa.string(), nullable=False),
-                    pa.field("cell", pa.string(), nullable=False),
-                    pa.field("cfg", pa.string(), nullable=False),
-                    pa.field("replicate", pa.int32(), nullable=False),
-                    pa.field("seed", pa.int64(), nullable=False),
-                    pa.field("outcome", pa.string()),
-                    pa.field("t", pa.float64()),
-                    pa.field("horizon", pa.float64()),
-                    pa.field("case_id", pa.string()),
-                    pa.field("meta", pa.string()),
-                    pa.field("error_kind", pa.string()),
-                    pa.field("error_message", pa.string()),
-                    pa.field("started_at", pa.timestamp("us", tz="UTC")),
-                    pa.field("duration_s", pa.float64()),
-                    pa.field("spans", pa.string()),
-                ]
-            )
-        )
-    return _SCHEMA[0]
+__all__ = ["EPISODE_COLUMNS", "episode_schema", "rows_to_table", "tuples_to_table"]
 
 
 def __getattr__(name: str) -> Any:
+    # EPISODE_SCHEMA is built on first use: commands that never touch a batch skip pyarrow.
     if name == "EPISODE_SCHEMA":
         return episode_schema()
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-def _timestamps(values: Sequence[Any]) -> pa.Array:
-    """started_at values (float epoch seconds, datetimes or ISO text) as a UTC timestamp array."""
-    import pyarrow as pa
-
-    micros: list[int | None] = []
-    for value in values:
-        if value is None:
-            micros.append(None)
-        elif isinstance(value, (int, float)):
-            micros.append(round(value * 1_000_000))
-        elif isinstance(value, dt.datetime):
-            moment = value if value.tzinfo else value.replace(tzinfo=dt.UTC)
-            micros.append(round(moment.timestamp() * 1_000_000))
-        else:
-            moment = dt.datetime.fromisoformat(str(value).replace("Z", "+00:00"))
-            moment = moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
-            micros.append(round(moment.timestamp() * 1_000_000))
-    return pa.array(micros, type=pa.int64()).cast(pa.timestamp("us", tz="UTC"))
-
-
-def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
-    """Rows as execute.run_episode builds them -> one Arrow table in the store's schema.
-
-    Built column by column (one list per column) rather than row by row: it is the hot path
-    of a large in-process sweep.
-    """
-    import pyarrow as pa
-
-    schema = episode_schema()
-    columns = {}
-    for field in schema:
-        name = field.name
-        values = [row.get(name) for row in rows]
-        if name == "started_at":
-            columns[name] = _timestamps(values)
-        else:
-            columns[name] = pa.array(values, type=field.type)
-    return pa.Table.from_pydict(columns, schema=schema)
-
-
-def tuples_to_table(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
-    """Row tuples (execute.ROW_FIELDS order, started_at as float epoch seconds) -> one table.
-
-    Converted in one pass by Arrow itself (a list of tuples read as a struct array): the hot
-    path of a large in-process sweep.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    schema = episode_schema()
-    fields = list(schema)[1:]
-    row_type = pa.struct(
-        [pa.field(f.name, pa.float64() if f.name == "started_at" else f.type) for f in fields]
-    )
-    rows_array = pa.array(rows, type=row_type)
-    arrays = [pa.repeat(pa.scalar(run_id, pa.string()), len(rows))]
-    for field, column in zip(fields, rows_array.flatten(), strict=True):
-        if field.name == "started_at":
-            micros = pc.cast(pc.round(pc.multiply(column, 1e6)), pa.int64())
-            column = micros.cast(field.type)
-        arrays.append(column)
-    return pa.Table.from_arrays(arrays, schema=schema)
-
 
 def resolve_store_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     """--store wins, then $POISSON_PROVE_STORE, then ./prove-runs."""
@@ -470,11 +366,11 @@ class BatchSink:
         self.counted = len(self.pending)
         self.ran += len(new)
         for row in new:
-            if row[4] is None:  # no outcome
+            if row[OUTCOME_AT] is None:
                 self.errored += 1
                 if self.first_error is None:
-                    self.first_error = f"{row[9]}: {row[10]}"
-                if row[9] == "system_exit":
+                    self.first_error = f"{row[ERROR_KIND_AT]}: {row[ERROR_MESSAGE_AT]}"
+                if row[ERROR_KIND_AT] == "system_exit":
                     self.system_exits += 1
 
     def maybe_flush(self) -> None:
@@ -496,7 +392,7 @@ class BatchSink:
     def _write(self, batch: list[tuple[Any, ...]]) -> None:
         self.writer.write_batch(tuples_to_table(self.writer.manifest["run_id"], batch))
         self.written += len(batch)
-        self.errored_written += sum(1 for row in batch if row[4] is None)
+        self.errored_written += sum(1 for row in batch if row[OUTCOME_AT] is None)
 
     def flush(self) -> None:
         if self.pending:

@@ -17,12 +17,12 @@ from __future__ import annotations
 import platform
 import shutil
 import time
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.backends.base import Job, Task
+from poisson_prove.backends.base import Job
 from poisson_prove.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, ProveError
 from poisson_prove.plan import (
     DEFAULT_MAX_MDE,
@@ -30,17 +30,23 @@ from poisson_prove.plan import (
     Plan,
     backend_settings,
     make_plan,
-    planned_chunks,
-    planned_tasks,
 )
 from poisson_prove.seeding import check_salt, new_salt
 from poisson_prove.spec import Cell, SweepSpec, load_spec, spec_from_manifest
 from poisson_prove.store import BatchSink, RunInfo, RunStore, RunWriter, utc_now
+from poisson_prove.sweep_loop import Progress, run_planned
 
 DEFAULT_BATCH_SIZE = 64
 DEFAULT_SPEC = "prove.toml"
-
-Progress = Callable[[int, int], None]
+__all__ = [
+    "PreparedSweep",
+    "Progress",
+    "SweepRequest",
+    "SweepResult",
+    "execute_sweep",
+    "prepare_sweep",
+    "run_sweep",
+]
 
 
 @dataclass(frozen=True)
@@ -317,19 +323,12 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             capture=prepared.spec.capture.as_dict(),
             options=dict(settings),
         )
-        to_run = plan.rollouts - len(skip)
-        if request.max_rollouts is not None:
-            to_run = min(to_run, request.max_rollouts)
         started = time.perf_counter()
         sink = BatchSink(writer, request.batch_size, plan.rollouts, len(skip), errored_before)
         interrupted = False
         failure: Exception | None = None
         try:
-            if _sequential_in_process(executor, job):
-                _run_in_process(job, plan, prepared.salt, skip, request.max_rollouts, sink, progress, to_run)
-            else:
-                tasks = planned_tasks(plan.cells, plan.replicates, prepared.salt, skip, request.max_rollouts)
-                _run_executor(executor, job, tasks, sink, progress, to_run)
+            run_planned(executor, job, plan, prepared.salt, skip, request.max_rollouts, sink, progress)
         except KeyboardInterrupt:
             interrupted = True
         except Exception as exc:
@@ -396,72 +395,6 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         )
     finally:
         writer.release()
-
-
-#: Episodes run between two progress reports on the in-process path.
-_CHUNK = 256
-
-
-def _sequential_in_process(executor: Any, job: Job) -> bool:
-    """Whether the local backend would run these episodes here, one after another: then the
-    fused path below runs them (the same rows, without a Task and a dict per episode)."""
-    import inspect
-
-    from poisson_prove.execute import load_target
-
-    if job.episode_timeout is not None:
-        return False
-    if type(executor).__name__ not in ("LocalExecutor", "DefaultLocalExecutor"):
-        return False  # a pool, a cluster or a remote backend
-    return not inspect.iscoroutinefunction(load_target(job))
-
-
-def _run_in_process(
-    job: Job,
-    plan: Plan,
-    salt: str,
-    skip: set[tuple[str, int]],
-    limit: int | None,
-    sink: BatchSink,
-    progress: Progress | None,
-    to_run: int,
-) -> None:
-    """The local backend's in-process path, fused: no Task, no dict per episode."""
-    from poisson_prove.execute import load_target, run_into
-
-    rollout = load_target(job)
-    step = max(1, min(_CHUNK, to_run // 20))  # progress at least every twentieth of the work
-    for chunk in planned_chunks(plan.cells, plan.replicates, salt, skip, limit, step):
-        run_into(rollout, job, chunk, sink.pending)
-        sink.account()
-        sink.maybe_flush()
-        if progress is not None:
-            progress(sink.ran, to_run)
-
-
-def _run_executor(
-    executor: Any,
-    job: Job,
-    tasks: Iterator[Task],
-    sink: BatchSink,
-    progress: Progress | None,
-    to_run: int,
-) -> None:
-    """Any other executor: rows (dicts) streamed back in any order."""
-    from poisson_prove.execute import row_tuple
-
-    rows = executor.execute(job, tasks)
-    try:
-        for row in rows:
-            sink.pending.append(row_tuple(row))
-            sink.account()
-            sink.maybe_flush()
-            if progress is not None:
-                progress(sink.ran, to_run)
-    finally:
-        close = getattr(rows, "close", None)
-        if close is not None:
-            close()
 
 
 def underpowered_error(prepared: PreparedSweep, command: str = "poisson-prove sweep") -> ProveError:

@@ -46,6 +46,12 @@ class Executor(ABC):
 
     name: str = "abstract"
 
+    def runs_in_caller(self, job: Job) -> bool:
+        """Whether this executor would run `job`'s episodes in the calling thread, one after
+        another, in plan order. Then the sweep runs them itself on its fused path (the same rows,
+        without a Task and a dict per episode). False for pools, clusters and remote backends."""
+        return False
+
     @abstractmethod
     def execute(self, job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:
         """Yield one row per task, in any order; on close, cancel what is in flight."""

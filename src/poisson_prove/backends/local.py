@@ -27,6 +27,9 @@ class LocalExecutor(Executor):
 
     name = "local"
 
+    def runs_in_caller(self, job: Job) -> bool:
+        return job.episode_timeout is None
+
     def execute(self, job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:
         if job.episode_timeout is None:
             yield from _in_process(job, tasks)

@@ -39,7 +39,22 @@ from poisson_prove.errors import ProveError
 MODES = ("auto", "threads", "async", "processes")
 
 
-class _ThreadEngine:
+class _FutureEngine:
+    """An engine whose handles are concurrent futures: their outcome is the future's result."""
+
+    def outcome(self, handle: concurrent.futures.Future[Attempt]) -> Attempt:
+        return handle.result()
+
+    def cancel(self, handles: list[Any]) -> None:
+        for handle in handles:
+            handle.cancel()
+        self._stop()
+
+    def _stop(self) -> None:
+        """Stop the engine once the handles are cancelled."""
+
+
+class _ThreadEngine(_FutureEngine):
     """N daemon threads (daemon: a stopped sweep exits at once instead of waiting for them)."""
 
     def __init__(self, size: int, work: Callable[[Task], Attempt]) -> None:
@@ -70,17 +85,12 @@ class _ThreadEngine:
         self._inbox.put((future, task))
         return future
 
-    def outcome(self, handle: concurrent.futures.Future[Attempt]) -> Attempt:
-        return handle.result()
-
-    def cancel(self, handles: list[Any]) -> None:
-        for handle in handles:
-            handle.cancel()
+    def _stop(self) -> None:
         for _ in self._threads:
             self._inbox.put(None)
 
 
-class _AsyncEngine:
+class _AsyncEngine(_FutureEngine):
     """One event loop, in a daemon thread, awaiting the rollout's coroutines."""
 
     def __init__(self, rollout: Callable[..., Any], job: Job) -> None:
@@ -99,12 +109,7 @@ class _AsyncEngine:
         future.add_done_callback(lambda _: done())
         return future
 
-    def outcome(self, handle: concurrent.futures.Future[Attempt]) -> Attempt:
-        return handle.result()
-
-    def cancel(self, handles: list[Any]) -> None:
-        for handle in handles:
-            handle.cancel()
+    def _stop(self) -> None:
         # Let the cancellations land in their coroutines, then stop the loop.
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join(timeout=2.0)
@@ -195,6 +200,9 @@ class DefaultLocalExecutor(Executor):
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
         self.settings = dict(settings)
+
+    def runs_in_caller(self, job: Job) -> bool:
+        return job.episode_timeout is None and not is_async(load_rollout(job))
 
     def execute(self, job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:
         # Under a timeout the target is only read, never imported, in the sweep's own process.
