@@ -127,17 +127,18 @@ def test_spent_retries_are_infrastructure_and_other_errors_are_the_agents(prove,
         "infra_retries = 2\ninfra_backoff = 0.01\n"
     )
     write_project(workdir, "troubled", replicates=5, tables=tables)
-    result = prove(*sweep_args("--name", "spent"))
+    # --infra-retries overrides the table; it counts per episode, whatever the batch size.
+    result = prove(*sweep_args("--name", "spent", "--infra-retries", "1", "--batch-size", "3"))
     assert result.returncode == 3, (result.stdout, result.stderr)  # every rollout errored
     rows = read_rows(workdir / "prove-runs", "spent")
     assert_exact_plan(rows, cells=2, replicates=5)
     for r in rows:
         assert r["outcome"] is None
         attempts = (workdir / "state" / f"attempt-{r['seed']}").read_text()
-        if r["cell"] == '{"p":0.2}':  # throttled: 1 attempt + 2 retries, then infrastructure
+        if r["cell"] == '{"p":0.2}':  # throttled: 1 attempt + 1 retry, then infrastructure
             assert r["error_kind"] == "infrastructure"
-            assert r["error_message"] == "Throttled: quota exhausted (after 2 retries)"
-            assert attempts == "xxx"
+            assert r["error_message"] == "Throttled: quota exhausted (after 1 retry)"
+            assert attempts == "xx"
         else:  # the agent's own ValueError: stored as its failure, never retried
             assert r["error_kind"] == "ValueError"
             assert attempts == "x"
