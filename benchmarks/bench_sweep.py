@@ -26,18 +26,13 @@ def rollout(cfg, seed):
     return Episode("ok" if seed % 10 else "bad", 1, 5, {"case_id": cfg["x"]})
 """
 
+# One condition axis of CELLS values, two outcomes (inline tables: one line per key).
 SPEC = """
 target = "trivial:rollout"
 target_id = "trivial"
 replicates = {replicates}
-
-[axes.x]
-type = "categorical"
-values = {values}
-
-[declare]
-outcomes = ["ok", "bad"]
-failures = ["bad"]
+axes = {{ x = {{ type = "categorical", values = {values} }} }}
+declare = {{ outcomes = ["ok", "bad"], failures = ["bad"] }}
 """
 
 CELLS = 10
