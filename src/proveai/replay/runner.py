@@ -121,6 +121,25 @@ def _check_names(request: RunRequest, traces: Sequence[Any], overrides: Mapping[
         )
 
 
+def _check_report_path(path: Path | None) -> None:
+    """--report must name a file we can create: checked before any replay, so a typo never
+    costs a run (or leaves a run folder behind a crash)."""
+    if path is None:
+        return
+    if path.name in ("", ".", "..") or path.is_dir():
+        raise ProveAIError(
+            f"--report {path}: is a folder; give the report file's path",
+            suggestions=(f"--report {path / 'report.html'}",),
+        )
+    for folder in path.parents:  # the nearest existing folder must be a writable folder
+        if folder.exists():
+            if not folder.is_dir():
+                raise ProveAIError(f"--report {path}: {folder} is a file, not a folder")
+            if not os.access(folder, os.W_OK | os.X_OK):
+                raise ProveAIError(f"--report {path}: cannot write in {folder}")
+            return
+
+
 def _embedder(kind: str) -> Any:
     if kind == "none":
         return None
@@ -145,6 +164,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     for agent, file in request.override_files.items():
         settings = prompt_override(agent, file)
         overrides[agent] = {**overrides.get(agent, {}), "prompt": settings["prompt"]}
+    _check_report_path(request.report)
     traces, baseline_info = _select_traces(request)
     if not traces:
         what = " ".join(f"{k}={v}" for k, v in request.filters.items())

@@ -129,6 +129,9 @@ def test_a_regressing_override_exits_1_and_writes_the_report_where_asked(
         (["--experiment", "nope"], "no experiment named 'nope'"),
         (["--traces", "elsewhere"], "no trace store at elsewhere"),
         (["--jobs", "0"], "--jobs must be a whole number from 1 to 64"),
+        (["--report", "."], "--report .: is a folder; give the report file's path"),
+        (["--report", "prompts"], "--report prompts: is a folder"),
+        (["--report", "prompts/qa_v2.md/r.html"], "prompts/qa_v2.md is a file, not a folder"),
     ],
 )
 def test_bad_input_is_exit_2_and_writes_nothing(
