@@ -99,7 +99,13 @@ def test_two_sweeps_into_one_store_at_once(workdir: Path, home: Path) -> None:
     store = workdir / "prove-runs"
     runs = manifests(store)
     assert len(runs) == 2
-    assert sorted(m["name"][-1] for m in runs) == ["a", "b"]
+    # Each name carries its run's UTC day: two sweeps of one day get a and b (across midnight,
+    # each day starts at a); either way the names differ.
+    assert len({m["name"] for m in runs}) == 2
+    for manifest in runs:
+        assert manifest["name"].rsplit(" ", 2)[1] == manifest["created"][:10]
+    if runs[0]["created"][:10] == runs[1]["created"][:10]:
+        assert sorted(m["name"][-1] for m in runs) == ["a", "b"]
     rows = episodes(store)
     for manifest in runs:
         mine = [(r["cell"], r["replicate"]) for r in rows if r["run_id"] == manifest["run_id"]]
