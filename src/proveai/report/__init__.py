@@ -64,6 +64,7 @@ def _trace_view(trace: Any, replayed: Any) -> dict[str, Any]:
             "tier": verdict.tier,
             "change": verdict.change or "",
             "rationale": verdict.rationale,
+            "inconclusive": bool(getattr(verdict, "inconclusive", False)),
             "confidence": f"{verdict.confidence:.2f}",
             "input": _input_of(span, entry) if span is not None else "",
             "old": _show(verdict.old_output),

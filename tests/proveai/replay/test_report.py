@@ -128,6 +128,23 @@ def test_report_is_self_contained_and_escapes_every_captured_string(tmp_path: Pa
     assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
+def test_an_edge_the_judge_could_not_decide_is_marked_unjudged() -> None:
+    trace, replayed = xss_pair()
+    assert "unjudged" not in render_html([(trace, replayed)])
+    worded = ReplayedTrace(
+        trace.trace_id,
+        [
+            ReplayedSpan(r.span_id, r.agent, "A different wording" if i == 0 else r.new_output, r.model, 1.0)
+            for i, r in enumerate(replayed.replayed_spans)
+        ],
+    )
+    attribute_edges(trace, worded)  # no judge provider is registered here: the judge skips
+    assert [v.inconclusive for v in worded.edge_verdicts] == [True, False, False]
+    html = render_html([(trace, worded)])
+    assert html.count("<span class=\"muted\">unjudged</span>") == 1
+    assert "the judge could not decide: provisional" in html
+
+
 def test_graph_edges_are_coloured_by_regression_rate() -> None:
     from proveai.report.graph import build_graph, rate_color
 
