@@ -290,3 +290,24 @@ def test_agents_without_a_captured_request_are_held_and_the_run_says_so(
     refused = proveai_cli("run", "--override", "qa_check=qa.md")
     assert_clean_error(refused, 2, "model 'claude-haiku-4-5'", "ANTHROPIC_API_KEY")
     assert sorted((workdir / "proveai" / "runs").iterdir()) == runs_before
+
+
+def test_judge_model_and_no_cache_flags(
+    proveai_cli: CLI, workdir: Path, store, model_server: ModelServer
+) -> None:
+    args = ("run", "--override", "qa_check=prompts/qa_v2.md", "--judge-model", "gpt-judge", "--no-cache")
+    captured = model_server.count()
+    first = proveai_cli(*args, env=store)
+    assert first.returncode == 0, first.stderr
+    judged = [r for r in model_server.chat_requests() if r.body["model"] == "gpt-judge"]
+    assert len(judged) == 3  # one judgement per changed qa_check edge, on the model asked for
+    assert "judge: gpt-judge" in first.stdout and "0 from cache" in first.stdout
+    per_run = model_server.count() - captured
+    assert per_run == 3 + 3 + 3 + 3  # classify, draft, qa_check re-sent, plus the judge, per trace
+    again = proveai_cli(*args, env=store)
+    assert again.returncode == 0 and model_server.count() == captured + 2 * per_run  # none from disk
+    runs = (workdir / "proveai" / "runs").iterdir()
+    manifests = [json.loads((d / "manifest.json").read_text()) for d in runs]
+    assert {m["judge_model"] for m in manifests} == {"gpt-judge"}
+    assert all(m["cache"]["enabled"] is False for m in manifests)
+    assert not (workdir.parent / "cache").exists()  # --no-cache writes no cache entry either
