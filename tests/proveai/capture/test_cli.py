@@ -199,3 +199,31 @@ def test_terminal_output_is_coloured_unless_no_color(store, workdir, home):
     plain = run_in_terminal(["status", "--no-color"], workdir, home)
     assert "Detection" in plain and store["bad"] in plain
     assert "\x1b" not in plain  # no ANSI at all
+
+
+HEAVY_IMPORTS = """
+import sys
+from proveai.cli import main
+for argv in (["--help"], ["run", "--help"], ["status", "--help"], ["baseline", "create", "--help"],
+             ["experiment", "new", "--help"], ["calibrate", "--help"], ["list", "--help"]):
+    try:
+        main(argv)
+    except SystemExit:
+        pass
+heavy = ("httpx", "scipy", "pyarrow", "pandas", "torch", "numpy", "jinja2", "rich.table", "yaml")
+print(sorted(name for name in heavy if name in sys.modules))
+"""
+
+
+def test_help_lists_every_verb_and_loads_no_heavy_library(proveai_cli, workdir):
+    import subprocess
+    import sys
+
+    result = proveai_cli("--help")
+    assert result.returncode == 0 and result.stderr == ""
+    for verb in ("snapshot", "status", "list", "analyze", "baseline", "experiment", "run", "calibrate", "ci",
+                 "validate-fix"):
+        assert f"\n    {verb} " in result.stdout or f"\n    {verb}\n" in result.stdout, verb
+    loaded = subprocess.run([sys.executable, "-c", HEAVY_IMPORTS], capture_output=True, text=True, timeout=60)
+    assert loaded.returncode == 0, loaded.stderr
+    assert loaded.stdout.splitlines()[-1] == "[]"
