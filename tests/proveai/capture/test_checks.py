@@ -183,9 +183,11 @@ def test_llm_judge_skips_without_a_provider(monkeypatch, tmp_path):
     t = run("draft", [LLMJudge("classify", "must be polite", model="no-such-model-xyz")])
     result = t.check_results[0]
     assert result.label == "skip"
-    assert result.reason.startswith("judge skip: no provider for 'no-such-model-xyz'")
+    assert result.reason.startswith("judge skip: no provider for judge model 'no-such-model-xyz'")
+    assert result.score is None
     t = run("draft", [LLMJudge("classify", "must be polite")])  # claude-haiku-4-5, no key
-    assert t.check_results[0].label == "skip" and "judge" in t.check_results[0].reason
+    assert t.check_results[0].label == "skip"
+    assert t.check_results[0].reason == "judge skip: ANTHROPIC_API_KEY not set"
 
 
 @pytest.mark.parametrize(("verdict", "label"), [("equivalent", "good"), ("worse", "bad"), ("better", "good")])
@@ -205,6 +207,7 @@ def test_llm_judge_grades_through_a_real_http_model(monkeypatch, tmp_path, verdi
         sent = json.dumps(server.chat_requests()[0].body)
     result = t.check_results[0]
     assert (result.name, result.label, result.agent) == ("llm_judge", label, "classify")
+    assert result.score == {"good": 1.0, "bad": 0.0}[label]
     assert result.reason == "judge: the outputs say the same thing"
     assert "must be polite" in sent and "Thanks for reaching out!" in sent
 
