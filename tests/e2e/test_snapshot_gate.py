@@ -462,3 +462,28 @@ def test_a_pipeline_exporting_to_its_own_folder_verifies_without_touching_it(
     assert "Traceback" not in verify.stderr
     after = sorted(p.name for p in (project / "traces").iterdir())
     assert after == stored
+
+
+def test_one_snapshot_that_cannot_rerun_does_not_hide_the_others(
+    project: Path, server: ModelServer, home: Path
+) -> None:
+    cli, env = pinned_project(project, server, home)
+    (project / "other.py").write_text((project / "pipeline.py").read_text(encoding="utf-8"), encoding="utf-8")
+    other = subprocess.run(
+        [sys.executable, "other.py"],
+        cwd=project,
+        env=isolated_env(home, env),
+        capture_output=True,
+        timeout=120,
+    )
+    assert other.returncode == 0
+    assert cli("snapshot", "init", "other", env=env).returncode == 0
+    (project / "other.py").unlink()  # its command can no longer run
+    edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
+    both = cli("snapshot", "verify", env=env)
+    # a regression (1) outranks a snapshot that could not be verified (2)
+    assert both.returncode == 1, (both.stdout, both.stderr)
+    assert "error: snapshot 'other': the pipeline (other.py) exited" in both.stderr
+    assert "regressed" in table_rows(both.stdout)["draft"]
+    alone = cli("snapshot", "verify", "other", env=env)
+    assert_clean_error(alone, 2, "the pipeline (other.py) exited")

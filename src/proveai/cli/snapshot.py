@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.cli._app import UsageParser
+from poisson_prove.cli._app import UsageParser, print_error
 from proveai.errors import EXIT_OK, EXIT_USAGE, ProveAIError
 
 
@@ -330,16 +330,26 @@ def _verify(args: argparse.Namespace) -> int:
     if reason:
         print(reason)
     results = []
+    codes = []
     for name in names:
-        result = verify_snapshot(
-            snapshots[name],
-            snapshots_dir=store.snapshots_dir,
-            runs_dir=store.runs_dir,
-            traces_dir=Path(args.traces) if args.traces else store.traces_dir,
-            options=replace(options, progress=_RunProgress(args, f"verify {name!r}")),
-        )
+        try:
+            result = verify_snapshot(
+                snapshots[name],
+                snapshots_dir=store.snapshots_dir,
+                runs_dir=store.runs_dir,
+                traces_dir=Path(args.traces) if args.traces else store.traces_dir,
+                options=replace(options, progress=_RunProgress(args, f"verify {name!r}")),
+            )
+        except ProveAIError as err:
+            if len(names) == 1:
+                raise
+            # one snapshot that cannot be verified must not hide the others' verdicts
+            print_error(ProveAIError(f"snapshot {name!r}: {err.message}", suggestions=err.suggestions))
+            codes.append(err.exit_code)
+            continue
         _render_verify(args, result)
         results.append(result)
+        codes.append(result.exit_code)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary_path:
         try:
@@ -349,7 +359,6 @@ def _verify(args: argparse.Namespace) -> int:
             sys.stderr.write(
                 f"warning: could not write $GITHUB_STEP_SUMMARY ({summary_path}): {exc.strerror}\n"
             )
-    codes = [r.exit_code for r in results]
     for code in (1, 2, 3):
         if code in codes:
             return code
@@ -479,12 +488,7 @@ def _side_by_side(field: Any, console: Any) -> None:
         return
     import shutil
 
+    from proveai.snapshot.diffview import side_by_side_lines
+
     width = max(20, (shutil.get_terminal_size((120, 20)).columns - 3) // 2)
-    left, right = field.pinned.splitlines() or [""], field.fresh.splitlines() or [""]
-    print(f"--- {field.field}")
-    print(f"{'pinned'.ljust(width)} | fresh")
-    for index in range(max(len(left), len(right))):
-        a = left[index] if index < len(left) else ""
-        b = right[index] if index < len(right) else ""
-        mark = "|" if a == b else "*"
-        print(f"{a[:width].ljust(width)} {mark} {b[:width]}")
+    print("\n".join(side_by_side_lines(field, width)))
