@@ -144,6 +144,8 @@ class _Side:
     cause: np.ndarray  # 1..K into the outcome universe, 0 without an outcome
     t: np.ndarray
     horizon: float
+    # Stopped by its own horizon, below the common one: censored there (filled in compare()).
+    early: np.ndarray
 
 
 def _side(frame: RunFrame, cells: Sequence[str], universe: Sequence[str], timeout_event: bool) -> _Side:
@@ -155,7 +157,8 @@ def _side(frame: RunFrame, cells: Sequence[str], universe: Sequence[str], timeou
     horizons = frame.horizon[has & np.isfinite(frame.horizon)]
     horizon = float(horizons.max()) if horizons.size else float("nan")
     t = frame.t.copy()  # episode_timeout rows get a time below; the frame stays as read
-    return _Side(frame.info, frame, recode(frame.cell, cells), cause.astype(np.int64), t, horizon)
+    early = np.zeros(frame.rows, dtype=bool)
+    return _Side(frame.info, frame, recode(frame.cell, cells), cause.astype(np.int64), t, horizon, early)
 
 
 def _run_side(side: _Side) -> RunSide:
@@ -262,12 +265,18 @@ def compare(
     for side in sides:
         # An episode stopped by --episode-timeout has no t of its own: it ran to the limit.
         side.t[np.isnan(side.t) & (side.cause > 0)] = horizon
+        # An episode whose own horizon is below the common one and which ran to it was cut
+        # off by that horizon, not ended in [0, h]: still running as far as h goes, so it is
+        # censored at its t (before h: its condition's shares are starred).
+        own = side.frame.horizon
+        side.early[:] = (side.cause > 0) & (own < horizon) & (side.t >= own)
 
     axis_order = after_info.manifest.get("axis_order") or before_info.manifest.get("axis_order")
     labels = [cell_label(cfg_of(key), axis_order) for key in cells]
     event_index = [universe.index(name) for name in events]
     before_rates, after_rates = (
-        rates_by_horizon(side.cell, side.cause, side.t, len(cells), len(universe), horizon) for side in sides
+        rates_by_horizon(side.cell, side.cause, side.t, len(cells), len(universe), horizon, side.early)
+        for side in sides
     )
     tables = Tables(cells=len(cells), universe=len(universe), before=before_rates, after=after_rates)
     adverse = [name not in successes for name in events]
@@ -392,8 +401,8 @@ def _unpaired_share(results: dict[int, list[OutcomeResult]], tables: Any) -> str
     if left <= 0:
         return None
     return (
-        f"{left:,} episodes with an outcome had no twin with an outcome in the other run; "
-        "the paired test leaves them out (the rates count them)"
+        f"{left:,} episodes with an outcome are left out of the paired test (no twin with an "
+        "outcome in the other run, or censored before the horizon); the rates count them"
     )
 
 

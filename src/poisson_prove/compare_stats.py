@@ -25,6 +25,7 @@ class RateTable:
 
     rows_by_cell: np.ndarray  # (C,) every stored row, with or without an outcome
     n: np.ndarray  # (C,) rows with an outcome
+    known: np.ndarray  # (C,) rows with an outcome not censored before the horizon
     k: np.ndarray  # (C, K) events by the horizon
     share: np.ndarray  # (C, K) cumulative incidence at the horizon
     variance: np.ndarray  # (C, K) Aalen-Johansen variance (nan where not computed)
@@ -59,16 +60,29 @@ def _vectorized(function: Callable[..., Any], *columns: np.ndarray) -> list[np.n
 
 
 def rates_by_horizon(
-    cell: np.ndarray, cause: np.ndarray, t: np.ndarray, cells: int, universe: int, horizon: float
+    cell: np.ndarray,
+    cause: np.ndarray,
+    t: np.ndarray,
+    cells: int,
+    universe: int,
+    horizon: float,
+    early: np.ndarray | None = None,
 ) -> RateTable:
-    """Cumulative incidence of every outcome in every condition by the common horizon."""
+    """Cumulative incidence of every outcome in every condition by the common horizon.
+
+    `early` marks episodes censored at their t before the horizon (stopped by their own,
+    shorter horizon): they count in n, their outcome does not.
+    """
     from poisson_prove.stats import incidence
 
     inside = cell >= 0
     rows_by_cell = np.bincount(cell[inside], minlength=cells)
     valid = inside & (cause > 0)
     n = np.bincount(cell[valid], minlength=cells)
-    by_horizon = valid & (t <= horizon)
+    if early is None:
+        early = np.zeros(cell.shape, dtype=bool)
+    known = n - np.bincount(cell[valid & early], minlength=cells)
+    by_horizon = valid & (t <= horizon) & ~early
     flat = cell[by_horizon] * universe + (cause[by_horizon] - 1)
     k = np.bincount(flat, minlength=cells * universe).reshape(cells, universe)
     with np.errstate(invalid="ignore", divide="ignore"):
@@ -77,11 +91,12 @@ def rates_by_horizon(
     starred = np.zeros((cells, universe), dtype=bool)
     # Still running at the horizon: censored there. Only those conditions need Aalen-Johansen;
     # with no censoring before the horizon it equals k/n, which the estimator confirms.
-    running = valid & (t > horizon)
+    running = valid & ((t > horizon) | early)
     censored_cells = np.unique(cell[running])
     if censored_cells.size:
         rows = valid & np.isin(cell, censored_cells)
-        fits = incidence.aalen_johansen_grouped(t[rows], cause[rows], cell[rows], horizon, causes=universe)
+        observed = np.where(early, 0, cause)  # 0: censored at its t
+        fits = incidence.aalen_johansen_grouped(t[rows], observed[rows], cell[rows], horizon, causes=universe)
         for c, fit in fits.items():
             share[c] = fit.incidence
             variance[c] = fit.variance
@@ -99,7 +114,7 @@ def rates_by_horizon(
         lo[starred], hi[starred], effective_n[starred] = incidence.starred_wilson(
             share[starred], variance[starred], nn
         )
-    return RateTable(rows_by_cell, n, k, share, variance, starred, effective_n, lo, hi)
+    return RateTable(rows_by_cell, n, known, k, share, variance, starred, effective_n, lo, hi)
 
 
 def _rate(table: RateTable, c: int, e: int) -> Rate:
@@ -120,8 +135,9 @@ def _rate(table: RateTable, c: int, e: int) -> Rate:
 
 def _mcnemar_counts(side_b: Any, side_a: Any, cells: int, universe: int, horizon: float) -> tuple:
     """Pairs per condition, and b / c per (condition, outcome) from the joined twins."""
-    valid_b = np.flatnonzero((side_b.cell >= 0) & (side_b.cause > 0))
-    valid_a = np.flatnonzero((side_a.cell >= 0) & (side_a.cause > 0))
+    # A twin censored before the horizon has no known fate by it: the pair is left out.
+    valid_b = np.flatnonzero((side_b.cell >= 0) & (side_b.cause > 0) & ~side_b.early)
+    valid_a = np.flatnonzero((side_a.cell >= 0) & (side_a.cause > 0) & ~side_a.early)
     stride = int(max(side_b.frame.replicate.max(initial=0), side_a.frame.replicate.max(initial=0))) + 1
     key_b = side_b.cell[valid_b].astype(np.int64) * stride + side_b.frame.replicate[valid_b]
     key_a = side_a.cell[valid_a].astype(np.int64) * stride + side_a.frame.replicate[valid_a]
@@ -176,16 +192,20 @@ def condition_tests(
             p[:], p_exact[:] = stats_tests.mcnemar_many(bb.astype(np.int64), cc.astype(np.int64))
             direction = np.sign(cc - bb)
         elif method == "fisher":
-            kb, nb = tables.before.k[cs, es].astype(float), tables.before.n[cs].astype(float)
-            ka, na = tables.after.k[cs, es].astype(float), tables.after.n[cs].astype(float)
+            # Episodes censored before the horizon have no known fate by it: not in n here.
+            kb, nb = tables.before.k[cs, es].astype(float), tables.before.known[cs].astype(float)
+            ka, na = tables.after.k[cs, es].astype(float), tables.after.known[cs].astype(float)
             (p[:],) = _vectorized(stats_tests.fisher_two_sided, kb, nb, ka, na)[:1]
-            direction = np.sign(ka / na - kb / nb)
+            with np.errstate(invalid="ignore", divide="ignore"):  # every episode censored: no direction
+                direction = np.nan_to_num(np.sign(ka / na - kb / nb))
         else:
             for i, (cell, e) in enumerate(zip(cs, es, strict=True)):
                 rows_b = (side_b.cell == cell) & (side_b.cause > 0)
                 rows_a = (side_a.cell == cell) & (side_a.cause > 0)
                 time = np.concatenate([side_b.t[rows_b], side_a.t[rows_a]])
-                event = np.concatenate([side_b.cause[rows_b], side_a.cause[rows_a]]) == e + 1
+                cause = np.concatenate([side_b.cause[rows_b] * ~side_b.early[rows_b],
+                                        side_a.cause[rows_a] * ~side_a.early[rows_a]])
+                event = cause == e + 1  # censored before the horizon: no event, at risk until t
                 group = np.concatenate([np.zeros(rows_b.sum(), int), np.ones(rows_a.sum(), int)])
                 fit = stats_tests.logrank(time, event, group, horizon)
                 statistic[i], p[i] = fit.statistic, fit.p
