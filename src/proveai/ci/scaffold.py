@@ -51,6 +51,25 @@ PROVIDERS: dict[str, tuple[str, tuple[tuple[str, str], ...]]] = {
 }
 DEFAULT_PROVIDER = "openrouter"
 
+# The judge runs in proveai, so its model must be one the workflow's provider serves (the
+# built-in default, claude-haiku-4-5, is an Anthropic name): the repository variable
+# PROVEAI_JUDGE_MODEL wins, else this per-provider name. Bedrock has no client in proveai:
+# there the variable must name a model reachable through PROVEAI_PROVIDER_* or Anthropic.
+JUDGE_MODELS: dict[str, str | None] = {
+    "openrouter": "anthropic/claude-haiku-4.5",
+    "anthropic": "claude-haiku-4-5",
+    "openai": "gpt-4o-mini",
+    "azure-openai": "gpt-4o-mini",
+    "bedrock": None,
+    "custom": None,
+}
+
+
+def judge_env_line(provider: str) -> tuple[str, str]:
+    default = JUDGE_MODELS[provider]
+    fallback = f" || '{default}'" if default else ""
+    return ("PROVEAI_JUDGE_MODEL", f'"${{{{ vars.PROVEAI_JUDGE_MODEL{fallback} }}}}"')
+
 
 @dataclass(frozen=True)
 class ScaffoldResult:
@@ -83,7 +102,7 @@ def render_workflow(provider: str, *, full: bool, python_version: str) -> str:
         distribution=DISTRIBUTION,
         python_version=python_version,
         full=full,
-        env=env_lines,
+        env=(*env_lines, judge_env_line(provider)),
     )
 
 

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import importlib.metadata
+import re
+import subprocess
+import sys
 
 import yaml
 
-from tests.conftest import assert_clean_error
+from tests.conftest import assert_clean_error, isolated_env
 
 
 def load_workflow(root):
@@ -75,3 +78,50 @@ def test_refuses_to_overwrite_and_bad_input(proveai_cli, workdir) -> None:
     bad_python = proveai_cli("ci", "init", "--python-version", "three", "--force")
     assert_clean_error(bad_python, 2, "--python-version 'three'")
     assert path.read_text(encoding="utf-8") == "# mine\n"
+
+
+def workflow_env_as_ci_sees_it(env: dict[str, str]) -> dict[str, str]:
+    """The verify step's env with GitHub's expressions evaluated: secrets set, no repo variables."""
+    values = {}
+    for name, value in env.items():
+        text = str(value)
+        fallback = re.search(r"\|\| '([^']*)'", text)
+        if "secrets." in text:
+            values[name] = "secret-value"
+        elif "vars.AZURE_OPENAI_ENDPOINT" in text:
+            values[name] = "https://example-resource.openai.azure.com/openai/v1"
+        elif "${{" in text:
+            values[name] = fallback.group(1) if fallback else ""
+        else:
+            values[name] = text
+    return values
+
+
+def test_the_judge_model_is_served_by_the_workflows_provider(proveai_cli, workdir, home) -> None:
+    # the default judge (an Anthropic name) would go unjudged behind OpenRouter or OpenAI:
+    # the workflow names one its own provider serves
+    (workdir / ".git").mkdir()
+    probe = (
+        "import os\n"
+        "from proveai.providers.registry import dispatch\n"
+        "from proveai.replay.judge import judge_model_name\n"
+        "print(dispatch(judge_model_name()).provider_id)\n"
+    )
+    for provider, host in [
+        ("openrouter", "openrouter.ai"),
+        ("openai", "api.openai.com"),
+        ("anthropic", "api.anthropic.com"),
+        ("azure-openai", "example-resource.openai.azure.com"),
+    ]:
+        assert proveai_cli("ci", "init", "--provider", provider, "--force").returncode == 0
+        env = workflow_env_as_ci_sees_it(load_workflow(workdir)["jobs"]["verify"]["steps"][-1]["env"])
+        assert env["PROVEAI_JUDGE_MODEL"], provider
+        served = subprocess.run(
+            [sys.executable, "-c", probe], cwd=workdir, env=isolated_env(home, env),
+            capture_output=True, text=True, timeout=60,
+        )
+        assert served.returncode == 0, served.stderr
+        assert host in served.stdout, (provider, env["PROVEAI_JUDGE_MODEL"], served.stdout)
+    assert proveai_cli("ci", "init", "--provider", "bedrock", "--force").returncode == 0
+    bedrock = load_workflow(workdir)["jobs"]["verify"]["steps"][-1]["env"]
+    assert bedrock["PROVEAI_JUDGE_MODEL"] == "${{ vars.PROVEAI_JUDGE_MODEL }}"
