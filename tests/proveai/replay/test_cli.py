@@ -311,3 +311,45 @@ def test_judge_model_and_no_cache_flags(
     assert {m["judge_model"] for m in manifests} == {"gpt-judge"}
     assert all(m["cache"]["enabled"] is False for m in manifests)
     assert not (workdir.parent / "cache").exists()  # --no-cache writes no cache entry either
+
+
+def test_the_quick_start_replay_commands_as_written(
+    proveai_cli: CLI, workdir: Path, store, model_server: ModelServer
+) -> None:
+    from proveai import FileExporter, trace
+    from proveai.capture.checks import regex_match
+    from tests.proveai.replay import pipeline
+
+    with trace("ticket-triage", exporters=[FileExporter(workdir / "proveai" / "traces")],
+               checks=[regex_match("qa_check", r"\[\d+\]")]) as failing:  # no citation: flagged
+        category = pipeline.classify("The reviewer missed a wrong refund")
+        pipeline.qa_check(pipeline.draft(category, pipeline.lookup(category)))
+    (workdir / "prompts" / "qa_check_v2.md").write_text("Check the reply; cite sources.", encoding="utf-8")
+    model_server.judge_verdict, model_server.judge_rationale = "worse", "lost the security context"
+
+    status = proveai_cli("status", "--filter", "detection=flagged", "--limit", "10", env=store)
+    assert status.returncode == 0 and failing.trace_id in status.stdout
+    assert status.stdout.count("flagged") == 1
+    created = proveai_cli(
+        "baseline", "create", "reviewer-failures", "--filter", "detection=flagged", env=store
+    )
+    assert "'reviewer-failures' v1 — 1 trace(s)" in created.stdout
+    new = proveai_cli("experiment", "new", "fix-qa-check", "--override", "qa_check=prompts/qa_check_v2.md",
+                      env=store)
+    assert new.returncode == 0, new.stderr
+    gate = proveai_cli("run", "--baseline", "reviewer-failures", "--experiment", "fix-qa-check", env=store)
+    assert gate.returncode == 1 and "  draft→qa_check: 1 regressed" in gate.stdout
+    span_id = failing.span("qa_check").span_id
+    one = proveai_cli(
+        "run", "--hold-at", span_id, "--override", "qa_check=prompts/qa_check_v2.md", env=store
+    )
+    assert one.returncode == 1 and "1 trace(s)" in one.stdout
+    runs = (workdir / "proveai" / "runs").iterdir()
+    (run_dir,) = [d for d in runs if "--hold-at" in (d / "manifest.json").read_text()]
+    verdicts = json.loads((run_dir / "verdicts.json").read_text())
+    held = [s for s in verdicts[0]["replayed_spans"] if s["held"] == "selection"]
+    assert len(held) == 3  # everything but the chosen span kept its recorded output
+    inline = proveai_cli("run", "--filter", "outcome=good", "--override", "qa_check=prompts/qa_check_v2.md",
+                         "--report", "report.html", env=store)
+    assert inline.returncode == 1 and "3 trace(s) → report.html" in inline.stdout
+    assert (workdir / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
