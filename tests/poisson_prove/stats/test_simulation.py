@@ -31,7 +31,12 @@ def _paired_outcomes(rng: np.random.Generator, runs: int, probs: np.ndarray, kee
 
 
 def _paired_worse(
-    rng: np.random.Generator, runs: int, shifted_condition: int | None, shift: float, keep: float
+    rng: np.random.Generator,
+    runs: int,
+    shifted_condition: int | None,
+    shift: float,
+    keep: float,
+    adjust: bool = True,
 ) -> np.ndarray:
     """For each simulated comparison, which (condition, outcome) McNemar + BH calls worse."""
     b = np.zeros((runs, CONDITIONS, OUTCOMES), dtype=np.int64)
@@ -46,7 +51,8 @@ def _paired_worse(
             b[:, cond, k] = np.sum((before == k + 1) & (after != k + 1), axis=1)
             c[:, cond, k] = np.sum((after == k + 1) & (before != k + 1), axis=1)
     p_mid, _ = mcnemar_many(b.reshape(-1), c.reshape(-1))
-    q_values = np.vstack([benjamini_hochberg(row) for row in p_mid.reshape(runs, -1)])
+    rows = p_mid.reshape(runs, -1)
+    q_values = np.vstack([benjamini_hochberg(row) for row in rows]) if adjust else rows
     worse = (q_values <= Q) & (c.reshape(runs, -1) > b.reshape(runs, -1))
     return worse.reshape(runs, CONDITIONS, OUTCOMES)
 
@@ -56,6 +62,22 @@ def test_unchanged_paired_agent_is_called_worse_at_most_q_of_the_time() -> None:
     worse = _paired_worse(np.random.default_rng(20261129), runs, None, 0.0, keep=0.5)
     share = worse.any(axis=(1, 2)).mean()
     assert share <= Q + 3 * math.sqrt(Q * (1 - Q) / runs), share
+
+
+def test_the_error_rate_check_fails_for_a_procedure_without_bh() -> None:
+    # The bound above can fail: the same simulation with raw p <= q (18 tests, no
+    # adjustment) calls an unchanged agent worse far more often than q.
+    runs = 2000
+    worse = _paired_worse(np.random.default_rng(20261129), runs, None, 0.0, keep=0.5, adjust=False)
+    assert worse.any(axis=(1, 2)).mean() > Q + 3 * math.sqrt(Q * (1 - Q) / runs)
+
+
+def test_the_power_check_fails_for_half_the_planned_mde() -> None:
+    # The power bound can fail too: half the planned MDE is flagged well under 4 times in 5.
+    design = design_mde(REPLICATES, CONDITIONS, OUTCOMES)
+    runs = 1000
+    worse = _paired_worse(np.random.default_rng(7), runs, 0, design.mde / 2, keep=0.0)
+    assert worse[:, 0, 0].mean() < 0.8 - 3 * math.sqrt(0.16 / runs)
 
 
 def test_a_paired_change_of_the_planned_mde_is_flagged_four_times_in_five() -> None:
