@@ -487,3 +487,37 @@ def test_one_snapshot_that_cannot_rerun_does_not_hide_the_others(
     assert "regressed" in table_rows(both.stdout)["draft"]
     alone = cli("snapshot", "verify", "other", env=env)
     assert_clean_error(alone, 2, "the pipeline (other.py) exited")
+
+
+TOOL_CODE = '''
+
+ORDER_ID = "A-100"
+
+
+@monitor("lookup_order", kind="TOOL", operation="execute_tool")
+def lookup_order(order_id):
+    return {"status": "shipped"}
+'''
+
+
+def test_tool_calls_are_pinned_compared_and_diffed(project: Path, server: ModelServer, home: Path) -> None:
+    edit(project / "pipeline.py", "LOOPS = 1\n", "LOOPS = 1\n" + TOOL_CODE)
+    classify_body = "    return ask(CLASSIFY_PROMPT, ticket)"
+    edit(project / "pipeline.py", classify_body, "    lookup_order(ORDER_ID)\n" + classify_body)
+    cli, env = pinned_project(project, server, home)
+    pinned = json.loads((project / "proveai" / "snapshots" / "latest.json").read_text(encoding="utf-8"))
+    call = pinned["captures"][0]["io"]["classify"][0]
+    assert call["tool_calls"] == [{"name": "lookup_order", "inputs": {"order_id": "A-100"}}]
+    edit(project / "pipeline.py", 'ORDER_ID = "A-100"', 'ORDER_ID = "B-200"')
+    drift = cli("snapshot", "verify", env=env)
+    assert drift.returncode == 0, (drift.stdout, drift.stderr)
+    verdicts = verdicts_of(project, drift.stdout)
+    assert verdicts["classify"]["status"] == "drifted"
+    assert "tool calls changed" in verdicts["classify"]["rationale"]
+    assert verdicts["draft"]["status"] == "unchanged"
+    diff = cli("snapshot", "diff", "--agent", "classify", env=env)
+    assert diff.returncode == 0, diff.stderr
+    lines = diff.stdout.splitlines()
+    assert "--- pinned/tool_calls" in lines
+    assert any(line.startswith("-") and '"order_id": "A-100"' in line for line in lines)
+    assert any(line.startswith("+") and '"order_id": "B-200"' in line for line in lines)
