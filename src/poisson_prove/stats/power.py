@@ -9,13 +9,13 @@ least 4 times in 5.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 
 from poisson_prove.errors import EXIT_USAGE, ProveError
+from poisson_prove.stats.rejection import check_n_alpha, fisher_rejection_cutoffs
 
 # Beyond this many replicates per arm the exact planner becomes quadratic in memory and time:
 # the continuity-corrected normal formula (Fleiss, Tytun and Ury) takes over.
@@ -23,11 +23,6 @@ EXACT_LIMIT = 2000
 GRID = 10_000  # MDE grid: steps of 0.0001
 TARGET_POWER = 0.8
 BASE_RATES = tuple(round(0.1 * i, 1) for i in range(11))
-# Cells of the (column total x first-arm count) table computed at a time: bounds memory.
-_BLOCK_CELLS = 1 << 20
-# Terms below threshold * e^-45 are left out of a tail sum: even n of them change it by
-# under 1e-16 of the threshold.
-_NEGLIGIBLE_LOG = 45.0
 # The normal approximation makes huge designs cheap to check; beyond this, give up.
 _MAX_REPLICATES = 2**31
 _TIE = 1e-9  # relative tolerance under which two powers or roots count as tied
@@ -64,115 +59,6 @@ class DesignMDE:
     replicates: int
     approximate: bool
     worst_exact: float | None  # worst case over every base (the reported base may differ)
-
-
-def _log_comb(n: int) -> np.ndarray:
-    """log C(n, k) for k = 0..n."""
-    from scipy.special import gammaln
-
-    k = np.arange(n + 1, dtype=float)
-    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
-
-
-@lru_cache(maxsize=64)
-def _cutoffs_cached(n: int, alpha: float) -> np.ndarray:
-    """The cut-offs (see fisher_rejection_cutoffs), one row of tables s = x1 + x2 at a time.
-
-    With equal arms the null distribution of x1 given s is hypergeometric and symmetric
-    about s/2, so for x1 < x2 the two-sided p is exactly 2 * P(K <= x1). (The "as likely"
-    tolerance, relative 1e-7, admits exactly the mirror table: any other table's
-    probability differs from the observed one's by a ratio of integers below (n + 1)^2,
-    i.e. by more than 1e-7 relative up to n = 3161.) In each row only a window of x1 is
-    summed: below it every term is under threshold * e^-45 (together far below one ulp of
-    the threshold), and from its end on a single term already exceeds the threshold.
-    """
-    cutoffs = np.full(n + 1, n + 1, dtype=np.int64)
-    if n == 0:
-        cutoffs.flags.writeable = False
-        return cutoffs
-    log_c_arm = _log_comb(n)
-    log_c_total = _log_comb(2 * n)
-    threshold = alpha / 2.0
-
-    def log_pmf(x1: np.ndarray, s: np.ndarray) -> np.ndarray:
-        return log_c_arm[x1] + log_c_arm[s - x1] - log_c_total[s]
-
-    s = np.arange(1, 2 * n + 1)
-    first = np.maximum(0, s - n)  # the smallest x1 a row holds
-    last = np.minimum(n, (s - 1) // 2)  # x1 < x2 = s - x1: only rises
-    rows = last >= first
-    s, first, last = s[rows], first[rows], last[rows]
-    # Terms rise with x1 up to the mode (s/2, beyond `last`): both window ends by bisection.
-    start = _first_reaching(log_pmf, s, first, last, math.log(threshold) - _NEGLIGIBLE_LOG)
-    # The first term above the threshold is the last one summed: its sum exceeds it too.
-    stop = np.minimum(last, _first_reaching(log_pmf, s, start, last, math.log(threshold), strictly=True))
-    rows = start <= stop
-    s, start, stop = s[rows], start[rows], stop[rows]
-    width = stop - start + 1
-    order = np.argsort(width, kind="stable")  # rows of like width share a padded block
-    done = 0
-    while done < order.size:
-        widths = width[order[done:]]
-        take = max(1, int(np.searchsorted(np.arange(1, widths.size + 1) * widths, _BLOCK_CELLS, "right")))
-        pick = order[done : done + take]
-        done += take
-        x1 = start[pick][:, None] + np.arange(int(width[pick].max()))[None, :]
-        inside = x1 <= stop[pick][:, None]
-        x1 = np.minimum(x1, stop[pick][:, None])
-        row_s = s[pick][:, None]
-        terms = np.where(inside, np.exp(log_pmf(x1, row_s)), 0.0)
-        # Lower-tail sums accumulate from the smallest terms: accurate in the far tail.
-        rejected = inside & (np.cumsum(terms, axis=1) <= threshold)
-        np.minimum.at(cutoffs, x1[rejected], (row_s - x1)[rejected])
-    cutoffs.flags.writeable = False
-    return cutoffs
-
-
-def _first_reaching(
-    log_pmf: Callable[[np.ndarray, np.ndarray], np.ndarray],
-    s: np.ndarray,
-    low: np.ndarray,
-    high: np.ndarray,
-    level: float,
-    *,
-    strictly: bool = False,
-) -> np.ndarray:
-    """Per row, the smallest x1 in [low, high] whose log term reaches `level` (above it when
-    `strictly`), or high + 1; the terms must be nondecreasing on [low, high]."""
-
-    def reaches(x1: np.ndarray) -> np.ndarray:
-        value = log_pmf(np.minimum(x1, high), s)
-        return (value > level if strictly else value >= level) & (x1 <= high)
-
-    found = np.where(reaches(low), low, high + 1)  # the answer lies in (below, found]
-    below = low.copy()
-    while True:
-        open_rows = found - below > 1
-        if not open_rows.any():
-            return found
-        middle = (below + found) // 2
-        hit = reaches(middle)
-        found = np.where(open_rows & hit, middle, found)
-        below = np.where(open_rows & ~hit, middle, below)
-
-
-def fisher_rejection_cutoffs(n: int, alpha: float) -> np.ndarray:
-    """For each x1 in 0..n, the smallest x2 > x1 whose Fisher table is rejected at `alpha`.
-
-    The table is (x1, n - x1; x2, n - x2); the test is two-sided Fisher (tables as or less
-    likely than the observed one, relative tolerance 1e-7). `n + 1` means no x2 is rejected.
-    For a fixed x1 the rejected x2 above x1 form an upper tail, so this one number per x1
-    describes the whole rejection region of rises. The array is read-only and cached.
-    """
-    _check_n_alpha(n, alpha)
-    return _cutoffs_cached(int(n), float(alpha))
-
-
-def _check_n_alpha(n: int, alpha: float) -> None:
-    if n < 0:
-        raise ValueError(f"n must be >= 0, got {n}")
-    if not 0.0 < alpha < 1.0:
-        raise ValueError(f"alpha must be in (0, 1), got {alpha}")
 
 
 def _exact_power(p0: float, d: np.ndarray, n: int, alpha: float) -> np.ndarray:
@@ -218,7 +104,7 @@ def power_of_rise(p0: float, d: float, n: int, alpha: float) -> float:
     Exact up to 2000 replicates per arm (a sum over x1 of Bin(n, p0) times a binomial tail);
     beyond, the continuity-corrected normal approximation.
     """
-    _check_n_alpha(n, alpha)
+    check_n_alpha(n, alpha)
     if not 0.0 <= p0 <= 1.0 or d < 0.0 or p0 + d > 1.0 + 1e-12:
         raise ValueError(f"need 0 <= p0 <= p0 + d <= 1, got p0={p0}, d={d}")
     if n == 0:
@@ -297,7 +183,7 @@ def mde(
     largest change possible (to 1, or to 0 for a fall) falls short. With
     `exact_root=False`, `exact` is the grid value (the unrounded root is not solved for).
     """
-    _check_n_alpha(n, alpha)
+    check_n_alpha(n, alpha)
     if direction not in ("rise", "fall"):
         raise ValueError(f"direction must be 'rise' or 'fall', got {direction!r}")
     if not 0.0 <= p0 <= 1.0:
@@ -416,7 +302,7 @@ def replicates_needed(
     tests = _check_design(conditions, failure_outcomes, q, max_mde)
     alpha = q / tests
 
-    @lru_cache(maxsize=None)
+    @cache
     def passes(n: int) -> bool:  # the search asks about some N twice
         return _passes_fast(n, alpha, max_mde)
 

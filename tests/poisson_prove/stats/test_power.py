@@ -10,6 +10,7 @@ import pytest
 from scipy.stats import binom, fisher_exact, hypergeom, norm
 
 from poisson_prove.stats import power as P
+from poisson_prove.stats.rejection import log_comb
 
 DOCS_ALPHA = 0.05 / 18  # 9 conditions x 2 failure outcomes at q = 0.05
 
@@ -211,7 +212,7 @@ def test_cutoffs_stay_accurate_at_the_exact_limit() -> None:
 def _full_row_cutoffs(n: int, alpha: float) -> np.ndarray:
     """The cut-offs from every row's whole lower-tail sum (no window): the slow reference."""
     cutoffs = np.full(n + 1, n + 1, dtype=np.int64)
-    log_c_arm, log_c_total = P._log_comb(n), P._log_comb(2 * n)
+    log_c_arm, log_c_total = log_comb(n), log_comb(2 * n)
     for s in range(1, 2 * n + 1):
         k = np.arange(max(0, s - n), min(n, (s - 1) // 2) + 1)
         if k.size == 0:
