@@ -1,9 +1,10 @@
 """The run store: one folder per run holding manifest.json, events.jsonl and episodes/*.parquet.
 
-Crash safety: a batch is written under a temporary name and renamed into place; the manifest
-is replaced atomically. The Parquet files are the truth about what ran; the manifest's counts
-are a convenience refreshed after every batch. Concurrent sweeps each write their own run
-folder; naming a new run (and so choosing its letter) happens under a store-wide lock.
+Crash safety: a batch is written under a temporary name, fsynced and renamed into place; the
+manifest is replaced atomically. The Parquet files are the truth about what ran; the manifest's
+counts are a convenience refreshed at most once a second and when the sweep ends. Concurrent
+sweeps each write their own run folder; naming a new run (and so choosing its letter) happens
+under a store-wide lock.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import os
 import re
 import secrets
 import string
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,6 +40,8 @@ if TYPE_CHECKING:
 MANIFEST_SCHEMA = "poisson-prove.run/1"
 DEFAULT_STORE = "prove-runs"
 STORE_ENV = "POISSON_PROVE_STORE"
+#: Seconds between two refreshes of a running sweep's manifest counts.
+MANIFEST_REFRESH_S = 1.0
 __all__ = ["EPISODE_COLUMNS", "episode_schema", "rows_to_table", "tuples_to_table"]
 
 
@@ -359,6 +363,7 @@ class BatchSink:
         self.ran = self.errored = self.system_exits = 0
         self.written = self.errored_written = 0
         self.first_error: str | None = None
+        self._counts_refreshed = time.monotonic()
 
     def account(self) -> None:
         """Count the rows appended since the last call (errors, sys.exit calls)."""
@@ -379,15 +384,20 @@ class BatchSink:
             batch, rest = self.pending[: self.size], self.pending[self.size :]
             self._write(batch)
             self.pending, self.counted = rest, len(rest)
-            # The manifest's counts follow what is stored (the batch files stay the truth).
-            self.writer.update_manifest(
-                durable=False,
-                counts={
-                    "planned": self.planned,
-                    "done": self.stored + self.written,
-                    "errored": self.errored_before + self.errored_written,
-                },
-            )
+            # The manifest's counts follow what is stored, at most once a second: they are a
+            # convenience (the batch files stay the truth) and rewriting the whole manifest
+            # after every small batch cost as much as the batch's fsync.
+            now = time.monotonic()
+            if now - self._counts_refreshed >= MANIFEST_REFRESH_S:
+                self._counts_refreshed = now
+                self.writer.update_manifest(
+                    durable=False,
+                    counts={
+                        "planned": self.planned,
+                        "done": self.stored + self.written,
+                        "errored": self.errored_before + self.errored_written,
+                    },
+                )
 
     def _write(self, batch: list[tuple[Any, ...]]) -> None:
         self.writer.write_batch(tuples_to_table(self.writer.manifest["run_id"], batch))
