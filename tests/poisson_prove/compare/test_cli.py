@@ -171,13 +171,12 @@ def test_refusals_on_the_command_line(prove, workdir: Path) -> None:
     assert_clean_error(prove("diff", "--method", "mcnemar"), 1, "not paired at sweep time")
 
 
-@pytest.mark.parametrize("columns", ["120", "80"])
-def test_diff_on_a_terminal_draws_colour(workdir: Path, home: Path, columns: str) -> None:
-    _store_with_pair(workdir)
+def _on_a_terminal(workdir: Path, home: Path, columns: str, *args: str) -> str:
+    """Run the installed script with its stdout on a pseudo-terminal; what it drew there."""
     leader, follower = pty.openpty()
     try:
         process = subprocess.run(
-            [script_path("poisson-prove"), "diff"],
+            [script_path("poisson-prove"), *args],
             cwd=workdir, env=isolated_env(home, {"TERM": "xterm-256color", "COLUMNS": columns}),
             stdout=follower, stderr=subprocess.PIPE, text=True, timeout=120,
         )
@@ -193,14 +192,29 @@ def test_diff_on_a_terminal_draws_colour(workdir: Path, home: Path, columns: str
             chunks.append(chunk)
     finally:
         os.close(leader)
-    output = b"".join(chunks).decode()
     assert process.returncode == 0, process.stderr
+    return b"".join(chunks).decode().replace("\r\n", "\n")
+
+
+@pytest.mark.parametrize("columns", ["120", "80"])
+def test_diff_on_a_terminal_draws_colour(workdir: Path, home: Path, columns: str) -> None:
+    _store_with_pair(workdir)
+    output = _on_a_terminal(workdir, home, columns, "diff")
     assert "\x1b[" in output  # colour
     assert "safer" in output and "█" in output, output
     plain = re.sub(r"\x1b\[[0-9;]*m", "", output)
     # every condition stays readable, whatever the width: its label (perhaps wrapped) and verdict
     assert "ticket password ·" in plain and "temperature 0.0" in plain, plain
     assert max(len(line) for line in plain.splitlines()) <= int(columns)
+
+
+def test_plain_on_a_terminal_prints_what_a_pipe_gets(prove, workdir: Path, home: Path) -> None:
+    _store_with_pair(workdir)
+    piped = prove("diff")
+    assert piped.returncode == 0, piped.stderr
+    drawn = _on_a_terminal(workdir, home, "120", "--plain", "diff")
+    assert "\x1b" not in drawn and not BOX & set(drawn)
+    assert drawn == piped.stdout
 
 
 def test_inspect_errors_and_one_episode(prove, workdir: Path) -> None:
