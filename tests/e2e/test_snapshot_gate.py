@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import json
-import socket
 import subprocess
 import sys
 import time
@@ -16,7 +15,16 @@ from proveai.replay.artifacts import Run
 from proveai.store import Store
 from tests.conftest import CLI, assert_clean_error, isolated_env
 from tests.proveai.model_server import ModelServer
-from tests.proveai.snapshot.kit import edit, git, make_project, run_pipeline, server_env
+from tests.proveai.snapshot.kit import (
+    edit,
+    git,
+    make_project,
+    pinned_project,
+    run_pipeline,
+    server_env,
+    table_rows,
+    verdicts_of,
+)
 
 
 @pytest.fixture
@@ -44,31 +52,6 @@ def wait_dead(pid: int) -> bool:
             return True
         time.sleep(0.05)
     return False
-
-
-def table_rows(stdout: str) -> dict[str, str]:
-    """Agent -> its verdict row, from the plain verdict table."""
-    rows = {}
-    for line in stdout.splitlines():
-        parts = line.split()
-        if parts and parts[0] in ("classify", "draft", "qa_check", "extra_agent"):
-            rows[parts[0]] = line
-    return rows
-
-
-def verdicts_of(project: Path, stdout: str) -> dict[str, dict]:
-    run_id = next(w for w in stdout.split() if w.startswith("verify-"))
-    data = json.loads((project / "proveai" / "runs" / run_id / "verdicts.json").read_text(encoding="utf-8"))
-    return {v["agent"]: v for v in data["verdicts"]}
-
-
-def pinned_project(project: Path, server: ModelServer, home: Path) -> tuple[CLI, dict[str, str]]:
-    """One captured run of the pipeline, pinned as the snapshot 'latest'."""
-    env = server_env(server.openai_url)
-    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
-    cli = CLI("proveai", project, home)
-    assert cli("snapshot", "init", env=env).returncode == 0
-    return cli, env
 
 
 def test_init_verify_edit_update_cycle(project: Path, server: ModelServer, home: Path) -> None:
@@ -201,83 +184,6 @@ def test_loop_count_change_and_new_agent(project: Path, server: ModelServer, hom
     assert verdicts["qa_check"]["status"] == "iteration_count_changed"
     assert "called 3 time(s), pinned 2" in verdicts["qa_check"]["rationale"]
     assert verdicts["extra_agent"]["status"] == "new"
-
-
-def test_judge_unavailable_warns_or_fails_strict(project: Path, server: ModelServer, home: Path) -> None:
-    cli, env = pinned_project(project, server, home)
-    edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
-    # the judge answers, over real HTTP, with something that is not a verdict
-    server.reply_fn = lambda request: (
-        "I'd rather not say." if "You compare two outputs" in request.system else None
-    )
-    loose = cli("snapshot", "verify", env=env)
-    assert loose.returncode == 0, (loose.stdout, loose.stderr)
-    assert "could not grade" in loose.stderr and "did NOT check" in loose.stderr
-    assert "inconclusive" in table_rows(loose.stdout)["draft"]
-    assert "malformed judge reply" in verdicts_of(project, loose.stdout)["draft"]["rationale"]
-
-    # no key for the judge's provider, strict through PROVEAI_STRICT_JUDGE (the flag: below)
-    no_key = {**env, "PROVEAI_JUDGE_MODEL": "claude-haiku-4-5", "PROVEAI_STRICT_JUDGE": "1"}
-    strict_env = cli("snapshot", "verify", env=no_key)
-    assert strict_env.returncode == 3, (strict_env.stdout, strict_env.stderr)
-    assert "ANTHROPIC_API_KEY" in verdicts_of(project, strict_env.stdout)["draft"]["rationale"]
-
-    hash_only = cli("snapshot", "verify", "--no-judge", env=env)
-    assert hash_only.returncode == 2, (hash_only.stdout, hash_only.stderr)
-    assert "hash-only" in hash_only.stderr
-    assert cli("snapshot", "verify", env={**env, "PROVEAI_NO_JUDGE": "1"}).returncode == 2
-
-
-def closed_port() -> int:
-    """A loopback port nobody listens on (bound, then released)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-def test_unreachable_judge_never_passes_silently(project: Path, server: ModelServer, home: Path) -> None:
-    cli, env = pinned_project(project, server, home)
-    # the last agent only, so one judge call per verify (each one retries with backoff)
-    edit(project / "pipeline.py", "answer OK or list them", "answer OK or list the worst one")
-    # the judge's model goes to the built-in OpenAI provider, pointed at a closed port:
-    # connection refused on every retry
-    dead = {
-        **env,
-        "PROVEAI_JUDGE_MODEL": "o3-mini",
-        "OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1",
-        "OPENAI_API_KEY": "test-key",
-    }
-    loose = cli("snapshot", "verify", env=dead)
-    assert loose.returncode == 0, (loose.stdout, loose.stderr)
-    assert "warning:" in loose.stderr and "did NOT check" in loose.stderr
-    assert "--strict-judge makes this exit 3" in loose.stderr
-    assert "inconclusive" in table_rows(loose.stdout)["qa_check"]
-    rationale = verdicts_of(project, loose.stdout)["qa_check"]["rationale"]
-    assert rationale.startswith("judge unavailable") and "127.0.0.1" in rationale, rationale
-    strict = cli("snapshot", "verify", "--strict-judge", env=dead)
-    assert strict.returncode == 3, (strict.stdout, strict.stderr)
-    assert "inconclusive" in table_rows(strict.stdout)["qa_check"]
-    metrics_run = next(w for w in strict.stdout.split() if w.startswith("verify-"))
-    metrics = json.loads((project / "proveai" / "runs" / metrics_run / "metrics.json").read_text())
-    assert metrics["exit_code"] == 3 and metrics["counts"].get("inconclusive", 0) >= 1
-
-
-def test_judge_cache_makes_second_verify_free(project: Path, server: ModelServer, home: Path) -> None:
-    cli, env = pinned_project(project, server, home)
-    edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
-    assert cli("snapshot", "verify", env=env).returncode == 1
-    judge_requests = [r for r in server.chat_requests() if "You compare two outputs" in r.system]
-    assert judge_requests
-    again = cli("snapshot", "verify", env=env)
-    assert again.returncode == 1
-    assert len([r for r in server.chat_requests() if "You compare two outputs" in r.system]) == len(
-        judge_requests
-    )
-    cache = json.loads((project / "proveai" / "snapshots" / ".judge_cache.json").read_text())
-    assert any(key.endswith("|gpt-4o-mini") for key in cache)
-    # git sees the snapshot but not the cache
-    status = git(project, "status", "--porcelain", "--untracked-files=all")
-    assert "proveai/snapshots/latest.json" in status and ".judge_cache.json" not in status
 
 
 def test_quick_override_timeout_and_refusals(

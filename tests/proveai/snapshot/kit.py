@@ -6,9 +6,13 @@ PROVEAI_PROVIDER_* variables at the fake model server on 127.0.0.1.
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
+
+from tests.conftest import CLI, isolated_env
 
 PIPELINE = '''\
 """Support triage: classify -> draft -> qa_check, each one model call."""
@@ -121,3 +125,28 @@ def run_pipeline(
         [sys.executable, "-m", "pkg.pipeline", *args] if module else [sys.executable, "pipeline.py", *args]
     )
     return subprocess.run(command, cwd=cwd, env=env, capture_output=True, text=True, timeout=120)
+
+
+def table_rows(stdout: str) -> dict[str, str]:
+    """Agent -> its verdict row, from the plain verdict table."""
+    rows = {}
+    for line in stdout.splitlines():
+        parts = line.split()
+        if parts and parts[0] in ("classify", "draft", "qa_check", "extra_agent"):
+            rows[parts[0]] = line
+    return rows
+
+
+def verdicts_of(project: Path, stdout: str) -> dict[str, dict]:
+    run_id = next(w for w in stdout.split() if w.startswith("verify-"))
+    data = json.loads((project / "proveai" / "runs" / run_id / "verdicts.json").read_text(encoding="utf-8"))
+    return {v["agent"]: v for v in data["verdicts"]}
+
+
+def pinned_project(project: Path, server: Any, home: Path) -> tuple[CLI, dict[str, str]]:
+    """One captured run of the pipeline, pinned as the snapshot 'latest'."""
+    env = server_env(server.openai_url)
+    assert run_pipeline(project, isolated_env(home, env)).returncode == 0
+    cli = CLI("proveai", project, home)
+    assert cli("snapshot", "init", env=env).returncode == 0
+    return cli, env
