@@ -8,7 +8,7 @@ take and reads back what they give, per (condition, event).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -43,20 +43,12 @@ class Tables:
     after: RateTable
 
 
-def _vectorized(function: Callable[..., Any], *columns: np.ndarray) -> list[np.ndarray]:
-    """Call a stats function on whole arrays; fall back to one call per element."""
-    try:
-        out = function(*columns)
-        parts = out if isinstance(out, tuple) else (out,)
-        arrays = [np.asarray(part, dtype=float) for part in parts]
-        if all(a.shape == columns[0].shape for a in arrays):
-            return arrays
-    except (TypeError, ValueError):
-        pass
-    rows = [function(*(c[i].item() for c in columns)) for i in range(len(columns[0]))]
-    rows = [r if isinstance(r, tuple) else (r,) for r in rows]
-    width = len(rows[0]) if rows else 1
-    return [np.array([float(r[j]) for r in rows], dtype=float) for j in range(width)]
+def _fisher_each(events_a: np.ndarray, n_a: np.ndarray, events_b: np.ndarray, n_b: np.ndarray) -> np.ndarray:
+    """Two-sided Fisher p of every (events_a/n_a, events_b/n_b) pair of the arrays."""
+    from poisson_prove.stats.tests import fisher_two_sided
+
+    tables = zip(events_a, n_a, events_b, n_b, strict=True)
+    return np.array([fisher_two_sided(int(x), int(m), int(y), int(k)) for x, m, y, k in tables], dtype=float)
 
 
 def rates_by_horizon(
@@ -195,7 +187,7 @@ def condition_tests(
             # Episodes censored before the horizon have no known fate by it: not in n here.
             kb, nb = tables.before.k[cs, es].astype(float), tables.before.known[cs].astype(float)
             ka, na = tables.after.k[cs, es].astype(float), tables.after.known[cs].astype(float)
-            (p[:],) = _vectorized(stats_tests.fisher_two_sided, kb, nb, ka, na)[:1]
+            p[:] = _fisher_each(kb, nb, ka, na)
             with np.errstate(invalid="ignore", divide="ignore"):  # every episode censored: no direction
                 direction = np.nan_to_num(np.sign(ka / na - kb / nb))
         else:
@@ -331,11 +323,7 @@ def coverage_tests(side_b: Any, side_a: Any, cells: int, q: float) -> dict[int, 
     q_values = np.full(cells, np.nan)
     if tested:
         idx = np.array(tested)
-        (p_t,) = _vectorized(
-            stats_tests.fisher_two_sided,
-            without_b[idx].astype(float), rows_b[idx].astype(float),
-            without_a[idx].astype(float), rows_a[idx].astype(float),
-        )[:1]
+        p_t = _fisher_each(without_b[idx], rows_b[idx], without_a[idx], rows_a[idx])
         p[idx] = p_t
         q_values[idx] = np.asarray(stats_tests.benjamini_hochberg(p_t), dtype=float)
     from poisson_prove.compare_result import ErrorCount
