@@ -78,3 +78,33 @@ def manifests(store: Path) -> list[dict[str, Any]]:
 def tree(folder: Path) -> list[str]:
     """Every path under `folder`, for 'nothing was written' checks."""
     return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if "__pycache__" not in p.parts)
+
+
+#: Libraries that --help and runs must not import (each costs a large part of a second).
+HEAVY_MODULES = frozenset({"scipy", "pyarrow", "pandas", "numpy", "rich", "httpx", "torch", "duckdb"})
+
+
+def imports_of(args: list[str], cwd: Path, home: Path) -> tuple[str, set[str]]:
+    """Run the installed poisson-prove with Python's own import log (`-X importtime`, written
+    to stderr); return its stdout and the top-level packages it imported."""
+    import subprocess
+    import sys
+
+    from tests.conftest import isolated_env, script_path
+
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", script_path("poisson-prove"), *args],
+        cwd=cwd,
+        env=isolated_env(home),
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0, result.stderr
+    imported = {
+        line.rsplit("|", 1)[-1].strip().split(".")[0]
+        for line in result.stderr.splitlines()
+        if line.startswith("import time:")
+    }
+    assert "poisson_prove" in imported  # the log is really there
+    return result.stdout, imported

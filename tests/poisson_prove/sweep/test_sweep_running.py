@@ -7,7 +7,16 @@ import json
 import os
 
 from tests.conftest import assert_clean_error
-from tests.poisson_prove.sweep.helpers import SEEDED_TARGET, episodes, manifests, small_spec, tree, write
+from tests.poisson_prove.sweep.helpers import (
+    HEAVY_MODULES,
+    SEEDED_TARGET,
+    episodes,
+    imports_of,
+    manifests,
+    small_spec,
+    tree,
+    write,
+)
 
 SALT = "00112233445566778899aabbccddeeff"
 
@@ -39,7 +48,7 @@ def _kinds(rows: list[dict]) -> dict[str | None, int]:
     return out
 
 
-def test_errored_rollouts_are_stored_and_the_sweep_goes_on(prove, workdir) -> None:
+def test_errored_rollouts_are_stored_and_the_sweep_goes_on(prove, workdir, home) -> None:
     write(workdir, "agent.py", MISBEHAVING)
     small_spec(workdir, replicates=20)
     result = prove("sweep", "--yes", "--salt", SALT, "--max-mde", "0.5")
@@ -82,6 +91,10 @@ def test_errored_rollouts_are_stored_and_the_sweep_goes_on(prove, workdir) -> No
     assert column("no outcome", "salt") == str(errored)
     assert column("status", "done/planned") == "complete"
     assert SALT[:8] in line and "\x1b" not in runs.stdout
+    # runs stays instant on a pipe: a complete run is listed from its manifest alone.
+    stdout, imported = imports_of(["runs"], workdir, home)
+    assert stdout == runs.stdout
+    assert not imported & HEAVY_MODULES, sorted(imported & HEAVY_MODULES)
     listed = json.loads(prove("runs", "--json").stdout)
     assert listed["runs"][0]["errored"] == manifest["counts"]["errored"]
     assert listed["runs"][0]["salt"] == SALT
