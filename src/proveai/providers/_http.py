@@ -11,7 +11,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 from proveai.providers.base import Message, ProviderError, ProviderResponse, record_on_current_span
 
@@ -51,7 +51,7 @@ class HTTPEndpoint:
         if closer is not None:
             closer()
 
-    def __enter__(self) -> HTTPEndpoint:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc: object) -> None:
