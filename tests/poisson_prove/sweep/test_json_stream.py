@@ -11,17 +11,19 @@ from tests.conftest import assert_clean_error
 from tests.poisson_prove.sweep.helpers import small_spec, write
 
 NOISY = r"""
-import atexit, ctypes, os, subprocess, sys
+import atexit, ctypes, os, subprocess, sys, threading
 from poisson_prove import Episode
 
 print("MARK-IMPORT-PRINT")
 libc = ctypes.CDLL(None)
 atexit.register(lambda: print("MARK-ATEXIT"))
 _first = [True]
+_lock = threading.Lock()  # the first episode writes, once, even with episodes in threads
 
 def rollout(cfg, seed):
-    if _first[0]:
-        _first[0] = False
+    with _lock:
+        first, _first[0] = _first[0], False
+    if first:
         print("MARK-ROLLOUT-PRINT")
         sys.stdout.buffer.write(b"MARK-BUFFER\n")
         os.write(1, b"MARK-OSWRITE\n")
@@ -43,13 +45,15 @@ MARKERS = [
 ]
 
 
-@pytest.mark.parametrize("timeout", [None, "30"], ids=["in-process", "episode-timeout"])
-def test_every_write_goes_to_stderr_once(prove, workdir, timeout) -> None:
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--episode-timeout", "30"], ["--concurrency", "4"]],
+    ids=["in-process", "episode-timeout", "threads"],
+)
+def test_every_write_goes_to_stderr_once(prove, workdir, extra) -> None:
     write(workdir, "agent.py", NOISY)
     small_spec(workdir, replicates=20, values=["a"])
-    args = ["sweep", "--yes", "--json", "--max-mde", "0.5"]
-    if timeout:
-        args += ["--episode-timeout", timeout]
+    args = ["sweep", "--yes", "--json", "--max-mde", "0.5", *extra]
     result = prove(*args)
     assert result.returncode == 0, result.stderr
     document = json.loads(result.stdout)  # the whole of stdout is one document
