@@ -46,6 +46,11 @@ _TARGET_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _TARGET_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]*$")
 
 
+def is_target_ref(text: str) -> bool:
+    """Whether `text` reads "module:function" (dotted module, identifier function)."""
+    return bool(_TARGET_RE.match(text))
+
+
 @dataclass(frozen=True)
 class Axis:
     """One sweep axis: its name, type and values (continuous values are floats)."""

@@ -32,7 +32,7 @@ from poisson_prove.plan import (
     make_plan,
 )
 from poisson_prove.seeding import check_salt, new_salt
-from poisson_prove.spec import Cell, SweepSpec, load_spec, spec_from_manifest
+from poisson_prove.spec import Cell, SweepSpec, is_target_ref, load_spec, spec_from_manifest
 from poisson_prove.store import BatchSink, RunInfo, RunStore, RunWriter, utc_now
 from poisson_prove.sweep_loop import Progress, run_planned
 
@@ -196,13 +196,10 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
         spec = load_spec(request.spec_path or DEFAULT_SPEC)
         target = request.target or spec.target
         replicates = request.replicates or spec.replicates
-        if request.target is not None:
-            from poisson_prove.spec import _TARGET_RE
-
-            if not _TARGET_RE.match(request.target):
-                raise ProveError(
-                    f"--target must read module:function, got {request.target!r}", exit_code=EXIT_USAGE
-                )
+        if request.target is not None and not is_target_ref(request.target):
+            raise ProveError(
+                f"--target must read module:function, got {request.target!r}", exit_code=EXIT_USAGE
+            )
         if request.salt is not None:
             try:
                 salt, source = check_salt(request.salt), "given"

@@ -120,6 +120,8 @@ def test_target_that_does_not_take_cfg_and_seed(prove, workdir) -> None:
         ["--salt", "00112233445566778899aabbccddeeff", "--pair-with", "latest"],
         ["--salt", "00112233", "--resume", "x"],
         ["--backend", "cloud"],
+        ["--target", "agent.rollout"],
+        ["--resume", "--target", "agent:rollout"],
     ],
 )
 def test_command_line_errors_exit_2(prove, workdir, args: list[str]) -> None:
