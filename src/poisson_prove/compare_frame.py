@@ -88,7 +88,9 @@ def _codes(indices: pa.Array) -> np.ndarray:
     return _plain_values(indices, -1).astype(np.int32, copy=False)
 
 
-def _numbers(column: pa.ChunkedArray, dtype: type, fill: float | int) -> np.ndarray:
+def column_numbers(column: pa.ChunkedArray, dtype: type, fill: float | int) -> np.ndarray:
+    """A fixed-width column as one NumPy array, nulls as `fill` (never through pandas:
+    ChunkedArray.to_numpy imports it)."""
     if column.num_chunks == 0:
         return np.empty(0, dtype=dtype)
     return np.concatenate([_plain_values(chunk, fill) for chunk in column.chunks]).astype(dtype, copy=False)
@@ -113,11 +115,11 @@ def read_frame(info: RunInfo) -> RunFrame:
     return RunFrame(
         info=info,
         cell=coded(table.column("cell")),
-        replicate=_numbers(table.column("replicate"), np.int64, 0),
-        seed=_numbers(table.column("seed"), np.int64, 0),
+        replicate=column_numbers(table.column("replicate"), np.int64, 0),
+        seed=column_numbers(table.column("seed"), np.int64, 0),
         outcome=coded(table.column("outcome")),
-        t=_numbers(table.column("t"), np.float64, np.nan),
-        horizon=_numbers(table.column("horizon"), np.float64, np.nan),
+        t=column_numbers(table.column("t"), np.float64, np.nan),
+        horizon=column_numbers(table.column("horizon"), np.float64, np.nan),
         case_id=coded(table.column("case_id")),
         error_kind=coded(table.column("error_kind")),
     )

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 import pyarrow.parquet as pq
 
-from poisson_prove.compare_frame import coded, read_columns
+from poisson_prove.compare_frame import coded, column_numbers, read_columns
 from poisson_prove.conditions import cell_key, cell_label, cfg_of, format_value
 from poisson_prove.errors import ProveError
 from poisson_prove.store import RunInfo, RunStore
@@ -216,7 +216,8 @@ def find_episode(
     index = []
     for path in info.batch_files():
         part = pq.ParquetFile(path, read_dictionary=["cell"]).read(columns=["cell", "replicate"])
-        index.append((path, coded(part.column("cell")), part.column("replicate").to_numpy()))
+        replicates = column_numbers(part.column("replicate"), np.int64, -1)
+        index.append((path, coded(part.column("cell")), replicates))
     keys = sorted({key for _, cells, _ in index for key in cells.values})
     order = _cell_order(info, keys)
     if order:
@@ -246,8 +247,12 @@ def find_episode(
         stored_parts.append(replicates[in_cell])
         hit = np.flatnonzero(in_cell & (replicates == replicate))
         if hit.size:
-            full = pq.ParquetFile(path).read(columns=list(_ALL_COLUMNS))
-            rows = full.slice(int(hit[0]), 1).to_pylist()
+            full = pq.ParquetFile(path).read(columns=list(_ALL_COLUMNS)).slice(int(hit[0]), 1)
+            started_at = _utc_text(full.column("started_at"))
+            # pyarrow turns a zoned timestamp into Python through pandas (a second of start-up):
+            # that column is converted on its own, above.
+            rows = full.drop_columns(["started_at"]).to_pylist()
+            rows[0]["started_at"] = started_at
             break
     if not rows:
         stored = np.concatenate(stored_parts) if stored_parts else np.empty(0, dtype=np.int64)
@@ -259,7 +264,6 @@ def find_episode(
             suggestions=[f'poisson-prove inspect "{info.name}" --episode "{condition}/{first}"'],
         )
     row = rows[0]
-    started = row.get("started_at")
     return EpisodeDetail(
         run_id=info.run_id,
         run_name=info.name,
@@ -275,10 +279,27 @@ def find_episode(
         meta=_json_or_text(row.get("meta")),
         error_kind=row.get("error_kind"),
         error_message=row.get("error_message"),
-        started_at=started.isoformat().replace("+00:00", "Z") if started is not None else None,
+        started_at=row["started_at"],
         duration_s=row.get("duration_s"),
         spans=_json_or_text(row.get("spans")),
     )
+
+
+def _utc_text(column: Any) -> str | None:
+    """The one timestamp of a 1-row column as ISO 8601 UTC text (`...Z`), without pandas."""
+    import datetime as dt
+
+    import pyarrow as pa
+
+    if column.null_count:
+        return None
+    ticks = column.cast(pa.int64()).to_pylist()[0]
+    per_second = {"s": 1, "ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}[column.type.unit]
+    seconds, rest = divmod(ticks, per_second)
+    moment = dt.datetime(1970, 1, 1, tzinfo=dt.UTC) + dt.timedelta(
+        seconds=seconds, microseconds=rest * 1_000_000 // per_second
+    )
+    return moment.isoformat().replace("+00:00", "Z")
 
 
 _ALL_COLUMNS = (

@@ -255,7 +255,7 @@ def _imported(stderr: str) -> set[str]:
     return names
 
 
-def test_diff_never_imports_pandas_scipy_stats_or_optimize(prove, workdir: Path) -> None:
+def test_diff_and_inspect_never_import_pandas_scipy_stats_or_optimize(prove, workdir: Path) -> None:
     # Errors leave nulls in outcome and t: pyarrow's own conversion of such columns would
     # import pandas. The MDE of a "no change" row is computed too.
     _store_with_pair(workdir, after_unresolved=48, error=4)
@@ -265,6 +265,11 @@ def test_diff_never_imports_pandas_scipy_stats_or_optimize(prove, workdir: Path)
         imported = _imported(result.stderr)
         assert "poisson_prove.compare" in imported and "scipy.special" in imported  # the log is real
         assert not {"pandas", "scipy.stats", "scipy.optimize"} & imported, args
+    for args in (("inspect",), ("inspect", "--episode", "ticket=refund/0")):
+        result = prove(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
+        assert result.returncode == 0, result.stderr
+        assert "poisson_prove.inspection" in _imported(result.stderr)
+        assert not {"pandas", "scipy"} & _imported(result.stderr), args
     helped = prove("diff", "--help", env={"PYTHONPROFILEIMPORTTIME": "1"})
     assert helped.returncode == 0
     assert not {"numpy", "pyarrow", "scipy", "rich"} & _imported(helped.stderr)
