@@ -122,7 +122,10 @@ def _load_shared(path: str, device: str) -> Any:
         model = _LOADED.get((path, device))
         if model is None:
             from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as transformers_logging
 
+            # its "Loading weights" bar would land in a CI log or the middle of proveai's output
+            transformers_logging.disable_progress_bar()
             model = SentenceTransformer(path, device=device, local_files_only=True)
             _LOADED[(path, device)] = model
         return model

@@ -234,6 +234,7 @@ def test_openai_embedder_tier(proveai_cli: CLI, store, model_server: ModelServer
 def test_calibrate_with_the_local_model(proveai_cli: CLI, workdir: Path, store) -> None:
     result = proveai_cli("calibrate", "--out", "proveai.calibration.json", env=store, timeout=240)
     assert result.returncode == 0, result.stderr
+    assert "Loading weights" not in result.stderr and "it/s]" not in result.stderr  # no third-party bar
     assert (
         result.stdout.startswith("Calibrated ")
         and "with all-MiniLM-L6-v2 → proveai.calibration.json" in result.stdout
