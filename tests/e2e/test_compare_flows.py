@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
+
 from tests.conftest import assert_clean_error
 from tests.e2e.support_bot import DECLARE, PATCHED_PROMPTS, write_file, write_support_bot
 
@@ -24,8 +26,13 @@ def test_example_agent_and_its_patch_trade_where_tools_fail_most(prove, workdir:
     assert first.returncode == 0, first.stderr
     second = prove("sweep", "--yes", "--target", PATCHED, "--pair-with", "latest")
     assert second.returncode == 0, second.stderr
-    runs = sorted(p.name for p in (workdir / "prove-runs").iterdir() if p.is_dir())
-    names = [json.loads((workdir / "prove-runs" / r / "manifest.json").read_text())["name"] for r in runs]
+    # In the order they were made (two runs may share a second, so not by folder name).
+    manifests = sorted(
+        (json.loads(p.read_text()) for p in (workdir / "prove-runs").glob("*/manifest.json")),
+        key=lambda manifest: manifest["created_ns"],
+    )
+    runs = [manifest["run_id"] for manifest in manifests]
+    names = [manifest["name"] for manifest in manifests]
 
     diff = prove("diff")
     assert diff.returncode == 0, diff.stderr
@@ -64,6 +71,13 @@ def test_example_agent_and_its_patch_trade_where_tools_fail_most(prove, workdir:
     assert episode.returncode == 0, episode.stderr
     assert "condition   task_id refund · tool_fail_rate 0.55\n" in episode.stdout
     assert '"case_id": "refund"' in episode.stdout
+    # started_at as stored (read back independently with pandas), in UTC with a Z
+    batches = sorted((workdir / "prove-runs" / runs[1]).glob("episodes/*.parquet"))
+    frame = pd.concat(pd.read_parquet(p) for p in batches)
+    refund = frame.cell.str.contains('"refund"') & frame.cell.str.contains("0.55")
+    stored = frame[refund & (frame.replicate == 0)]
+    started = stored.started_at.iloc[0].isoformat().replace("+00:00", "Z")
+    assert f"started_at  {started}\n" in episode.stdout
 
 
 MIXED_ROLLOUT = """
