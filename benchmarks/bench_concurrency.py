@@ -10,7 +10,8 @@ so the overhead is Dask's per episode; `dask-own` lets each sweep start and clos
 cluster, the end-to-end figure a user sees, start included. Goals: local at 64 >= 0.8 of ideal
 (50x sequential); Dask overhead < 5 ms per episode.
 
-    .venv/bin/python benchmarks/bench_concurrency.py [--rollouts 500] [--skip-sequential-async]
+    .venv/bin/python benchmarks/bench_concurrency.py [--rollouts 500] [--concurrency 1 8 64]
+        [--backends local dask dask-own] [--variants sync async]
 """
 
 from __future__ import annotations
@@ -56,26 +57,17 @@ def _project(root: Path, rollouts: int) -> Path:
 def _sweep_seconds(
     spec: Path, store: Path, target: str, backend: str, overrides: dict[str, object], name: str
 ) -> float:
-    """Wall seconds of the sweep's execution (executor start, every episode, every batch write);
-    the plan and the import check, the same for every case, are left out."""
-    from poisson_prove.sweep import SweepRequest, execute_sweep, prepare_sweep
+    """Wall seconds of the sweep's execution as the sweep itself reports them (executor start,
+    every episode, every batch write); the plan and the import check, the same for every case,
+    are left out."""
+    import poisson_prove
 
-    request = SweepRequest(
-        spec_path=spec,
-        store=store,
-        target=target,
-        name=name,
-        backend=backend,
-        overrides=overrides,
-        max_mde=1.0,
+    result = poisson_prove.run_sweep(
+        spec, store=store, target=target, name=name, backend=backend, overrides=overrides, max_mde=1.0
     )
-    prepared = prepare_sweep(request, import_check="process")
-    started = time.perf_counter()
-    result = execute_sweep(prepared)
-    seconds = time.perf_counter() - started
     if result.status != "complete" or result.errored:
         raise SystemExit(f"{name}: the sweep did not complete cleanly ({result.verdict})")
-    return seconds
+    return result.seconds
 
 
 class _DaskCluster:
