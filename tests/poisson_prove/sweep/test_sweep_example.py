@@ -113,6 +113,10 @@ def test_stopped_run_resumes_to_exactly_the_planned_set(prove, workdir) -> None:
     assert all(r["seed"] == episode_seed(manifest["salt"], r["cell"], r["replicate"]) for r in rows)
     nothing = prove("sweep", "--resume", "--yes")
     assert_clean_error(nothing, 1, "no partial run to resume")
+    # --resume RUN finds the run by name, id or latest (and refuses it: it is complete).
+    for ref in ("stopped-early", manifest["run_id"], "latest"):
+        named = prove("sweep", "--resume", ref, "--yes")
+        assert_clean_error(named, 1, 'run "stopped-early" is complete; there is nothing to resume')
 
 
 def _mid_p(b: int, c: int) -> float:
