@@ -22,6 +22,7 @@ from tests.proveai.snapshot.kit import (
     pinned_project,
     run_pipeline,
     server_env,
+    strict_judge_server,
     table_rows,
     verdicts_of,
 )
@@ -29,16 +30,13 @@ from tests.proveai.snapshot.kit import (
 
 @pytest.fixture
 def server():
-    with ModelServer(judge_verdict="worse") as running:
-        running.judge_rationale = "lost the polite tone"
+    with strict_judge_server() as running:
         yield running
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    make_project(root)
-    return root
+    return make_project(tmp_path / "proj").parent
 
 
 def wait_dead(pid: int) -> bool:

@@ -10,21 +10,26 @@ from pathlib import Path
 import pytest
 
 from tests.proveai.model_server import ModelServer
-from tests.proveai.snapshot.kit import edit, git, make_project, pinned_project, table_rows, verdicts_of
+from tests.proveai.snapshot.kit import (
+    edit,
+    git,
+    make_project,
+    pinned_project,
+    strict_judge_server,
+    table_rows,
+    verdicts_of,
+)
 
 
 @pytest.fixture
 def server():
-    with ModelServer(judge_verdict="worse") as running:
-        running.judge_rationale = "lost the polite tone"
+    with strict_judge_server() as running:
         yield running
 
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = tmp_path / "proj"
-    make_project(root)
-    return root
+    return make_project(tmp_path / "proj").parent
 
 
 def test_judge_unavailable_warns_or_fails_strict(project: Path, server: ModelServer, home: Path) -> None:

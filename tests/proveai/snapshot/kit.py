@@ -6,9 +6,11 @@ PROVEAI_PROVIDER_* variables at the fake model server on 127.0.0.1.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -150,3 +152,13 @@ def pinned_project(project: Path, server: Any, home: Path) -> tuple[CLI, dict[st
     cli = CLI("proveai", project, home)
     assert cli("snapshot", "init", env=env).returncode == 0
     return cli, env
+
+
+@contextlib.contextmanager
+def strict_judge_server() -> Iterator[Any]:
+    """The fake model server whose judge calls every change worse, with a fixed rationale."""
+    from tests.proveai.model_server import ModelServer
+
+    with ModelServer(judge_verdict="worse") as running:
+        running.judge_rationale = "lost the polite tone"
+        yield running
