@@ -59,7 +59,12 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     actions.add_parser("list", parents=[parent, common], help="every snapshot, malformed ones included")
 
     verify = actions.add_parser(
-        "verify", parents=[parent, common], help="re-run the pipeline and grade every agent"
+        "verify",
+        parents=[parent, common],
+        help="re-run the pipeline and grade every agent",
+        epilog="exit codes: 0 nothing failed (drift warns) · 1 regressed, missing or loop count "
+        "changed · 2 usage/input error, or a --no-judge mismatch · 3 a change went unjudged "
+        "under the strict judge",
     )
     verify.add_argument(
         "name", nargs="?", help="verify only this snapshot (default: all, auto-targeted in CI)"
@@ -270,20 +275,11 @@ def _list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _overrides(values: list[str]) -> dict[str, Path]:
-    overrides: dict[str, Path] = {}
-    for value in values:
-        agent, sep, path = value.partition("=")
-        if not sep or not agent.strip() or not path.strip():
-            raise ProveAIError(f"--override {value!r}: expected AGENT=PATH", exit_code=EXIT_USAGE)
-        overrides[agent.strip()] = Path(path.strip())
-    return overrides
-
-
 def _verify(args: argparse.Namespace) -> int:
     from proveai.snapshot.model import check_name, list_snapshots, load_snapshot, snapshot_path
     from proveai.snapshot.render import step_summary_markdown
     from proveai.snapshot.verify import VerifyOptions, verify_snapshot
+    from proveai.snapshot.whatif import parse_overrides
 
     store = _store()
     options = VerifyOptions(
@@ -291,7 +287,7 @@ def _verify(args: argparse.Namespace) -> int:
         no_judge=args.no_judge or _truthy("PROVEAI_NO_JUDGE"),
         strict_judge=args.strict_judge or _truthy("PROVEAI_STRICT_JUDGE"),
         timeout_s=args.timeout,
-        overrides=_overrides(args.override),
+        overrides=parse_overrides(args.override),
         replicates=args.replicates or 0,
         seed=args.seed,
         alpha=args.alpha,

@@ -29,6 +29,17 @@ from proveai.snapshot.grading import (
 from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, unknown_agent_error
 
 
+def parse_overrides(values: list[str]) -> dict[str, Path]:
+    """`--override AGENT=PATH` values as {agent: path}; a value without both parts is refused."""
+    overrides: dict[str, Path] = {}
+    for value in values:
+        agent, sep, path = value.partition("=")
+        if not sep or not agent.strip() or not path.strip():
+            raise ProveAIError(f"--override {value!r}: expected AGENT=PATH", exit_code=EXIT_USAGE)
+        overrides[agent.strip()] = Path(path.strip())
+    return overrides
+
+
 def read_overrides(snapshot: Snapshot, overrides: Mapping[str, Path]) -> dict[str, str]:
     """Check every AGENT=PATH before anything runs; return agent -> new system prompt."""
     prompts = {}
