@@ -205,17 +205,7 @@ def verify_snapshot(
         grading, replicate_rows = replicate_check(snapshot, options, grader, fresh_dir, notes)
     else:
         mode = "rerun"
-        trace = capture_replicates(
-            snapshot.invocation or {},
-            count=1,
-            seed=options.seed,
-            stream="verify",
-            timeout_s=options.timeout_s,
-            trace_name=snapshot.trace_name,
-            keep_dir=fresh_dir,
-            notes=notes,
-            progress=options.progress,
-        )[0]
+        trace = fresh_runs(snapshot, options, 1, options.seed, fresh_dir, notes)[0]
         grading = grade_agents(snapshot, fresh_agents_of_trace(trace), grader=grader)
     if grader is not None and grader.cache is not None:
         grader.cache.save()
@@ -296,6 +286,23 @@ def quick_check(
     return grade_agents(snapshot, fresh_agents_of_capture(snapshot, 0), grader=grader)
 
 
+def fresh_runs(
+    snapshot: Snapshot, options: VerifyOptions, count: int, seed: int | None, keep_dir: Path, notes: list[str]
+) -> list[Trace]:
+    """Re-run the snapshot's recorded command `count` times on the verify seed stream."""
+    return capture_replicates(
+        snapshot.invocation or {},
+        count=count,
+        seed=seed,
+        stream="verify",
+        timeout_s=options.timeout_s,
+        trace_name=snapshot.trace_name,
+        keep_dir=keep_dir,
+        notes=notes,
+        progress=options.progress,
+    )
+
+
 def replicate_check(
     snapshot: Snapshot, options: VerifyOptions, grader: Any, keep_dir: Path, notes: list[str]
 ) -> tuple[Grading, tuple[ReplicateVerdict, ...]]:
@@ -311,17 +318,7 @@ def replicate_check(
             exit_code=EXIT_USAGE,
         )
     seed = 0 if options.seed is None else options.seed
-    traces = capture_replicates(
-        snapshot.invocation or {},
-        count=options.replicates,
-        seed=seed,
-        stream="verify",
-        timeout_s=options.timeout_s,
-        trace_name=snapshot.trace_name,
-        keep_dir=keep_dir,
-        notes=notes,
-        progress=options.progress,
-    )
+    traces = fresh_runs(snapshot, options, options.replicates, seed, keep_dir, notes)
     fresh_rows: dict[str, list[AgentVerdict]] = {}
     for index, trace in enumerate(traces):
         grading = grade_agents(
