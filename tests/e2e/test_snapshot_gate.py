@@ -384,11 +384,15 @@ def test_one_snapshot_that_cannot_rerun_does_not_hide_the_others(
     assert cli("snapshot", "init", "other", env=env).returncode == 0
     (project / "other.py").unlink()  # its command can no longer run
     edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
-    both = cli("snapshot", "verify", env=env)
+    summary = project / "step-summary.md"
+    both = cli("snapshot", "verify", env={**env, "GITHUB_STEP_SUMMARY": str(summary)})
     # a regression (1) outranks a snapshot that could not be verified (2)
     assert both.returncode == 1, (both.stdout, both.stderr)
     assert "error: snapshot 'other': the pipeline (other.py) exited" in both.stderr
     assert "regressed" in table_rows(both.stdout)["draft"]
+    text = summary.read_text(encoding="utf-8")
+    assert "> **error:** snapshot 'other': the pipeline (other.py) exited" in text
+    assert "| draft | ✗ regressed | direct edit | judge: lost the polite tone |" in text
     alone = cli("snapshot", "verify", "other", env=env)
     assert_clean_error(alone, 2, "the pipeline (other.py) exited")
 

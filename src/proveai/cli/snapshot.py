@@ -327,6 +327,7 @@ def _verify(args: argparse.Namespace) -> int:
         print(reason)
     results = []
     codes = []
+    failures: list[str] = []  # snapshots that could not be verified
     for name in names:
         try:
             result = verify_snapshot(
@@ -340,7 +341,9 @@ def _verify(args: argparse.Namespace) -> int:
             if len(names) == 1:
                 raise
             # one snapshot that cannot be verified must not hide the others' verdicts
-            print_error(ProveAIError(f"snapshot {name!r}: {err.message}", suggestions=err.suggestions))
+            failure = ProveAIError(f"snapshot {name!r}: {err.message}", suggestions=err.suggestions)
+            print_error(failure)
+            failures.append(failure.message)
             codes.append(err.exit_code)
             continue
         _render_verify(args, result)
@@ -350,7 +353,7 @@ def _verify(args: argparse.Namespace) -> int:
     if summary_path:
         try:
             with open(summary_path, "a", encoding="utf-8") as handle:
-                handle.write(step_summary_markdown(results, reason))
+                handle.write(step_summary_markdown(results, reason, failures))
         except OSError as exc:
             sys.stderr.write(
                 f"warning: could not write $GITHUB_STEP_SUMMARY ({summary_path}): {exc.strerror}\n"

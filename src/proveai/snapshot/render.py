@@ -94,11 +94,15 @@ def summary_line(result: VerifyResult) -> str:
     )
 
 
-def step_summary_markdown(results: Sequence[VerifyResult], targeting_reason: str | None) -> str:
-    """The verdict table GitHub shows on the workflow run page."""
+def step_summary_markdown(
+    results: Sequence[VerifyResult], targeting_reason: str | None, failures: Sequence[str] = ()
+) -> str:
+    """The verdict table GitHub shows on the workflow run page (and what could not be verified)."""
     lines = ["## proveai snapshot verify", ""]
     if targeting_reason:
         lines += [f"_{targeting_reason}_", ""]
+    for failure in failures:
+        lines += [f"> **error:** {_md(_clip(failure, 500))}", ""]
     for result in results:
         lines += [
             f"### Snapshot `{result.snapshot.name}` v{result.snapshot.version} — "
