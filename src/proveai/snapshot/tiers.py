@@ -11,6 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from proveai.replay.judge import judge_model_name
 from proveai.snapshot.grading import (
     DRIFTED,
     INCONCLUSIVE,
@@ -20,12 +21,6 @@ from proveai.snapshot.grading import (
 )
 from proveai.snapshot.judge_cache import JudgeCache
 from proveai.snapshot.model import AgentDefinition, ExpectedIO
-
-DEFAULT_JUDGE_MODEL = "claude-haiku-4-5"
-
-
-def judge_model_from_env(explicit: str | None = None) -> str:
-    return explicit or os.environ.get("PROVEAI_JUDGE_MODEL") or DEFAULT_JUDGE_MODEL
 
 
 @dataclass
@@ -47,7 +42,7 @@ class TierGrader:
             from proveai.providers.embedding import OpenAICompatibleEmbeddingAdapter
 
             instance = OpenAICompatibleEmbeddingAdapter()
-        return cls(judge_model=judge_model_from_env(judge_model), cache=cache, embedder=instance)
+        return cls(judge_model=judge_model_name(judge_model), cache=cache, embedder=instance)
 
     judge_model: str
     cache: JudgeCache | None = None
