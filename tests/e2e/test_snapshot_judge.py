@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import json
 import socket
+import threading
 from pathlib import Path
 
 import pytest
 
+from proveai.providers.openai import OpenAICompatibleProvider
 from tests.proveai.model_server import ModelServer
 from tests.proveai.snapshot.kit import (
     edit,
@@ -107,3 +109,54 @@ def test_judge_cache_makes_second_verify_free(project: Path, server: ModelServer
     # git sees the snapshot but not the cache
     status = git(project, "status", "--porcelain", "--untracked-files=all")
     assert "proveai/snapshots/latest.json" in status and ".judge_cache.json" not in status
+
+
+class HangUp:
+    """A loopback TCP listener that accepts and at once closes every connection, counting them."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(16)
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        self.thread = threading.Thread(target=self._serve, daemon=True)
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return  # closed by __exit__
+            self.accepted += 1
+            conn.close()
+
+    def __enter__(self) -> HangUp:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.sock.close()
+        self.thread.join(timeout=5)
+
+
+def test_a_judge_that_hangs_up_is_tried_once_per_verify(
+    project: Path, server: ModelServer, home: Path
+) -> None:
+    cli, env = pinned_project(project, server, home)
+    edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")  # two agents change
+    with HangUp() as judge:
+        dead = {
+            **env,
+            "PROVEAI_JUDGE_MODEL": "o3-mini",
+            "OPENAI_BASE_URL": f"http://127.0.0.1:{judge.port}/v1",
+            "OPENAI_API_KEY": "test-key",
+        }
+        loose = cli("snapshot", "verify", env=dead)
+    assert loose.returncode == 0, (loose.stdout, loose.stderr)
+    verdicts = verdicts_of(project, loose.stdout)
+    assert verdicts["draft"]["status"] == verdicts["qa_check"]["status"] == "inconclusive"
+    assert verdicts["draft"]["rationale"] == verdicts["qa_check"]["rationale"]
+    # one judge call's attempts (the provider's retries), not one call per changed agent
+    assert judge.accepted == OpenAICompatibleProvider().max_retries + 1
+    assert "2 agent(s) changed but the judge could not grade them" in loose.stderr

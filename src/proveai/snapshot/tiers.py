@@ -47,9 +47,10 @@ class TierGrader:
     judge_model: str
     cache: JudgeCache | None = None
     embedder: Any = None
-    judge_provider: Any = None
+    judge_provider: Any = None  # None: dispatch(judge_model), resolved on first use
     tier_grades: int = 0  # pairs sent to the tier stack (cache misses)
     unjudged_reasons: list[str] = field(default_factory=list)
+    _judge_resolved: bool = field(default=False, repr=False)
 
     def __call__(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> PairGrade:
         if self.cache is not None:
@@ -70,6 +71,7 @@ class TierGrader:
         """The replay engine's per-agent three-tier grade, mapped to snapshot statuses."""
         from proveai.replay.attribution import grade_outputs
 
+        self._resolve_judge()
         kwargs: dict[str, Any] = {}
         thresholds = self._thresholds(definition.name)
         if thresholds is not None:
@@ -102,6 +104,19 @@ class TierGrader:
         status = verdict.status if verdict.status in (UNCHANGED, DRIFTED, REGRESSED) else REGRESSED
         return PairGrade(status, prefix + rationale, tier)
 
+    def _resolve_judge(self) -> None:
+        if self._judge_resolved:
+            return
+        self._judge_resolved = True
+        if self.judge_provider is not None:
+            return
+        from proveai.providers.registry import dispatch
+
+        try:
+            self.judge_provider = JudgeOnce(dispatch(self.judge_model))
+        except ValueError:
+            pass  # no provider for the judge model: grade_outputs says so in the rationale
+
     def _thresholds(self, agent: str) -> tuple[float, float] | None:
         """Per-agent tier-2 thresholds from proveai.calibration.json, when there is one."""
         if self.embedder is None:
@@ -111,3 +126,30 @@ class TierGrader:
         report = load_calibration()
         return report.thresholds_for(agent) if report is not None else None
 
+
+class JudgeOnce:
+    """The judge's provider for one verify. A failure without an HTTP status (connection
+    refused, timeout, no key) makes every later call fail the same way at once, instead of
+    paying the provider's retries again for each changed output."""
+
+    def __init__(self, provider: Any) -> None:
+        self.provider = provider
+        self.down: Exception | None = None
+
+    @property
+    def provider_id(self) -> str:
+        from proveai.providers.base import provider_id_of
+
+        return provider_id_of(self.provider)  # the response cache keys as the real provider
+
+    def call(self, messages: Any, model: str, **kwargs: Any) -> Any:
+        from proveai.providers.base import ProviderError
+
+        if self.down is not None:
+            raise self.down
+        try:
+            return self.provider.call(messages, model, **kwargs)
+        except ProviderError as exc:
+            if exc.status is None:
+                self.down = exc
+            raise
