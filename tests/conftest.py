@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import os
+import pty
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -102,3 +103,41 @@ def assert_clean_error(result: subprocess.CompletedProcess[str], code: int, *fra
     assert len(error_lines) == 1, result.stderr
     for fragment in fragments:
         assert fragment in result.stderr, (fragment, result.stderr)
+
+
+def run_on_terminal(
+    name: str, args: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float = 120
+) -> tuple[int, str, str]:
+    """Run console script `name` with its stdout on a pseudo-terminal, as a user at a terminal.
+
+    Returns (exit code, what it drew there with CRLF folded to LF, stderr). The terminal is
+    read while the script runs, so a long report never blocks on a full pty buffer.
+    """
+    leader, follower = pty.openpty()
+    process = subprocess.Popen(
+        [script_path(name), *args],
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=follower,
+        stderr=subprocess.PIPE,
+    )
+    os.close(follower)
+    chunks = []
+    try:
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # EIO: the script closed its end
+                break
+            if not chunk:
+                break
+            chunks.append(chunk)
+        process.wait(timeout=timeout)
+    finally:
+        os.close(leader)
+        assert process.stderr is not None
+        errors = process.stderr.read().decode("utf-8", "replace")
+        process.stderr.close()
+    drawn = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
+    return process.returncode, drawn, errors

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
-import pty
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -15,7 +12,7 @@ import poisson_prove
 from poisson_prove.conditions import cell_key
 from poisson_prove.seeding import episode_seed
 from poisson_prove.store import RunStore
-from tests.conftest import assert_clean_error, isolated_env, script_path
+from tests.conftest import assert_clean_error, isolated_env, run_on_terminal
 from tests.poisson_prove.compare.runs import Episodes, from_outcomes, write_run
 
 N = 120
@@ -173,27 +170,10 @@ def test_refusals_on_the_command_line(prove, workdir: Path) -> None:
 
 def _on_a_terminal(workdir: Path, home: Path, columns: str, *args: str) -> str:
     """Run the installed script with its stdout on a pseudo-terminal; what it drew there."""
-    leader, follower = pty.openpty()
-    try:
-        process = subprocess.run(
-            [script_path("poisson-prove"), *args],
-            cwd=workdir, env=isolated_env(home, {"TERM": "xterm-256color", "COLUMNS": columns}),
-            stdout=follower, stderr=subprocess.PIPE, text=True, timeout=120,
-        )
-        os.close(follower)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(leader)
-    assert process.returncode == 0, process.stderr
-    return b"".join(chunks).decode().replace("\r\n", "\n")
+    env = isolated_env(home, {"TERM": "xterm-256color", "COLUMNS": columns})
+    code, drawn, errors = run_on_terminal("poisson-prove", args, workdir, env)
+    assert code == 0, errors
+    return drawn
 
 
 @pytest.mark.parametrize("columns", ["120", "80"])

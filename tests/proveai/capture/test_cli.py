@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import pty
 import re
 import subprocess
 import time
@@ -12,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from proveai import FileExporter, Trace, monitor, record_outcome, regex_match, trace
-from tests.conftest import assert_clean_error, isolated_env, script_path
+from tests.conftest import assert_clean_error, isolated_env, run_on_terminal
 
 
 @monitor("classify", version="v3")
@@ -168,29 +166,10 @@ def test_retired_verbs_exit_2_with_a_redirect(proveai_cli):
 
 def run_in_terminal(args: list[str], cwd: Path, home: Path) -> str:
     """Run the console script with a pseudo-terminal as stdout; return what it drew."""
-    main, child = pty.openpty()
-    env = isolated_env(home)
-    env.pop("TERM", None)
-    env["TERM"] = "xterm-256color"
-    command = [script_path("proveai"), *args]
-    proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=child, stderr=subprocess.PIPE)
-    os.close(child)
-    chunks = []
-    while True:
-        try:
-            data = os.read(main, 65536)
-        except OSError:
-            break
-        if not data:
-            break
-        chunks.append(data)
-    proc.wait(timeout=60)
-    os.close(main)
-    assert proc.stderr is not None
-    errors = proc.stderr.read()
-    proc.stderr.close()
-    assert proc.returncode == 0, errors
-    return b"".join(chunks).decode("utf-8", "replace")
+    env = isolated_env(home, {"TERM": "xterm-256color"})
+    code, drawn, errors = run_on_terminal("proveai", args, cwd, env, timeout=60)
+    assert code == 0, errors
+    return drawn
 
 
 def test_terminal_output_is_coloured_unless_no_color(store, workdir, home):
@@ -216,7 +195,6 @@ print(sorted(name for name in heavy if name in sys.modules))
 
 
 def test_help_lists_every_verb_and_loads_no_heavy_library(proveai_cli, workdir):
-    import subprocess
     import sys
 
     result = proveai_cli("--help")

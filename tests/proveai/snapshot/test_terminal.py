@@ -2,41 +2,16 @@
 
 from __future__ import annotations
 
-import os
-import pty
-import subprocess
 from pathlib import Path
 
-from tests.conftest import CLI, isolated_env, script_path
+from tests.conftest import CLI, isolated_env, run_on_terminal
 from tests.proveai.model_server import ModelServer
 from tests.proveai.snapshot.kit import edit, make_project, run_pipeline, server_env
 
 
 def run_on_tty(args: list[str], cwd: Path, env: dict[str, str]) -> tuple[int, str]:
-    leader, follower = pty.openpty()
-    try:
-        proc = subprocess.run(
-            [script_path("proveai"), *args],
-            cwd=cwd,
-            env=env,
-            stdout=follower,
-            stderr=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            timeout=120,
-        )
-        os.close(follower)
-        chunks = []
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-    finally:
-        os.close(leader)
-    return proc.returncode, b"".join(chunks).decode("utf-8", "replace")
+    code, drawn, _ = run_on_terminal("proveai", args, cwd, env)
+    return code, drawn
 
 
 def test_rich_tables_print_judge_text_verbatim(tmp_path: Path, home: Path) -> None:
