@@ -85,6 +85,14 @@ def plan_lines(prepared: PreparedSweep) -> list[str]:
             f"content {'kept' if capture.content else 'left out'}, values up to "
             f"{_count(capture.max_observation_bytes or 0)} bytes"
         )
+    faults = prepared.spec.chaos.get("faults") or []
+    if faults:
+        # Said on the plan so a declared fault is never mistaken for one that was injected.
+        kinds = ", ".join(sorted({str(f.get("kind")) for f in faults}))
+        lines.append(
+            f"chaos {_plural(len(faults), 'fault')} declared ({kinds}): "
+            "validated, not injected by this version"
+        )
     if prepared.request.episode_timeout is not None:
         lines.append(
             f"timeout each episode in a child process, stopped after {prepared.request.episode_timeout:g} s"

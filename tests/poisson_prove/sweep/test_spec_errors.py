@@ -221,3 +221,14 @@ def test_plan_names_the_concurrency_when_not_1(prove, workdir) -> None:
     assert result.stdout.splitlines()[0] == (
         "plan 40 rollouts of agent: 2 cells x 20 replicates on local (concurrency 3), $0 (local)"
     )
+
+
+def test_declared_chaos_faults_are_said_to_be_validated_not_injected(prove, workdir) -> None:
+    _spec(workdir, extra='[[chaos.faults]]\nkind = "latency"\nrate = 0.1\nseconds = 1\n'
+          '[[chaos.faults]]\nkind = "http_status"\nrate = 0.05\nstatus = 503\n')
+    result = prove("sweep", "--dry-run", "--max-mde", "0.5")
+    assert result.returncode == 0, result.stderr
+    assert (
+        "chaos 2 faults declared (http_status, latency): validated, not injected by this version"
+        in result.stdout.splitlines()
+    )
