@@ -192,24 +192,33 @@ def aalen_johansen_grouped(
     sorted; other times are sorted once for all groups.
     """
     time = np.asarray(time, dtype=float)
-    cause = np.asarray(cause, dtype=np.int64)
+    cause = np.asarray(cause)
+    if cause.dtype.kind not in "iu" or cause.dtype == np.uint64:
+        cause = cause.astype(np.int64)
     group = np.asarray(group)
     if not (time.shape == cause.shape == group.shape) or time.ndim != 1:
         raise ValueError("time, cause and group must be one-dimensional arrays of the same length")
-    if np.isnan(time).any():
+    # min and max propagate NaN: one pass each checks for it and gives the range of times
+    t_min, t_max = (float(time.min()), float(time.max())) if time.size else (0.0, 0.0)
+    if np.isnan(t_min):
         raise ValueError("time contains NaN")
-    n_causes = int(causes if causes is not None else (cause.max() if cause.size else 0))
-    if cause.size and (cause.min() < 0 or cause.max() > n_causes):
+    c_min, c_max = (int(cause.min()), int(cause.max())) if cause.size else (0, 0)
+    n_causes = int(causes if causes is not None else c_max)
+    if cause.size and (c_min < 0 or c_max > n_causes):
         raise ValueError(f"cause must be in 0..{n_causes}")
+    horizon = float(horizon)
+    if _small_labels(group):
+        # Labels 0..L-1 index the table directly; a label with no row has no group.
+        tabulated = _grouped_by_counting(
+            time, cause, group, int(group.max()) + 1, horizon, n_causes, t_min, t_max
+        )
+        if tabulated is not None:
+            return {label: fit for label, fit in enumerate(tabulated) if fit is not None}
     labels, codes = _group_codes(group)
     keys = [label.item() if hasattr(label, "item") else label for label in labels]
-    horizon = float(horizon)
-    tabulated = _grouped_by_counting(time, cause, codes, labels.size, horizon, n_causes)
-    if tabulated is not None:
-        return dict(zip(keys, tabulated, strict=True))
     order = np.lexsort((time, codes))
     bounds = np.searchsorted(codes[order], np.arange(labels.size + 1))
-    sorted_time, sorted_cause = time[order], cause[order]
+    sorted_time, sorted_cause = time[order], cause[order].astype(np.int64, copy=False)
     return {
         key: _aalen_johansen_sorted(
             sorted_time[bounds[i] : bounds[i + 1]], sorted_cause[bounds[i] : bounds[i + 1]], horizon, n_causes
@@ -219,27 +228,53 @@ def aalen_johansen_grouped(
 
 
 def _grouped_by_counting(
-    time: np.ndarray, cause: np.ndarray, codes: np.ndarray, n_groups: int, horizon: float, n_causes: int
-) -> list[AalenJohansen] | None:
-    """The per-group tables by counting, when times are integers in a small range; else None."""
-    inside = time <= horizon
-    t_in = time[inside]
-    if t_in.size == 0 or not np.array_equal(t_in, np.floor(t_in)):
+    time: np.ndarray,
+    cause: np.ndarray,
+    codes: np.ndarray,
+    n_groups: int,
+    horizon: float,
+    n_causes: int,
+    t_min: float,
+    t_max: float,
+) -> list[AalenJohansen | None] | None:
+    """The per-group tables by counting, when times are integers in a small range; else None.
+    A group code without a row gets None in the list.
+
+    One table of (group, time, cause) counts over every row: times past the horizon share
+    one last column (still running at h), so totals, censorings before h and the events and
+    exits at each time t <= h all come from it, without selecting rows first.
+    """
+    if not time.size or not t_min <= horizon or not np.isfinite(t_max) or t_min != np.floor(t_min):
         return None
-    low = int(t_in.min())
-    span = int(t_in.max()) - low + 1
+    low = int(t_min)
+    beyond = t_max > horizon
+    top = float(np.floor(horizon)) + 1.0 if beyond else t_max  # the column past h, if any
+    span = int(top) - low + 1
     width = n_causes + 1
     cells = n_groups * span * width
     if cells > max(4 * time.size, 1_000_000):
         return None
-    flat = (codes[inside] * span + (t_in.astype(np.int64) - low)) * width + cause[inside]
+    clipped = np.minimum(time, top) if beyond else time
+    steps = clipped.astype(np.intp)
+    if not np.array_equal(steps, clipped):
+        return None  # a time that is not an integer (at or before the horizon)
+    flat = np.multiply(codes, span, dtype=np.intp, casting="unsafe")  # codes < 1,000,000
+    flat += steps
+    if low:
+        flat -= low
+    flat *= width
+    flat += cause
     table = np.bincount(flat, minlength=cells).reshape(n_groups, span, width)
-    totals = np.bincount(codes, minlength=n_groups)
-    early_censored = inside & (cause == 0) & (time < horizon)
-    censored_before = np.bincount(codes[early_censored], minlength=n_groups)
+    within = span - 1 if beyond else span  # columns of times t <= h
+    before = within - 1 if float(low + within - 1) == horizon else within  # times t < h
+    totals = table.sum(axis=(1, 2))
+    censored_before = table[:, :before, 0].sum(axis=1)
     results = []
     for g in range(n_groups):
-        per_time = table[g]
+        if not totals[g]:
+            results.append(None)
+            continue
+        per_time = table[g, :within]
         ended = per_time.sum(axis=1)
         present = np.flatnonzero(ended)
         left_before = (np.cumsum(ended) - ended)[present]
@@ -249,9 +284,16 @@ def _grouped_by_counting(
     return results
 
 
+def _small_labels(group: np.ndarray) -> bool:
+    """Integer labels in 0..999,999 (codes, condition indices): usable as table indices."""
+    return bool(
+        group.dtype.kind in "iu" and group.size and group.min() >= 0 and group.max() < 1_000_000
+    )
+
+
 def _group_codes(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct labels, each row's index into them); small integer labels without a sort."""
-    if group.dtype.kind in "iu" and group.size and group.min() >= 0 and group.max() < 1_000_000:
+    if _small_labels(group):
         present = np.bincount(group) > 0
         labels = np.flatnonzero(present)
         lookup = np.cumsum(present) - 1
