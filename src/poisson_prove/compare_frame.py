@@ -8,8 +8,10 @@ and every later step is NumPy over those codes.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
@@ -103,8 +105,21 @@ def read_columns(info: RunInfo, columns: Sequence[str]) -> pa.Table:
     if not files:
         return schema.empty_table()
     wanted_dict = [name for name in columns if name in _DICTIONARY_COLUMNS]
-    # ParquetFile, not pq.read_table: the latter imports pyarrow.dataset and with it pandas (~1 s).
-    tables = [pq.ParquetFile(f, read_dictionary=wanted_dict).read(columns=list(columns)) for f in files]
+
+    def read(path: Path) -> pa.Table:
+        # ParquetFile, not pq.read_table: the latter imports pyarrow.dataset and with it pandas (~1 s).
+        return pq.ParquetFile(path, read_dictionary=wanted_dict).read(columns=list(columns))
+
+    workers = min(len(files), os.cpu_count() or 1, 8)
+    if workers > 1:
+        # One file per thread (Parquet decoding releases the GIL): faster than one file at a
+        # time with its columns decoded in parallel; map keeps the write order.
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(workers) as pool:
+            tables = list(pool.map(read, files))
+    else:
+        tables = [read(f) for f in files]
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
     return table.unify_dictionaries()
 
@@ -129,8 +144,8 @@ def recode(coded: Coded, universe: Sequence[str]) -> np.ndarray:
     """Codes of `coded` re-expressed as indices into `universe` (-1 for null or absent)."""
     position = {value: i for i, value in enumerate(universe)}
     lookup = np.array([position.get(v, -1) for v in coded.values] + [-1], dtype=np.int32)
-    # index -1 (null) picks the trailing -1 of the lookup table
-    return lookup[coded.codes]
+    # index -1 (null) wraps to the trailing -1 of the lookup table (take: half the time of [])
+    return np.take(lookup, coded.codes, mode="wrap")
 
 
 def distinct_cases_per_cell(frame: RunFrame) -> dict[str, tuple[str, ...]]:

@@ -254,11 +254,12 @@ def _grouped_by_counting(
     cells = n_groups * span * width
     if cells > max(4 * time.size, 1_000_000):
         return None
+    index = np.int32 if cells < 2**31 else np.intp  # half the memory traffic of int64
     clipped = np.minimum(time, top) if beyond else time
-    steps = clipped.astype(np.intp)
+    steps = clipped.astype(index)
     if not np.array_equal(steps, clipped):
         return None  # a time that is not an integer (at or before the horizon)
-    flat = np.multiply(codes, span, dtype=np.intp, casting="unsafe")  # codes < 1,000,000
+    flat = np.multiply(codes, span, dtype=index, casting="unsafe")  # codes < 1,000,000
     flat += steps
     if low:
         flat -= low
@@ -286,9 +287,7 @@ def _grouped_by_counting(
 
 def _small_labels(group: np.ndarray) -> bool:
     """Integer labels in 0..999,999 (codes, condition indices): usable as table indices."""
-    return bool(
-        group.dtype.kind in "iu" and group.size and group.min() >= 0 and group.max() < 1_000_000
-    )
+    return bool(group.dtype.kind in "iu" and group.size and group.min() >= 0 and group.max() < 1_000_000)
 
 
 def _group_codes(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
