@@ -123,18 +123,21 @@ def _best_of(rounds: int, work):
 
 
 def _ours(root: Path, horizon: float) -> dict:
-    """Every (run, condition, outcome) incidence and variance at `horizon`, read from the store."""
-    from poisson_prove.compare_frame import read_frame, recode
+    """Every (run, condition, outcome) incidence and variance at `horizon`, read from the store:
+    the same three columns the pandas side reads, strings as dictionary codes."""
+    from poisson_prove.compare_frame import coded, column_numbers, read_columns, recode
     from poisson_prove.stats.incidence import aalen_johansen_grouped
 
     out = {}
     for info in RunStore(root).runs():
-        frame = read_frame(info)
-        cause = recode(frame.outcome, OUTCOMES) + 1
-        fits = aalen_johansen_grouped(frame.t, cause, frame.cell.codes, horizon, causes=len(OUTCOMES))
+        table = read_columns(info, ("cell", "outcome", "t"))
+        cell, outcome = coded(table.column("cell")), coded(table.column("outcome"))
+        t = column_numbers(table.column("t"), np.float64, np.nan)
+        cause = recode(outcome, OUTCOMES) + 1
+        fits = aalen_johansen_grouped(t, cause, cell.codes, horizon, causes=len(OUTCOMES))
         for code, fit in fits.items():
             for k, name in enumerate(OUTCOMES):
-                out[(info.name, frame.cell.values[code], name)] = (fit.incidence[k], fit.variance[k])
+                out[(info.name, cell.values[code], name)] = (fit.incidence[k], fit.variance[k])
     return out
 
 
