@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 
 from poisson_prove.store import EPISODE_SCHEMA, RunInfo
@@ -54,6 +53,8 @@ class RunFrame:
 def coded(column: pa.ChunkedArray) -> Coded:
     """Dictionary-encoded chunks (with one shared dictionary after unification) -> Coded."""
     if not pa.types.is_dictionary(column.type):
+        import pyarrow.compute as pc  # 50 ms to import: only for a column stored without a dictionary
+
         column = pc.dictionary_encode(column)
     chunks = column.chunks
     if not chunks:
@@ -154,7 +155,12 @@ def distinct_cases_per_cell(frame: RunFrame) -> dict[str, tuple[str, ...]]:
     if not has_case.any():
         return {}
     n_cases = len(frame.case_id.values)
-    pairs = np.unique(frame.cell.codes[has_case].astype(np.int64) * n_cases + frame.case_id.codes[has_case])
+    combined = frame.cell.codes[has_case].astype(np.int64) * n_cases + frame.case_id.codes[has_case]
+    if len(frame.cell.values) * n_cases <= max(4 * combined.size, 1_000_000) and combined.min() >= 0:
+        # few (condition, case) combinations: counted, not sorted
+        pairs = np.flatnonzero(np.bincount(combined, minlength=len(frame.cell.values) * n_cases))
+    else:
+        pairs = np.unique(combined)
     cells, counts = np.unique(pairs // n_cases, return_counts=True)
     mixed: dict[str, tuple[str, ...]] = {}
     for cell_code in cells[counts > 1]:
@@ -171,6 +177,9 @@ def pair_rows(
     Keys must identify (condition, replicate) uniquely per side after dropping duplicates; a
     duplicated key keeps its first row (a store never holds one, but a copied batch could).
     """
+    dense = _pair_rows_dense(before_keys, before_seed, after_keys, after_seed)
+    if dense is not None:
+        return dense
     _, first_before = np.unique(before_keys, return_index=True)
     _, first_after = np.unique(after_keys, return_index=True)
     _, in_before, in_after = np.intersect1d(
@@ -178,5 +187,31 @@ def pair_rows(
     )
     rows_before = first_before[in_before]
     rows_after = first_after[in_after]
+    same_seed = before_seed[rows_before] == after_seed[rows_after]
+    return rows_before[same_seed], rows_after[same_seed]
+
+
+def _pair_rows_dense(
+    before_keys: np.ndarray, before_seed: np.ndarray, after_keys: np.ndarray, after_seed: np.ndarray
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """pair_rows without a sort, for small non-negative keys none of which repeats on a side
+    (what a store holds: keys are condition x replicate); None otherwise."""
+    if not before_keys.size or not after_keys.size:
+        return None
+    low = min(int(before_keys.min()), int(after_keys.min()))
+    high = max(int(before_keys.max()), int(after_keys.max()))
+    if low < 0 or high >= max(4 * (before_keys.size + after_keys.size), 1_000_000):
+        return None
+    index = np.int32 if max(before_keys.size, after_keys.size) < 2**31 else np.intp
+    rows = []
+    for keys in (before_keys, after_keys):
+        row_of = np.full(high + 1, -1, dtype=index)  # each key's row, -1 where absent
+        row_of[keys] = np.arange(keys.size, dtype=index)
+        if np.count_nonzero(row_of >= 0) != keys.size:
+            return None  # a repeated key: the sorting path keeps its first row
+        rows.append(row_of)
+    shared = np.flatnonzero((rows[0] >= 0) & (rows[1] >= 0))  # ascending, as intersect1d's
+    rows_before = rows[0][shared].astype(np.intp)
+    rows_after = rows[1][shared].astype(np.intp)
     same_seed = before_seed[rows_before] == after_seed[rows_after]
     return rows_before[same_seed], rows_after[same_seed]
