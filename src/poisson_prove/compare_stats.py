@@ -67,28 +67,45 @@ def rates_by_horizon(
     """
     from poisson_prove.stats import incidence
 
-    inside = cell >= 0
-    rows_by_cell = np.bincount(cell[inside], minlength=cells)
-    valid = inside & (cause > 0)
-    n = np.bincount(cell[valid], minlength=cells)
     if early is None:
         early = np.zeros(cell.shape, dtype=bool)
-    known = n - np.bincount(cell[valid & early], minlength=cells)
-    by_horizon = valid & (t <= horizon) & ~early
-    flat = cell[by_horizon] * universe + (cause[by_horizon] - 1)
-    k = np.bincount(flat, minlength=cells * universe).reshape(cells, universe)
+    # One count of every row by (condition + 1, outcome, early, t against h), the condition
+    # -1 (outside the comparison) in slot 0 and t's three cases: neither (NaN), t <= h, t > h.
+    width = universe + 1
+    key = np.add(cell, 1, dtype=np.int32, casting="unsafe")
+    key *= width
+    key += cause
+    key *= 2
+    key += early
+    key *= 3
+    key += t <= horizon
+    after = t > horizon
+    key += after
+    key += after
+    table = np.bincount(key, minlength=(cells + 1) * width * 6).reshape(cells + 1, width, 2, 3)[1:]
+    rows_by_cell = table.sum(axis=(1, 2, 3))
+    with_outcome = table[:, 1:]
+    n = with_outcome.sum(axis=(1, 2, 3))
+    known = n - with_outcome[:, :, 1].sum(axis=(1, 2))
+    k = np.ascontiguousarray(with_outcome[:, :, 0, 1])  # not early, t <= h
     with np.errstate(invalid="ignore", divide="ignore"):
         share = np.where(n[:, None] > 0, k / np.maximum(n, 1)[:, None], np.nan)
     variance = np.full((cells, universe), np.nan)
     starred = np.zeros((cells, universe), dtype=bool)
     # Still running at the horizon: censored there. Only those conditions need Aalen-Johansen;
     # with no censoring before the horizon it equals k/n, which the estimator confirms.
-    running = valid & ((t > horizon) | early)
-    censored_cells = np.unique(cell[running])
+    running = with_outcome[:, :, 0, 2].sum(axis=1) + with_outcome[:, :, 1].sum(axis=(1, 2))
+    censored_cells = np.flatnonzero(running)
     if censored_cells.size:
-        rows = valid & np.isin(cell, censored_cells)
-        observed = np.where(early, 0, cause)  # 0: censored at its t
-        fits = incidence.aalen_johansen_grouped(t[rows], observed[rows], cell[rows], horizon, causes=universe)
+        observed = np.where(early, 0, cause) if early.any() else cause  # 0: censored at its t
+        if n.sum() == cell.size and censored_cells.size == np.count_nonzero(n):
+            # every row has an outcome in a condition that needs the estimator: no selection
+            fits = incidence.aalen_johansen_grouped(t, observed, cell, horizon, causes=universe)
+        else:
+            rows = (cell >= 0) & (cause > 0) & np.isin(cell, censored_cells)
+            fits = incidence.aalen_johansen_grouped(
+                t[rows], observed[rows], cell[rows], horizon, causes=universe
+            )
         for c, fit in fits.items():
             share[c] = fit.incidence
             variance[c] = fit.variance
@@ -128,25 +145,36 @@ def _rate(table: RateTable, c: int, e: int) -> Rate:
 def _mcnemar_counts(side_b: Any, side_a: Any, cells: int, universe: int, horizon: float) -> tuple:
     """Pairs per condition, and b / c per (condition, outcome) from the joined twins."""
     # A twin censored before the horizon has no known fate by it: the pair is left out.
-    valid_b = np.flatnonzero((side_b.cell >= 0) & (side_b.cause > 0) & ~side_b.early)
-    valid_a = np.flatnonzero((side_a.cell >= 0) & (side_a.cause > 0) & ~side_a.early)
+    valid_b = _rows_where((side_b.cell >= 0) & (side_b.cause > 0) & ~side_b.early)
+    valid_a = _rows_where((side_a.cell >= 0) & (side_a.cause > 0) & ~side_a.early)
     stride = int(max(side_b.frame.replicate.max(initial=0), side_a.frame.replicate.max(initial=0))) + 1
-    key_b = side_b.cell[valid_b].astype(np.int64) * stride + side_b.frame.replicate[valid_b]
-    key_a = side_a.cell[valid_a].astype(np.int64) * stride + side_a.frame.replicate[valid_a]
-    rb, ra = pair_rows(key_b, side_b.frame.seed[valid_b], key_a, side_a.frame.seed[valid_a])
-    rb, ra = valid_b[rb], valid_a[ra]
-    cell = side_b.cell[rb]
-    pairs = np.bincount(cell, minlength=cells)
-    before = np.where(side_b.t[rb] <= horizon, side_b.cause[rb], 0)
-    after = np.where(side_a.t[ra] <= horizon, side_a.cause[ra], 0)
-    differ = before != after
+    key_b = _pick(side_b.cell, valid_b).astype(np.int64) * stride + _pick(side_b.frame.replicate, valid_b)
+    key_a = _pick(side_a.cell, valid_a).astype(np.int64) * stride + _pick(side_a.frame.replicate, valid_a)
+    rb, ra = pair_rows(key_b, _pick(side_b.frame.seed, valid_b), key_a, _pick(side_a.frame.seed, valid_a))
+    if valid_b is not None:
+        rb = valid_b[rb]
+    if valid_a is not None:
+        ra = valid_a[ra]
+    # One count of the pairs by (condition, fate before, fate after), fate 0 = none by h.
+    width = universe + 1
+    key = side_b.cell[rb].astype(np.int64) * width
+    key += np.where(side_b.t[rb] <= horizon, side_b.cause[rb], 0)
+    key *= width
+    key += np.where(side_a.t[ra] <= horizon, side_a.cause[ra], 0)
+    table = np.bincount(key, minlength=cells * width * width).reshape(cells, width, width)
+    pairs = table.sum(axis=(1, 2))
+    same = np.diagonal(table, axis1=1, axis2=2)[:, 1:]
+    # b: the event before and another fate after; c: the reverse
+    return pairs, table[:, 1:, :].sum(axis=2) - same, table[:, :, 1:].sum(axis=1) - same
 
-    def count(event: np.ndarray) -> np.ndarray:
-        hit = differ & (event > 0)
-        flat = cell[hit] * universe + (event[hit] - 1)
-        return np.bincount(flat, minlength=cells * universe).reshape(cells, universe)
 
-    return pairs, count(before), count(after)
+def _rows_where(mask: np.ndarray) -> np.ndarray | None:
+    """The indices where `mask` holds; None when it holds everywhere (no selection needed)."""
+    return None if mask.all() else np.flatnonzero(mask)
+
+
+def _pick(values: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
+    return values if rows is None else values[rows]
 
 
 def condition_tests(
