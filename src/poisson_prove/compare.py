@@ -154,8 +154,10 @@ def _side(frame: RunFrame, cells: Sequence[str], universe: Sequence[str], timeou
         kind = recode(frame.error_kind, [EPISODE_TIMEOUT])
         cause = np.where(kind == 0, len(universe), cause)
     has = cause > 0
-    horizons = frame.horizon[has & np.isfinite(frame.horizon)]
-    horizon = float(horizons.max()) if horizons.size else float("nan")
+    # the largest finite horizon of a row with an outcome, without selecting the rows
+    horizon = float(np.max(frame.horizon, where=has & np.isfinite(frame.horizon), initial=-np.inf))
+    if horizon == -np.inf:
+        horizon = float("nan")
     t = frame.t.copy()  # episode_timeout rows get a time below; the frame stays as read
     early = np.zeros(frame.rows, dtype=bool)
     return _Side(frame.info, frame, recode(frame.cell, cells), cause.astype(np.int64), t, horizon, early)

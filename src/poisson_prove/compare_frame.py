@@ -96,7 +96,12 @@ def column_numbers(column: pa.ChunkedArray, dtype: type, fill: float | int) -> n
     ChunkedArray.to_numpy imports it)."""
     if column.num_chunks == 0:
         return np.empty(0, dtype=dtype)
-    return np.concatenate([_plain_values(chunk, fill) for chunk in column.chunks]).astype(dtype, copy=False)
+    out = np.empty(len(column), dtype=dtype)  # each chunk copied (and widened) once, into place
+    at = 0
+    for chunk in column.chunks:
+        out[at : at + len(chunk)] = _plain_values(chunk, fill)
+        at += len(chunk)
+    return out
 
 
 def read_columns(info: RunInfo, columns: Sequence[str]) -> pa.Table:
@@ -155,7 +160,10 @@ def distinct_cases_per_cell(frame: RunFrame) -> dict[str, tuple[str, ...]]:
     if not has_case.any():
         return {}
     n_cases = len(frame.case_id.values)
-    combined = frame.cell.codes[has_case].astype(np.int64) * n_cases + frame.case_id.codes[has_case]
+    cell, case = frame.cell.codes, frame.case_id.codes
+    if not has_case.all():
+        cell, case = cell[has_case], case[has_case]
+    combined = np.multiply(cell, n_cases, dtype=np.int64) + case
     if len(frame.cell.values) * n_cases <= max(4 * combined.size, 1_000_000) and combined.min() >= 0:
         # few (condition, case) combinations: counted, not sorted
         pairs = np.flatnonzero(np.bincount(combined, minlength=len(frame.cell.values) * n_cases))
