@@ -207,11 +207,10 @@ def aalen_johansen_grouped(
     if cause.size and (c_min < 0 or c_max > n_causes):
         raise ValueError(f"cause must be in 0..{n_causes}")
     horizon = float(horizon)
-    if _small_labels(group):
+    largest = _largest_small_label(group)
+    if largest is not None:
         # Labels 0..L-1 index the table directly; a label with no row has no group.
-        tabulated = _grouped_by_counting(
-            time, cause, group, int(group.max()) + 1, horizon, n_causes, t_min, t_max
-        )
+        tabulated = _grouped_by_counting(time, cause, group, largest + 1, horizon, n_causes, t_min, t_max)
         if tabulated is not None:
             return {label: fit for label, fit in enumerate(tabulated) if fit is not None}
     labels, codes = _group_codes(group)
@@ -254,7 +253,10 @@ def _grouped_by_counting(
     cells = n_groups * span * width
     if cells > max(4 * time.size, 1_000_000):
         return None
-    index = np.int32 if cells < 2**31 else np.intp  # half the memory traffic of int64
+    # The narrowest integer that holds every count index and time, and every partial sum
+    # below: less memory traffic.
+    reach = cells + abs(low) + abs(int(top)) + 1
+    index = np.int16 if reach < 2**15 else np.int32 if reach < 2**31 else np.intp
     clipped = np.minimum(time, top) if beyond else time
     steps = clipped.astype(index)
     if not np.array_equal(steps, clipped):
@@ -285,14 +287,18 @@ def _grouped_by_counting(
     return results
 
 
-def _small_labels(group: np.ndarray) -> bool:
-    """Integer labels in 0..999,999 (codes, condition indices): usable as table indices."""
-    return bool(group.dtype.kind in "iu" and group.size and group.min() >= 0 and group.max() < 1_000_000)
+def _largest_small_label(group: np.ndarray) -> int | None:
+    """The largest label when labels are integers in 0..999,999 (codes, condition indices),
+    usable as table indices; else None."""
+    if group.dtype.kind not in "iu" or not group.size or group.min() < 0:
+        return None
+    largest = int(group.max())
+    return largest if largest < 1_000_000 else None
 
 
 def _group_codes(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """(sorted distinct labels, each row's index into them); small integer labels without a sort."""
-    if _small_labels(group):
+    if _largest_small_label(group) is not None:
         present = np.bincount(group) > 0
         labels = np.flatnonzero(present)
         lookup = np.cumsum(present) - 1
