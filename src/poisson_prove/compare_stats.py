@@ -235,7 +235,9 @@ def condition_tests(
     verdicts = np.where(
         flagged & (direction > 0), "rose", np.where(flagged & (direction < 0), "fell", "no change")
     )
-    mde = _mde_lookup(tables, tested, event_index, q / m if m else q, pairs)
+    # Only a "no change" shows the smallest change it could have seen: only those are computed.
+    unchanged = [key for key, verdict in zip(tested, verdicts, strict=True) if verdict == "no change"]
+    mde = _mde_lookup(tables, unchanged, event_index, q / m if m else q, pairs)
 
     results: dict[int, list[OutcomeResult]] = {}
     position = {key: i for i, key in enumerate(tested)}
