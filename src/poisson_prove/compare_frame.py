@@ -70,6 +70,8 @@ def _plain_values(array: pa.Array, fill: float | int) -> np.ndarray:
     pc.fill_null's scalar) imports pandas, a second of start-up for every command.
     """
     dtype = _NUMPY_TYPES[array.type.id]
+    if array.null_count == len(array) > 0:  # a column never filled (error_kind of a clean run)
+        return np.full(len(array), fill, dtype=np.result_type(dtype, np.min_scalar_type(fill)))
     data = np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array) + array.offset)[array.offset:]
     if array.null_count == 0:
         return data
