@@ -13,6 +13,7 @@ from tests.conftest import assert_clean_error
 from tests.e2e.support_bot import DECLARE, PATCHED_PROMPTS, write_file, write_support_bot
 
 PATCHED = "poisson_prove.examples.mock_agent:rollout_patched"
+EXAMPLE_SALT = "5eed00000000000000000000000000a1"
 
 
 def _compared(home: Path) -> list[dict]:
@@ -22,7 +23,8 @@ def _compared(home: Path) -> list[dict]:
 
 def test_example_agent_and_its_patch_trade_where_tools_fail_most(prove, workdir: Path, home: Path) -> None:
     assert prove("init", "--example").returncode == 0
-    first = prove("sweep", "--yes")
+    # A pinned salt makes the verdicts reproducible (the example shows this trade for >99% of salts).
+    first = prove("sweep", "--yes", "--salt", EXAMPLE_SALT)
     assert first.returncode == 0, first.stderr
     second = prove("sweep", "--yes", "--target", PATCHED, "--pair-with", "latest")
     assert second.returncode == 0, second.stderr

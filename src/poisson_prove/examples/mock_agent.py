@@ -19,11 +19,13 @@ from poisson_prove.episode import Episode
 
 HORIZON = 20  # tool calls
 
+# Tuned so that, on 194 paired replicates, the trade shows at refund x 0.55 (and only there)
+# for more than 99% of run salts: a demo that reads the same on every machine.
 #: task -> (successful tool calls it needs, chance of the forbidden fallback after a failure)
 TASKS: dict[str, tuple[int, float]] = {
-    "refund": (10, 0.10),
+    "refund": (11, 0.10),
     "lookup": (3, 0.15),
-    "schedule": (6, 0.15),
+    "schedule": (5, 0.15),
 }
 
 
