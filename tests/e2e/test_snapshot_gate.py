@@ -9,8 +9,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 from proveai.replay.artifacts import Run
 from proveai.store import Store
 from tests.conftest import CLI, assert_clean_error, isolated_env
@@ -22,21 +20,9 @@ from tests.proveai.snapshot.kit import (
     pinned_project,
     run_pipeline,
     server_env,
-    strict_judge_server,
     table_rows,
     verdicts_of,
 )
-
-
-@pytest.fixture
-def server():
-    with strict_judge_server() as running:
-        yield running
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    return make_project(tmp_path / "proj").parent
 
 
 def wait_dead(pid: int) -> bool:

@@ -8,30 +8,15 @@ import socket
 import threading
 from pathlib import Path
 
-import pytest
-
 from proveai.providers.openai import OpenAICompatibleProvider
 from tests.proveai.model_server import ModelServer
 from tests.proveai.snapshot.kit import (
     edit,
     git,
-    make_project,
     pinned_project,
-    strict_judge_server,
     table_rows,
     verdicts_of,
 )
-
-
-@pytest.fixture
-def server():
-    with strict_judge_server() as running:
-        yield running
-
-
-@pytest.fixture
-def project(tmp_path: Path) -> Path:
-    return make_project(tmp_path / "proj").parent
 
 
 def test_judge_unavailable_warns_or_fails_strict(project: Path, server: ModelServer, home: Path) -> None:
