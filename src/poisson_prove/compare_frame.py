@@ -15,7 +15,6 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from poisson_prove.store import EPISODE_SCHEMA, RunInfo
 
@@ -115,8 +114,7 @@ def read_columns(info: RunInfo, columns: Sequence[str]) -> pa.Table:
     wanted_dict = [name for name in columns if name in _DICTIONARY_COLUMNS]
 
     def read(path: Path) -> pa.Table:
-        # ParquetFile, not pq.read_table: the latter imports pyarrow.dataset and with it pandas (~1 s).
-        return pq.ParquetFile(path, read_dictionary=wanted_dict).read(columns=list(columns))
+        return info.read_batch(path, columns, read_dictionary=wanted_dict)
 
     workers = min(len(files), os.cpu_count() or 1, 8)
     if workers > 1:

@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import pyarrow.parquet as pq
 
 from poisson_prove.compare_frame import coded, column_numbers, read_columns
 from poisson_prove.conditions import cell_key, cell_label, cfg_of, format_value
@@ -215,7 +214,7 @@ def find_episode(
     # in full afterwards, so a run of a million episodes answers quickly.
     index = []
     for path in info.batch_files():
-        part = pq.ParquetFile(path, read_dictionary=["cell"]).read(columns=["cell", "replicate"])
+        part = info.read_batch(path, ["cell", "replicate"], read_dictionary=["cell"])
         replicates = column_numbers(part.column("replicate"), np.int64, -1)
         index.append((path, coded(part.column("cell")), replicates))
     keys = sorted({key for _, cells, _ in index for key in cells.values})
@@ -247,7 +246,7 @@ def find_episode(
         stored_parts.append(replicates[in_cell])
         hit = np.flatnonzero(in_cell & (replicates == replicate))
         if hit.size:
-            full = pq.ParquetFile(path).read(columns=list(_ALL_COLUMNS)).slice(int(hit[0]), 1)
+            full = info.read_batch(path, _ALL_COLUMNS).slice(int(hit[0]), 1)
             started_at = _utc_text(full.column("started_at"))
             # pyarrow turns a zoned timestamp into Python through pandas (a second of start-up):
             # that column is converted on its own, above.

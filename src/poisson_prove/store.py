@@ -123,15 +123,36 @@ class RunInfo:
     def read_episodes(self, columns: Sequence[str] | None = None) -> pa.Table:
         """Every stored episode of this run as one Arrow table (the store's schema)."""
         import pyarrow as pa
-        import pyarrow.parquet as pq
 
         schema = episode_schema()
         files = self.batch_files()
         wanted = list(columns) if columns else list(EPISODE_COLUMNS)
         if not files:
             return schema.empty_table().select(wanted)
-        tables = [pq.read_table(f, columns=wanted, schema=schema) for f in files]
-        return pa.concat_tables(tables)
+        tables = [self.read_batch(f, wanted) for f in files]
+        return pa.concat_tables(tables).cast(pa.schema([schema.field(name) for name in wanted]))
+
+    def read_batch(self, path: Path, columns: Sequence[str], read_dictionary: Sequence[str] = ()) -> pa.Table:
+        """One batch file's columns; a file that is not readable Parquet is a ProveError naming it.
+
+        ParquetFile rather than pq.read_table: the latter imports pyarrow.dataset and pandas (~1 s).
+        """
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+
+        try:
+            parquet = pq.ParquetFile(path, read_dictionary=list(read_dictionary) or None)
+            return parquet.read(columns=list(columns))
+        except (pa.ArrowException, OSError) as exc:
+            # Batches are renamed into place only once written whole, so this file was changed
+            # (or truncated) afterwards: say which one, and how to run its episodes again.
+            raise ProveError(
+                f'batch file {path} of run "{self.name}" cannot be read: {type(exc).__name__}: {exc}',
+                suggestions=[
+                    f"move {path.name} out of {path.parent}, then run its episodes again: "
+                    f'poisson-prove sweep --resume "{self.name}" --yes'
+                ],
+            ) from exc
 
     def stored_keys(self) -> set[tuple[str, int]]:
         """The (cell, replicate) pairs already stored: what a resume must not run again."""

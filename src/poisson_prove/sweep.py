@@ -173,7 +173,10 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
                 )
         resume_run = store.resolve(request.resume) if request.resume else _latest_partial(store)
         manifest = resume_run.manifest
-        if resume_run.status == "complete":
+        # The batch files, not the status, say what ran: a complete run missing a batch (one
+        # moved out because it was damaged) resumes to its planned set again.
+        planned = int((manifest.get("counts") or {}).get("planned") or 0)
+        if resume_run.status == "complete" and len(resume_run.stored_keys()) >= planned:
             raise ProveError(
                 f'run "{resume_run.name}" is complete; there is nothing to resume',
                 suggestions=["poisson-prove sweep --yes"],
