@@ -253,6 +253,22 @@ class RunStore:
         found.sort(key=lambda r: (r.created, r.manifest.get("created_ns") or 0, r.run_id))
         return found
 
+    def unreadable(self) -> list[tuple[Path, str]]:
+        """Run folders whose manifest cannot be read, with why: `runs` leaves them out, so it
+        says so rather than let a run vanish silently."""
+        if not self.root.is_dir():
+            return []
+        bad = []
+        for manifest_path in sorted(self.root.glob("*/manifest.json")):
+            try:
+                manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            except (OSError, json.JSONDecodeError) as exc:
+                bad.append((manifest_path, f"{type(exc).__name__}: {exc}"))
+                continue
+            if not (isinstance(manifest, dict) and "run_id" in manifest):
+                bad.append((manifest_path, "not a run manifest (no run_id)"))
+        return bad
+
     def resolve(self, ref: str) -> RunInfo:
         """A run by id, name, unique id prefix, or `latest`."""
         runs = self.runs()

@@ -68,10 +68,12 @@ def _cells(row: dict[str, Any]) -> list[str]:
 
 def run(args: argparse.Namespace) -> int:
     from poisson_prove.cli._console import is_pretty
-    from poisson_prove.store import resolve_store_root
+    from poisson_prove.store import RunStore, resolve_store_root
 
     root = resolve_store_root(args.store)
     rows = run_rows(root)
+    for path, why in RunStore(root).unreadable():
+        sys.stderr.write(f"warning: {path} cannot be read ({why}); that run is left out\n")
     if args.json:
         sys.stdout.write(
             json.dumps({"schema": "poisson-prove.runs/1", "store": str(root), "runs": rows}, indent=2) + "\n"

@@ -41,3 +41,19 @@ def _rows(store, run_id: str) -> dict:
     keyed = {(r["cell"], r["replicate"]): (r["seed"], r["outcome"]) for r in rows}
     assert len(keyed) == len(rows)  # no duplicate (cell, replicate)
     return keyed
+
+
+def test_runs_says_which_run_it_leaves_out_for_an_unreadable_manifest(prove, workdir) -> None:
+    write(workdir, "agent.py", SEEDED_TARGET)
+    small_spec(workdir, replicates=10)
+    for _ in range(2):
+        assert prove("sweep", "--yes", "--max-mde", "0.9").returncode == 0
+    kept, broken = manifests(workdir / "prove-runs")
+    path = workdir / "prove-runs" / broken["run_id"] / "manifest.json"
+    path.write_text("{torn", encoding="utf-8")
+    result = prove("runs")
+    assert result.returncode == 0, result.stderr
+    assert kept["name"] in result.stdout and broken["name"] not in result.stdout
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) == 1
+    assert str(path.relative_to(workdir)) in warnings[0] and "that run is left out" in warnings[0]
