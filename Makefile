@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STORE ?= prove-runs
 PYTEST_ARGS ?=
 
-.PHONY: demo test install install-dev system-deps lint bench test-ray clean
+.PHONY: demo test install install-dev system-deps lint bench test-ray test-real-model clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,8 +40,12 @@ test-ray: install-dev
 	$(BIN)/python -m pip install --quiet -e '.[ray]'
 	$(BIN)/python -m pytest -m ray $(PYTEST_ARGS)
 
+# Opt-in: a real small model (SmolLM2-135M via llama-cpp-python, ~10 min to build) on 127.0.0.1.
+test-real-model: install-dev
+	bash scripts/real-model.sh $(PYTEST_ARGS)
+
 bench: install-dev
 	for f in benchmarks/bench_*.py; do $(BIN)/python $$f || exit 1; done
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info
+	rm -rf $(VENV) .venv-llm build dist src/*.egg-info

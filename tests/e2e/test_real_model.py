@@ -1,0 +1,105 @@
+"""Opt-in: the sweep and the comparison against a real small model (`make test-real-model`).
+
+scripts/real-model.sh serves SmolLM2-135M through llama-cpp-python on 127.0.0.1 and sets
+PROVE_REAL_MODEL_URL. The rollout asks the model for a JSON object, as an agent would ask for a
+tool call, and scores whether the reply parses. Two prompts are swept on the same seeds and
+compared: the verdicts depend on the model, so the test asserts what must hold whatever it says
+(whole runs, paired seeds, one verdict per condition, numbers that add up), not a direction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pyarrow.parquet as pq
+import pytest
+
+pytestmark = pytest.mark.real_model
+
+REAL_MODEL_URL = os.environ.get("PROVE_REAL_MODEL_URL", "")
+
+ROLLOUT = '''
+import json, os, re
+import httpx
+from poisson_prove import Episode
+
+URL = os.environ["PROVE_REAL_MODEL_URL"].rstrip("/") + "/chat/completions"
+PROMPT = open(os.path.join(os.path.dirname(__file__), "prompt.txt")).read()
+
+def rollout(cfg, seed):
+    reply = httpx.post(URL, json={
+        "messages": [{"role": "user", "content": PROMPT + " City: " + cfg["city"]}],
+        "temperature": cfg["temperature"], "seed": seed, "max_tokens": 48,
+    }, timeout=60).json()
+    text = reply["choices"][0]["message"]["content"]
+    tokens = reply["usage"]["completion_tokens"]
+    match = re.search(r"\\{.*\\}", text, re.S)
+    try:
+        parsed = json.loads(match.group(0)) if match else None
+    except ValueError:
+        parsed = None
+    if reply["choices"][0]["finish_reason"] == "length" and parsed is None:
+        outcome = "rambled"
+    elif isinstance(parsed, dict) and "country" in parsed:
+        outcome = "ok"
+    else:
+        outcome = "malformed"
+    return Episode(outcome=outcome, t=tokens, horizon=48, meta={"case_id": cfg["city"]})
+'''
+
+SPEC = """
+target = "real_rollout:rollout"
+target_id = "smollm2-json"
+t_unit = "tokens"
+replicates = 12
+
+[axes.city]
+type = "categorical"
+values = ["Paris", "Tokyo"]
+
+[axes.temperature]
+type = "continuous"
+values = [0.2, 1.0]
+
+[declare]
+outcomes = ["ok", "malformed", "rambled"]
+failures = ["malformed", "rambled"]
+"""
+
+
+@pytest.mark.skipif(not REAL_MODEL_URL, reason="opt-in: make test-real-model serves the model")
+def test_sweep_and_diff_against_a_real_model(prove, workdir: Path) -> None:
+    (workdir / "real_rollout.py").write_text(ROLLOUT)
+    (workdir / "real.toml").write_text(SPEC)
+    env = {"PROVE_REAL_MODEL_URL": REAL_MODEL_URL, "PYTHONPATH": str(workdir)}
+
+    (workdir / "prompt.txt").write_text('Reply with JSON {"country": ...} only.')
+    first = prove("sweep", "real.toml", "--yes", "--max-mde", "0.95", env=env, timeout=900)
+    assert first.returncode == 0, first.stderr
+    (workdir / "prompt.txt").write_text(
+        'You are a geography API. Answer with exactly one JSON object like {"country": "France"} '
+        "and nothing else."
+    )
+    second = prove(
+        "sweep", "real.toml", "--yes", "--max-mde", "0.95", "--pair-with", "latest", env=env, timeout=900
+    )
+    assert second.returncode == 0, second.stderr
+
+    batches = sorted((workdir / "prove-runs").glob("*/episodes/*.parquet"))
+    episodes = [row for path in batches for row in pq.read_table(path).to_pylist()]
+    assert len(episodes) == 2 * 4 * 12
+    by_run: dict[str, dict[tuple[str, int], int]] = {}
+    for row in episodes:
+        assert row["error_kind"] is None, row["error_message"]
+        assert row["outcome"] in {"ok", "malformed", "rambled"}
+        by_run.setdefault(row["run_id"], {})[(row["cell"], row["replicate"])] = row["seed"]
+    seeds_a, seeds_b = by_run.values()
+    assert seeds_a == seeds_b
+
+    diff = prove("diff", "--json", env=env)
+    assert diff.returncode == 0, diff.stderr
+    document = json.loads(diff.stdout)
+    assert document["paired"] is True or document.get("method", "").startswith("mcnemar"), document
+    print(prove("diff", env=env).stdout)
