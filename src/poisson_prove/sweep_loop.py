@@ -21,8 +21,8 @@ if TYPE_CHECKING:
 #: progress(done this call, to run this call)
 Progress = Callable[[int, int], None]
 
-#: Episodes run between two progress reports on the fused path.
-_CHUNK = 256
+#: Seconds between two progress reports (and flush checks) on the fused path.
+_REPORT_S = 0.25
 
 
 def run_planned(
@@ -35,9 +35,16 @@ def run_planned(
     sink: BatchSink,
     progress: Progress | None,
 ) -> None:
-    """Run the planned episodes not in `skip` (at most `limit`) into `sink`."""
+    """Run the planned episodes not in `skip` (at most `limit`) into `sink`.
+
+    A rollout that calls os._exit in this process ends the loop with ProcessExit, its
+    `process_exit` row already in the sink (execute.os_exit_guard is the caller's).
+    """
+    import time
+
     from poisson_prove.episode_table import row_tuple
-    from poisson_prove.plan import planned_chunks, planned_tasks
+    from poisson_prove.execute import ProcessExit
+    from poisson_prove.plan import planned_items, planned_tasks
 
     to_run = plan.rollouts - len(skip)
     if limit is not None:
@@ -46,9 +53,11 @@ def run_planned(
         from poisson_prove.execute import load_target, run_into
 
         rollout = load_target(job)
-        step = max(1, min(_CHUNK, to_run // 20))  # progress at least every twentieth of the work
-        for chunk in planned_chunks(plan.cells, plan.replicates, salt, skip, limit, step):
-            run_into(rollout, job, chunk, sink.pending)
+        items = planned_items(plan.cells, plan.replicates, salt, skip, limit)
+        clock = time.perf_counter
+        # Back to this loop every quarter second (and never later than a batch is due): the
+        # progress line moves, and a batch is written when full or after about a second.
+        while run_into(rollout, job, items, sink.pending, until=clock() + _REPORT_S, full=sink.size):
             sink.account()
             sink.maybe_flush()
             if progress is not None:
@@ -62,6 +71,10 @@ def run_planned(
             sink.maybe_flush()
             if progress is not None:
                 progress(sink.ran, to_run)
+    except ProcessExit as exc:  # raised in a pool thread: its row comes with it
+        if exc.row is not None:
+            sink.pending.append(row_tuple(exc.row))
+        raise
     finally:
         close = getattr(rows, "close", None)
         if close is not None:
