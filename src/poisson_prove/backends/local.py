@@ -45,8 +45,11 @@ def _in_child(job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:
     """One child at a time, the same runner as the pool's processes mode (backends/_children):
     its own session, so a timed-out episode's whole process group is killed, grandchildren too."""
     slots = ChildSlots(job, 1)
+    finished = False
     try:
         for task in tasks:
             yield slots.run(task).row
+        finished = True
     finally:
-        slots.close()  # also on Ctrl-C or a closed generator: the episode in flight is killed
+        # Ctrl-C or a closed generator: the episode in flight is killed at once.
+        slots.close(graceful=finished)
