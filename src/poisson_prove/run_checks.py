@@ -10,8 +10,10 @@ refusal naming the file and what is wrong, never a KeyError or a double count de
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from poisson_prove.errors import ProveError
@@ -132,7 +134,7 @@ def refuse_unreadable(store: RunStore, ref: str) -> None:
     """`ref` names a run folder whose manifest cannot be read: say that, not "no run named"."""
     for manifest_path, why in store.unreadable():
         folder = manifest_path.parent.name
-        if ref and (folder == ref or folder.startswith(ref) or ref == "latest"):
+        if ref and (folder == ref or folder.startswith(ref) or ref == "latest" or _named(manifest_path, ref)):
             if ref == "latest" and store.runs():
                 continue
             raise ProveError(
@@ -143,3 +145,12 @@ def refuse_unreadable(store: RunStore, ref: str) -> None:
                     f"{manifest_path.parent} out of the store"
                 ],
             )
+
+
+def _named(manifest_path: Path, ref: str) -> bool:
+    """Whether a manifest that is JSON but not a usable one still gives the run this name."""
+    try:
+        document = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(document, dict) and document.get("name") == ref
