@@ -21,7 +21,9 @@ if TYPE_CHECKING:
 #: progress(done this call, to run this call)
 Progress = Callable[[int, int], None]
 
-#: Seconds between two progress reports (and flush checks) on the fused path.
+#: Episodes run between two progress reports on the fused path, at most.
+_CHUNK = 256
+#: Seconds between two progress reports (and flush checks) on the fused path, at most.
 _REPORT_S = 0.25
 
 
@@ -55,9 +57,17 @@ def run_planned(
         rollout = load_target(job)
         items = planned_items(plan.cells, plan.replicates, salt, skip, limit)
         clock = time.perf_counter
-        # Back to this loop every quarter second (and never later than a batch is due): the
-        # progress line moves, and a batch is written when full or after about a second.
-        while run_into(rollout, job, items, sink.pending, until=clock() + _REPORT_S, full=sink.size):
+        step = max(1, min(_CHUNK, to_run // 20))  # progress at least every twentieth of the work
+        # Back to this loop every `step` episodes, every quarter second, and as soon as a batch
+        # is full: the progress line moves, and a batch is written when full or after a second.
+        while run_into(
+            rollout,
+            job,
+            items,
+            sink.pending,
+            until=clock() + _REPORT_S,
+            full=min(sink.size, len(sink.pending) + step),
+        ):
             sink.account()
             sink.maybe_flush()
             if progress is not None:

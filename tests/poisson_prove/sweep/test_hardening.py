@@ -40,6 +40,11 @@ def spawns_and_hangs(cfg, seed):
         handle.write(str(child.pid))
     time.sleep(120)
 
+def warns(cfg, seed):
+    import warnings
+    warnings.warn("the tool is deprecated\nsecond line", DeprecationWarning if seed < 0 else RuntimeWarning)
+    return Episode("ok", 1, 5, {})
+
 def slow(cfg, seed):
     time.sleep(0.05)
     return Episode("ok", 1, 5, {})
@@ -153,3 +158,12 @@ def test_a_batch_is_written_after_a_second_even_when_not_full(prove, workdir, ag
     files = sorted((workdir / "prove-runs").glob("*/episodes/*.parquet"))
     assert len(files) >= 2, files
     assert len(episodes(workdir / "prove-runs")) == 60
+
+
+def test_python_warnings_are_one_line(prove, workdir, agents) -> None:
+    result = _sweep(prove, "--target", "agents:warns")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert "warning: the tool is deprecated" in lines
+    assert not [line for line in lines if "warnings.warn(" in line or "agents.py:" in line], lines
+    assert "second line" not in result.stderr
