@@ -42,7 +42,7 @@ def spawns_and_hangs(cfg, seed):
 
 def warns(cfg, seed):
     import warnings
-    warnings.warn("the tool is deprecated\nsecond line", DeprecationWarning if seed < 0 else RuntimeWarning)
+    warnings.warn("the tool is deprecated\\nsecond line", DeprecationWarning if seed < 0 else RuntimeWarning)
     return Episode("ok", 1, 5, {})
 
 def slow(cfg, seed):
