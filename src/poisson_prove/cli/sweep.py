@@ -99,9 +99,9 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "--batch-size",
         type=int,
         metavar="N",
-        default=10_000,
+        default=25_000,
         help="rows written to the store at a time, or fewer once they waited a second "
-        "(default: 10000)",
+        "(default: 25000)",
     )
     p.add_argument(
         "--max-mde",
