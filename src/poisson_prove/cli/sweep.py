@@ -312,6 +312,13 @@ def _planned(args: argparse.Namespace, out: _Output, prepared: Any, stdin_tty: b
         _refused(out, refusal, base=document)
         raise refusal
     if args.dry_run:
+        from poisson_prove.backends import check_backend
+
+        try:
+            check_backend(prepared.plan.backend, prepared.plan.settings)
+        except ProveError as err:
+            _refused(out, err, base=document)
+            raise
         if out.json_mode:
             out.document(document)
         return 0

@@ -167,3 +167,26 @@ def test_python_warnings_are_one_line(prove, workdir, agents) -> None:
     assert "warning: the tool is deprecated" in lines
     assert not [line for line in lines if "warnings.warn(" in line or "agents.py:" in line], lines
     assert "second line" not in result.stderr
+
+
+HIDDEN_SDKS = Path(__file__).parents[1] / "backends" / "hidden_sdks"
+
+
+def test_dry_run_checks_the_backend_as_the_run_would(prove, workdir, agents) -> None:
+    pytest.importorskip("modal")
+    no_token = {"MODAL_TOKEN_ID": "", "MODAL_TOKEN_SECRET": ""}
+    for extra in ([], ["--json"]):
+        result = prove("sweep", "--dry-run", "--max-mde", "1", "--backend", "modal", *extra, env=no_token)
+        assert_clean_error(result, 1, "--backend modal: no Modal token on this machine")
+        if extra:
+            assert json.loads(result.stdout)["verdict"] == "refused"
+    token = {"MODAL_TOKEN_ID": "ak-never-sent", "MODAL_TOKEN_SECRET": "as-never-sent"}
+    result = prove(
+        "sweep", "--dry-run", "--max-mde", "1", "--backend", "modal", "--image", "nosuch", env=token
+    )
+    assert_clean_error(result, 1, "--image nosuch: the spec has no [modal.nosuch] table")
+    hidden = {"PYTHONPATH": os.pathsep.join([str(HIDDEN_SDKS), os.environ.get("PYTHONPATH", "")])}
+    for backend in ("modal", "burla", "dask"):
+        result = prove("sweep", "--dry-run", "--max-mde", "1", "--backend", backend, env=hidden)
+        assert_clean_error(result, 1, f"--backend {backend} needs the {backend} extra")
+    assert not (workdir / "prove-runs").exists()
