@@ -40,7 +40,7 @@ from poisson_prove.plan import (
     backend_settings,
     make_plan,
 )
-from poisson_prove.run_checks import resume_problem
+from poisson_prove.run_checks import confirm_resume_target, resume_problem
 from poisson_prove.seeding import check_salt, new_salt
 from poisson_prove.spec import Cell, SweepSpec, is_target_ref, load_spec, spec_from_manifest
 from poisson_prove.store import BatchSink, RunInfo, RunStore, RunWriter, utc_now
@@ -182,7 +182,6 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
     stored = 0
     if request.resume is not None:
         for flag, value in (
-            ("--target", request.target),
             ("--replicates", request.replicates),
             ("--name", request.name),
         ):
@@ -199,6 +198,7 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
                 f'{resume_run.path / "manifest.json"} is damaged ({problem})',
                 suggestions=["restore manifest.json from a copy, or start a new run: poisson-prove sweep"],
             )
+        confirm_resume_target(manifest, resume_run.name, request.spec_path, request.target)
         # The batch files, not the status, say what ran: a complete run missing a batch (one
         # moved out because it was damaged) resumes to its planned set again.
         planned = int((manifest.get("counts") or {}).get("planned") or 0)
