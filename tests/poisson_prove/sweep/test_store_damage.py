@@ -36,7 +36,7 @@ def test_a_copied_batch_is_refused_by_diff_check_runs_and_resume(prove, two_runs
     first = sorted((run_a / "episodes").glob("*.parquet"))[0]
     shutil.copy(first, first.with_name("batch-999999-dddddd.parquet"))
     named = ("stores 10 episodes more than once", first.name, "batch-999999-dddddd.parquet")
-    for verb in (["diff", "a", "b"], ["diff", "a", "b", "--json"], ["check", "a", "b"]):
+    for verb in (["diff", "a", "b"], ["diff", "a", "b", "--json"], ["check", "a", "b"], ["inspect", "a"]):
         assert_clean_error(prove(*verb), 1, *named)
     runs = prove("runs")
     assert_clean_error(runs, 1, *named)
