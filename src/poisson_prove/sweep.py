@@ -43,8 +43,8 @@ from poisson_prove.plan import (
 from poisson_prove.run_checks import confirm_resume_target, resume_problem
 from poisson_prove.seeding import check_salt, new_salt
 from poisson_prove.spec import Cell, SweepSpec, is_target_ref, load_spec, spec_from_manifest
-from poisson_prove.store import BatchSink, RunInfo, RunStore, RunWriter, utc_now
-from poisson_prove.sweep_loop import Progress, run_planned
+from poisson_prove.store import RunInfo, RunStore, RunWriter, utc_now
+from poisson_prove.sweep_loop import BatchSink, Progress, run_planned
 
 DEFAULT_BATCH_SIZE = 25_000  # rows; a batch is also written once its rows waited a second
 DEFAULT_SPEC = "prove.toml"
