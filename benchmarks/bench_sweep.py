@@ -1,6 +1,10 @@
 """Sweep overhead: 100,000 trivial episodes through `poisson_prove.run_sweep` (in-process,
-batches of 25,000 rows) against a bare Python loop calling the same rollout and keeping the
-Episodes, measured side by side in this run. Prints both rates and their ratio.
+batches of 25,000 rows) and through the installed `poisson-prove sweep` with its default
+options, against a bare Python loop calling the same rollout and keeping the Episodes, measured
+side by side in this run. Prints the rates and their ratios.
+
+The command line's figure is the sweep's own `seconds` from its `--json` document: the
+episodes, their batches and the manifest, not the interpreter's start-up or the plan.
 
 The sweep's figure includes everything a run does per episode: the seed (a keyed BLAKE2b
 hash), the call, timing, validation, the row, Arrow conversion, Parquet batches written with
@@ -13,6 +17,8 @@ small sweep first, so the figure is the per-episode cost, not Python's start-up.
 from __future__ import annotations
 
 import argparse
+import json
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -49,6 +55,21 @@ def bare_loop(rollout, cells: list[dict], replicates: int) -> float:
     return elapsed
 
 
+def cli_seconds(folder: Path, store: Path, episodes: int) -> float:
+    """`poisson-prove sweep --yes --json` with every other option at its default."""
+    script = Path(sys.executable).with_name("poisson-prove")
+    result = subprocess.run(
+        [str(script), "--store", str(store), "sweep", "--yes", "--max-mde", "1", "--json"],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    document = json.loads(result.stdout)
+    assert document["counts"]["done"] == episodes, document["counts"]
+    return float(document["seconds"])
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=100_000)
@@ -72,7 +93,7 @@ def main() -> int:
         cells = [{"x": v} for v in values]
         # Warm-up: imports, the power computation, Arrow and Parquet code paths.
         poisson_prove.run_sweep(folder / "prove.toml", store=folder / "warm", max_rollouts=2_000)
-        bare, swept = [], []
+        bare, swept, cli = [], [], []
         for round_ in range(args.rounds):
             bare.append(bare_loop(rollout, cells, replicates))
             started = time.perf_counter()
@@ -81,6 +102,7 @@ def main() -> int:
             )
             swept.append(time.perf_counter() - started)
             assert result.done == args.episodes and result.status == "complete"
+            cli.append(cli_seconds(folder, folder / f"cli{round_}", args.episodes))
     n = args.episodes
     bare_rate, sweep_rate = n / min(bare), n / min(swept)
     overhead_us = (min(swept) - min(bare)) / n * 1e6
@@ -89,7 +111,10 @@ def main() -> int:
     print(f"bare loop           {bare_rate:,.0f} episodes/s")
     print(f"run_sweep           {sweep_rate:,.0f} episodes/s")
     print(f"overhead            {overhead_us:.2f} us per episode")
+    cli_rate = n / min(cli)
+    print(f"poisson-prove sweep {cli_rate:,.0f} episodes/s (default options, its own seconds)")
     print(f"ratio sweep/bare    {sweep_rate / bare_rate:.3f} (goal: at least 0.333)")
+    print(f"ratio cli/bare      {cli_rate / bare_rate:.3f} (goal: at least 0.333)")
     return 0
 
 

@@ -1,35 +1,75 @@
 """Prove: did a change to an LLM agent really change how often it fails?
 
-Public names only; each lives in its own module and is imported on first use, so that
-`import poisson_prove` (and every `--help`) stays instant.
+The public names, listed in `__all__`. Each lives in its own module and is imported on first
+use, so that `import poisson_prove` (and every `--help`) stays instant; type checkers see the
+explicit imports below.
+
+`poisson_prove.compare` is always the module `poisson_prove.compare`, whichever was imported
+first: that module is callable as its `compare` function, so `poisson_prove.compare(a, b)`
+and `poisson_prove.compare.default_runs(...)` both work.
 """
 
 from __future__ import annotations
 
 import importlib
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from poisson_prove.episode import Episode
 from poisson_prove.errors import ProveError
 
+if TYPE_CHECKING:
+    from poisson_prove import compare
+    from poisson_prove.compare_result import Comparison, ConditionResult, Headline, OutcomeResult
+    from poisson_prove.store import RunInfo, RunStore, load_run
+    from poisson_prove.sweep import SweepResult, run_sweep
+    from poisson_prove.traces import record, step
+
 __version__ = "0.1.0"
 
-_LAZY = {
-    "record": "poisson_prove.traces",
-    "step": "poisson_prove.traces",
-    "run_sweep": "poisson_prove.sweep",
-    "compare": "poisson_prove.compare",
-    "load_run": "poisson_prove.store",
-    "RunStore": "poisson_prove.store",
+# public name -> (module, attribute); attribute None: the module itself
+_LAZY: dict[str, tuple[str, str | None]] = {
+    "record": ("poisson_prove.traces", "record"),
+    "step": ("poisson_prove.traces", "step"),
+    "run_sweep": ("poisson_prove.sweep", "run_sweep"),
+    "SweepResult": ("poisson_prove.sweep", "SweepResult"),
+    "compare": ("poisson_prove.compare", None),
+    "Comparison": ("poisson_prove.compare_result", "Comparison"),
+    "ConditionResult": ("poisson_prove.compare_result", "ConditionResult"),
+    "OutcomeResult": ("poisson_prove.compare_result", "OutcomeResult"),
+    "Headline": ("poisson_prove.compare_result", "Headline"),
+    "load_run": ("poisson_prove.store", "load_run"),
+    "RunStore": ("poisson_prove.store", "RunStore"),
+    "RunInfo": ("poisson_prove.store", "RunInfo"),
 }
 
-__all__ = ["Episode", "ProveError", "__version__", *_LAZY]
+__all__ = [
+    "Comparison",
+    "ConditionResult",
+    "Episode",
+    "Headline",
+    "OutcomeResult",
+    "ProveError",
+    "RunInfo",
+    "RunStore",
+    "SweepResult",
+    "__version__",
+    "compare",
+    "load_run",
+    "record",
+    "run_sweep",
+    "step",
+]
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in _LAZY:
         raise AttributeError(f"module 'poisson_prove' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+    module_name, attribute = _LAZY[name]
+    module = importlib.import_module(module_name)
+    value = module if attribute is None else getattr(module, attribute)
     globals()[name] = value
     return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

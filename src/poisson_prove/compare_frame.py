@@ -127,6 +127,8 @@ def read_columns(info: RunInfo, columns: Sequence[str]) -> pa.Table:
     else:
         tables = [read(f) for f in files]
     table = pa.concat_tables(tables) if len(tables) > 1 else tables[0]
+    if "cell" in columns and "replicate" in columns:
+        info.check_unique(table)  # a copied batch file would be counted twice
     return table.unify_dictionaries()
 
 

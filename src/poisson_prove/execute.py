@@ -9,8 +9,10 @@ or a remote machine, so everything here is importable by name and works on pickl
 - `run_episode(rollout, job, task)` calls `rollout(cfg, seed)` once and returns the row as a
   dict with the store's episode columns (episode_table.EPISODE_COLUMNS). It never raises for what the
   rollout does: an exception, a `sys.exit`, a non-Episode, an undeclared outcome or a `t`
-  outside [0, horizon] becomes a row with no outcome, `error_kind` (the exception's type name,
-  `system_exit` or `invalid_episode`) and `error_message`. Only KeyboardInterrupt passes.
+  outside [0, horizon], a `meta` JSON cannot hold (an object, NaN, infinity) becomes a row
+  with no outcome, `error_kind` (the exception's type name, `system_exit` or
+  `invalid_episode`) and `error_message`. Only KeyboardInterrupt passes, and `ProcessExit`
+  (see `os_exit_guard`), which carries the episode's `process_exit` row.
   `started_at` is the start time as float seconds since the epoch (episode_table.rows_to_table also
   takes a datetime or ISO text there).
 """
@@ -21,9 +23,12 @@ import importlib
 import inspect
 import json
 import math
+import os
 import sys
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 from poisson_prove.backends.base import Job, Task
@@ -36,10 +41,20 @@ Rollout = Callable[[dict[str, Any], int], Any]
 
 SYSTEM_EXIT = "system_exit"
 INVALID_EPISODE = "invalid_episode"
+PROCESS_EXIT = "process_exit"
 MAX_ERROR_MESSAGE = 2000
 
-# Compact JSON for meta and spans; a value JSON cannot hold is stored as its repr.
+
+def _not_json(value: Any) -> Any:
+    raise TypeError(f"{type(value).__name__} is not a JSON value")
+
+
+# Compact JSON. Spans (captured by instrumentors, not written by the user) keep a value JSON
+# cannot hold as its repr; meta is strict: an object, NaN or infinity makes the episode invalid.
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
+_strict_dumps = json.JSONEncoder(
+    ensure_ascii=False, separators=(",", ":"), default=_not_json, allow_nan=False
+).encode
 try:  # the C encoder called directly: a third of the cost of JSONEncoder.encode per small dict
     from json.encoder import c_make_encoder as _c_make_encoder
     from json.encoder import encode_basestring as _encode_basestring
@@ -48,16 +63,18 @@ except ImportError:  # pragma: no cover - CPython always has it
 
 
 def _new_encoder() -> Any:
-    return _c_make_encoder({}, repr, _encode_basestring, None, ":", ",", False, False, True)
+    # (markers, default, encoder, indent, key sep, item sep, sort_keys, skipkeys, allow_nan)
+    return _c_make_encoder({}, _not_json, _encode_basestring, None, ":", ",", False, False, False)
 
 
 _ENCODERS: list[Any] = []
 
 
 def _meta_json(meta: Any) -> str:
-    """meta as compact JSON (raises ValueError for a circular structure)."""
+    """meta as strict compact JSON (raises ValueError for a circular structure, NaN or infinity,
+    TypeError for a value JSON cannot hold)."""
     if _c_make_encoder is None:
-        return _dumps(meta)
+        return _strict_dumps(meta)
     if not _ENCODERS:
         _ENCODERS.append(_new_encoder())
     try:
@@ -72,6 +89,67 @@ class TargetError(ProveError):
     """The target does not import, is not there, or does not take (cfg, seed)."""
 
 
+class ProcessExit(BaseException):
+    """The target called os._exit in the sweep's own process (see `os_exit_guard`).
+
+    A BaseException, so the rollout's own `except Exception` does not swallow it; `row` is the
+    episode's `process_exit` row once run_episode or run_into has built it.
+    """
+
+    def __init__(self, code: Any) -> None:
+        super().__init__(code)
+        self.code = code
+        self.row: dict[str, Any] | None = None
+
+
+_REAL_EXIT = os._exit
+_GUARDS = [0]
+
+
+def _guarded_exit(code: int) -> None:
+    thread = threading.current_thread()
+    if os.getpid() != _GUARDS[0]:
+        _REAL_EXIT(code)  # a forked child of the rollout: its exit is its own business
+    if thread is not threading.main_thread() and not thread.name.startswith("prove-"):
+        # A thread the target started: nothing can unwind the sweep from here, and exit 0
+        # would read as success. Say so and end with the code for work started, not finished.
+        sys.stderr.write(
+            f"error: the target called os._exit({code!r}) in a thread of its own; the sweep's "
+            "process ended there and its run stays partial\n"
+            "next: poisson-prove sweep --resume --episode-timeout 600\n"
+        )
+        sys.stderr.flush()
+        _REAL_EXIT(3)
+    raise ProcessExit(code)
+
+
+@contextmanager
+def os_exit_guard() -> Iterator[None]:
+    """While the target runs in this process, os._exit raises ProcessExit instead of ending it.
+
+    A rollout (or an import) that calls os._exit would end the sweep's process with the code
+    it chose, often 0, which CI reads as success. Under the guard the episode is stored as
+    `process_exit` and the sweep stops there with exit 3. A C-level exit or crash cannot be
+    caught this way; `--episode-timeout` runs each episode in a child process for that.
+    """
+    if os._exit is _guarded_exit:
+        yield
+        return
+    _GUARDS[0] = os.getpid()
+    os._exit = _guarded_exit  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = _REAL_EXIT
+
+
+def process_exit_message(code: Any) -> str:
+    return (
+        f"the rollout called os._exit({code!r}): its process is gone (in the sweep's own process "
+        "the sweep stopped there)"
+    )
+
+
 def import_target(target: str, spec_dir: str | None) -> Rollout:
     """Import `module:function` with `spec_dir` first on sys.path; raise TargetError if it fails.
 
@@ -84,7 +162,13 @@ def import_target(target: str, spec_dir: str | None) -> Rollout:
             sys.path.remove(spec_dir)
         sys.path.insert(0, spec_dir)
     try:
-        module = importlib.import_module(module_name)
+        with os_exit_guard():
+            module = importlib.import_module(module_name)
+    except ProcessExit as exc:
+        raise TargetError(
+            f'target "{target}" called os._exit({exc.code!r}) while importing',
+            suggestions=["a module should not end its process when it is imported"],
+        ) from None
     except SystemExit as exc:
         err = TargetError(f'target "{target}" called sys.exit({exc.code!r}) while importing')
         err.exit_status = exc.code  # type: ignore[attr-defined]
@@ -162,8 +246,11 @@ def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
     value: Any = None
     kind: str | None = None
     message: str | None = None
+    halted: ProcessExit | None = None
     try:
         value = rollout(dict(task.cfg), task.seed)
+    except ProcessExit as exc:
+        halted, kind, message = exc, PROCESS_EXIT, process_exit_message(exc.code)
     except SystemExit as exc:
         kind, message = SYSTEM_EXIT, f"the rollout called sys.exit({exc.code!r})"
     except Exception as exc:
@@ -202,7 +289,7 @@ def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
             else:
                 case = raw_meta.get("case_id")
                 case_id = None if case is None else str(case)
-    return episode_row(
+    row = episode_row(
         job,
         task,
         outcome=outcome,
@@ -216,6 +303,10 @@ def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
         duration_s=duration,
         spans=_dumps(spans) if spans else None,
     )
+    if halted is not None:
+        halted.row = row
+        raise halted
+    return row
 
 
 def episode_row(job: Job, task: Task, **columns: Any) -> dict[str, Any]:
@@ -242,7 +333,7 @@ def timeout_row(job: Job, task: Task, seconds: float, started: float) -> dict[st
 def lost_row(job: Job, task: Task, started: float, exitcode: int | None) -> dict[str, Any]:
     """The row of an episode whose child process ended without answering (os._exit, a crash)."""
     row = timeout_row(job, task, 0.0, started)
-    row["error_kind"] = "process_exit"
+    row["error_kind"] = PROCESS_EXIT
     row["error_message"] = f"the episode's process ended without a result (exit code {exitcode})"
     return row
 
@@ -257,12 +348,18 @@ def run_into(
     job: Job,
     items: Iterable[tuple[str, Mapping[str, Any], int, int]],
     out: list[tuple[Any, ...]],
-) -> None:
-    """Run each (cell, cfg, replicate, seed) in this thread, appending one row tuple per episode.
+    until: float = math.inf,
+    full: int | None = None,
+) -> int:
+    """Run each (cell, cfg, replicate, seed) in this thread, appending one row tuple per episode;
+    return how many were run.
 
     The same rules as run_episode, without a Task or a dict per episode: a large in-process
     sweep spends microseconds per episode here. Each row is appended in one step, so a
-    KeyboardInterrupt never leaves half a row in `out`.
+    KeyboardInterrupt never leaves half a row in `out`. When `time.perf_counter()` passes
+    `until`, or `out` holds `full` rows, it returns after the episode in hand, leaving the rest
+    of an iterator `items` for the next call. A rollout that calls os._exit (under
+    os_exit_guard) has its `process_exit` row appended, then the ProcessExit is raised.
     """
     outcomes = frozenset(job.outcomes)
     append = out.append
@@ -275,12 +372,18 @@ def run_into(
     wall0, clock0 = time.time(), clock()
     spans: list[dict[str, Any]] = []
     token = _SPANS.set(spans)
+    ran = 0
+    if full is None:
+        full = sys.maxsize
+    halted: ProcessExit | None = None
     try:
         for cell, cfg, replicate, seed in items:
             start = clock()
             kind = None
             try:
                 value = rollout(dict(cfg), seed)
+            except ProcessExit as exc:
+                halted, kind, message = exc, PROCESS_EXIT, process_exit_message(exc.code)
             except SystemExit as exc:
                 kind, message = SYSTEM_EXIT, f"the rollout called sys.exit({exc.code!r})"
             except Exception as exc:
@@ -350,5 +453,12 @@ def run_into(
                         traced,
                     )
                 )
+            ran += 1
+            if halted is not None:
+                halted.row = {"cell": cell, "replicate": replicate}  # the row itself is in `out`
+                raise halted
+            if end >= until or len(out) >= full:
+                break
     finally:
         _SPANS.reset(token)
+    return ran

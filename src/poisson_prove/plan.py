@@ -18,6 +18,11 @@ from poisson_prove.spec import Axis, Cell, SweepSpec
 
 DEFAULT_MAX_MDE = 0.2
 DEFAULT_Q = 0.05
+#: The most episodes one run may plan. A billion rows is about 30 GB of Parquet and days of even
+#: the fastest rollouts; more is a typo (a replicates with extra zeros), refused before any work.
+MAX_ROLLOUTS = 1_000_000_000
+#: Replicates whose seeds are derived at a time: memory stays bounded whatever `replicates` is.
+_SEED_BLOCK = 4096
 
 
 @dataclass(frozen=True)
@@ -91,6 +96,12 @@ def make_plan(
     settings = dict(settings or {})
     chosen_cells = tuple(cells) if cells is not None else tuple(spec.cells())
     n = replicates if replicates is not None else spec.replicates
+    if len(chosen_cells) * n > MAX_ROLLOUTS:
+        raise ProveError(
+            f"the design plans {len(chosen_cells) * n:,} rollouts ({len(chosen_cells):,} conditions x "
+            f"{n:,} replicates); one run holds at most {MAX_ROLLOUTS:,}",
+            suggestions=["lower replicates (the plan's smallest rise line says how many you need)"],
+        )
     design = design_mde(n, len(chosen_cells), len(spec.failures), q=q, max_mde=max_mde)
     rollouts = len(chosen_cells) * n
     cost = float(estimate_cost(backend, rollouts, settings))
@@ -164,49 +175,30 @@ def seeds_of(salt: str, cell: str, replicates: Sequence[int]) -> list[int]:
     return out
 
 
+def planned_items(
+    cells: Sequence[Cell], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
+) -> Iterator[tuple[str, Mapping[str, Any], int, int]]:
+    """The planned episodes not yet stored as plain (cell, cfg, replicate, seed) tuples,
+    replicate by replicate across the cells (so a run stopped early has every condition about
+    equally far), at most `limit` of them. Lazy: seeds are derived a block of replicates at a
+    time, so memory does not grow with `replicates`."""
+    left = limit if limit is not None else -1
+    for first in range(0, replicates, _SEED_BLOCK):
+        block = range(first, min(first + _SEED_BLOCK, replicates))
+        pairs = [(cell.key, cell.cfg, seeds_of(salt, cell.key, block)) for cell in cells]
+        for offset, replicate in enumerate(block):
+            for key, cfg, seeds in pairs:
+                if skip and (key, replicate) in skip:
+                    continue
+                if left == 0:
+                    return
+                left -= 1
+                yield (key, cfg, replicate, seeds[offset])
+
+
 def planned_tasks(
     cells: Sequence[Cell], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
 ) -> Iterator[Task]:
-    """The planned episodes not yet stored, replicate by replicate across the cells (so a run
-    stopped early has every condition about equally far), at most `limit` of them."""
-    seeds = {cell.key: seeds_of(salt, cell.key, range(replicates)) for cell in cells}
-    left = limit if limit is not None else -1
-    for replicate in range(replicates):
-        for cell in cells:
-            if skip and (cell.key, replicate) in skip:
-                continue
-            if left == 0:
-                return
-            left -= 1
-            yield Task(cell.key, cell.cfg, replicate, seeds[cell.key][replicate])
-
-
-def planned_chunks(
-    cells: Sequence[Cell],
-    replicates: int,
-    salt: str,
-    skip: set[tuple[str, int]],
-    limit: int | None,
-    step: int,
-) -> Iterator[list[tuple[str, Mapping[str, Any], int, int]]]:
-    """`planned_tasks` as lists of plain tuples (cell, cfg, replicate, seed), about `step` at a time,
-    in the same order: no object per episode, one list comprehension per replicate."""
-    pairs = [(cell.key, cell.cfg, seeds_of(salt, cell.key, range(replicates))) for cell in cells]
-    left = limit if limit is not None else -1
-    chunk: list[tuple[str, Mapping[str, Any], int, int]] = []
-    for replicate in range(replicates):
-        if skip:
-            row = [(k, c, replicate, s[replicate]) for k, c, s in pairs if (k, replicate) not in skip]
-        else:
-            row = [(k, c, replicate, s[replicate]) for k, c, s in pairs]
-        if left >= 0:
-            row = row[:left]
-            left -= len(row)
-        chunk += row
-        if len(chunk) >= step:
-            yield chunk
-            chunk = []
-        if left == 0:
-            break
-    if chunk:
-        yield chunk
+    """`planned_items` as Tasks, for executors that ship episodes elsewhere."""
+    for key, cfg, replicate, seed in planned_items(cells, replicates, salt, skip, limit):
+        yield Task(key, cfg, replicate, seed)

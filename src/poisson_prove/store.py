@@ -15,7 +15,6 @@ import os
 import re
 import secrets
 import string
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,9 +24,6 @@ from filelock import FileLock
 
 from poisson_prove.episode_table import (
     EPISODE_COLUMNS,
-    ERROR_KIND_AT,
-    ERROR_MESSAGE_AT,
-    OUTCOME_AT,
     episode_schema,
     rows_to_table,
     tuples_to_table,
@@ -40,8 +36,7 @@ if TYPE_CHECKING:
 MANIFEST_SCHEMA = "poisson-prove.run/1"
 DEFAULT_STORE = "prove-runs"
 STORE_ENV = "POISSON_PROVE_STORE"
-#: Seconds between two refreshes of a running sweep's manifest counts.
-MANIFEST_REFRESH_S = 1.0
+
 __all__ = ["EPISODE_COLUMNS", "episode_schema", "rows_to_table", "tuples_to_table"]
 
 
@@ -142,22 +137,46 @@ class RunInfo:
 
         try:
             parquet = pq.ParquetFile(path, read_dictionary=list(read_dictionary) or None)
+            missing = [name for name in columns if name not in parquet.schema_arrow.names]
+            if missing:
+                raise ValueError(f"it has no column {', '.join(missing)}: not a batch of this store")
             return parquet.read(columns=list(columns))
-        except (pa.ArrowException, OSError) as exc:
-            # Batches are renamed into place only once written whole, so this file was changed
-            # (or truncated) afterwards: say which one, and how to run its episodes again.
-            raise ProveError(
-                f'batch file {path} of run "{self.name}" cannot be read: {type(exc).__name__}: {exc}',
-                suggestions=[
-                    f"move {path.name} out of {path.parent}, then run its episodes again: "
-                    f'poisson-prove sweep --resume "{self.name}" --yes'
-                ],
-            ) from exc
+        except KeyError as exc:  # pyarrow's read_dictionary names a column the file lacks
+            exc = ValueError(f"it has no column {exc.args[0]!r}: not a batch of this store")
+            raise self._unreadable(path, exc) from None
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise self._unreadable(path, exc) from exc
+
+    def _unreadable(self, path: Path, exc: Exception) -> ProveError:
+        # Batches are renamed into place only once written whole, so this file was changed
+        # (or truncated) afterwards: say which one, and how to run its episodes again.
+        return ProveError(
+            f'batch file {path} of run "{self.name}" cannot be read: {type(exc).__name__}: {exc}',
+            suggestions=[
+                f"move {path.name} out of {path.parent}, then run its episodes again: "
+                f'poisson-prove sweep --resume "{self.name}" --yes'
+            ],
+        )
 
     def stored_keys(self) -> set[tuple[str, int]]:
         """The (cell, replicate) pairs already stored: what a resume must not run again."""
         table = self.read_episodes(["cell", "replicate"])
+        self.check_unique(table)
         return set(zip(table.column("cell").to_pylist(), table.column("replicate").to_pylist(), strict=True))
+
+    def check_unique(self, table: pa.Table | None = None) -> None:
+        """Refuse a run that stores some (cell, replicate) twice: a batch file copied or
+        duplicated in its folder. Counting those rows would double-count; `table` holds the
+        run's cell and replicate columns when the caller has read them already."""
+        from poisson_prove.run_checks import check_unique
+
+        check_unique(self, table)
+
+    def unlisted_batches(self) -> list[Path]:
+        """Batch files the run's events do not record writing: a copy, or the last batch of a
+        sweep killed between its rename and its event. Cheap (no Parquet read)."""
+        written = {e.get("file") for e in self.events() if e.get("event") == "batch"}
+        return [path for path in self.batch_files() if path.name not in written]
 
     def errored_count(self) -> int:
         """Stored rows without an outcome."""
@@ -241,13 +260,15 @@ class RunStore:
         """Every readable run, oldest first."""
         if not self.root.is_dir():
             return []
+        from poisson_prove.run_checks import listing_problem
+
         found = []
         for manifest_path in self.root.glob("*/manifest.json"):
             try:
                 manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError):
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
                 continue
-            if isinstance(manifest, dict) and "run_id" in manifest:
+            if listing_problem(manifest) is None:
                 found.append(RunInfo(manifest_path.parent, manifest))
         # created_ns orders runs made within one second (`latest` must be the last one made).
         found.sort(key=lambda r: (r.created, r.manifest.get("created_ns") or 0, r.run_id))
@@ -258,21 +279,43 @@ class RunStore:
         says so rather than let a run vanish silently."""
         if not self.root.is_dir():
             return []
+        from poisson_prove.run_checks import listing_problem
+
         bad = []
-        for manifest_path in sorted(self.root.glob("*/manifest.json")):
+        for folder in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            manifest_path = folder / "manifest.json"
+            if not manifest_path.exists():
+                if (folder / "episodes").is_dir():  # a run folder that lost its manifest
+                    bad.append((manifest_path, "it is missing"))
+                continue
             try:
                 manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as exc:
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
                 bad.append((manifest_path, f"{type(exc).__name__}: {exc}"))
                 continue
-            if not (isinstance(manifest, dict) and "run_id" in manifest):
-                bad.append((manifest_path, "not a run manifest (no run_id)"))
+            problem = listing_problem(manifest)
+            if problem is not None:
+                bad.append((manifest_path, f"not a run manifest: {problem}"))
         return bad
+
+    def check_usable(self) -> None:
+        """Refuse a store path that is a file, or lies under one (before anything is written)."""
+        for path in (self.root, *self.root.parents):
+            if path.exists():
+                if not path.is_dir():
+                    where = "is a file" if path == self.root else f"lies under the file {path}"
+                    raise ProveError(
+                        f"--store {self.root} {where}; a store is a folder",
+                        suggestions=["give --store a folder (it is created when missing)"],
+                    )
+                return
 
     def resolve(self, ref: str) -> RunInfo:
         """A run by id, name, unique id prefix, or `latest`."""
+        self.check_usable()
         runs = self.runs()
         if not runs:
+            self._refuse_unreadable(ref)
             raise ProveError(
                 f"no runs in the store {self.root}",
                 suggestions=["poisson-prove sweep --yes"],
@@ -285,11 +328,17 @@ class RunStore:
         prefixed = [r for r in runs if r.run_id.startswith(ref)]
         if len(prefixed) == 1:
             return prefixed[0]
+        self._refuse_unreadable(ref)
         names = ", ".join(f'"{r.name}"' for r in runs[-5:])
         raise ProveError(
             f'no run named "{ref}" in the store {self.root} (latest: {names})',
             suggestions=[f"poisson-prove --store {self.root} runs"],
         )
+
+    def _refuse_unreadable(self, ref: str) -> None:
+        from poisson_prove.run_checks import refuse_unreadable
+
+        refuse_unreadable(self, ref)
 
     # Writing ------------------------------------------------------------------------------
 
@@ -297,6 +346,7 @@ class RunStore:
         self, *, target_id: str, name: str | None, manifest: Mapping[str, Any], hold: bool = False
     ) -> RunWriter:
         """Make a new run folder with its manifest (status `partial`) and a `start` event."""
+        self.check_usable()
         self.root.mkdir(parents=True, exist_ok=True)
         with FileLock(str(self.root / ".store.lock"), timeout=60):
             existing = self.runs()
@@ -384,65 +434,3 @@ def is_safe_id(text: str) -> bool:
 def load_run(name_or_id: str = "latest", store: str | os.PathLike[str] | None = None) -> pa.Table:
     """The episodes of one stored run (by name, id or `latest`) as an Arrow table."""
     return RunStore(store).resolve(name_or_id).read_episodes()
-
-
-class BatchSink:
-    """Row tuples on their way to the store: counted, then written a batch at a time."""
-
-    def __init__(self, writer: RunWriter, size: int, planned: int, stored: int, errored: int) -> None:
-        self.writer = writer
-        self.size = size
-        self.planned = planned
-        self.stored = stored
-        self.errored_before = errored
-        self.pending: list[tuple[Any, ...]] = []
-        self.counted = 0  # rows of `pending` already counted
-        self.ran = self.errored = self.system_exits = 0
-        self.written = self.errored_written = 0
-        self.first_error: str | None = None
-        self._counts_refreshed = time.monotonic()
-
-    def account(self) -> None:
-        """Count the rows appended since the last call (errors, sys.exit calls)."""
-        new = self.pending[self.counted :]
-        self.counted = len(self.pending)
-        self.ran += len(new)
-        for row in new:
-            if row[OUTCOME_AT] is None:
-                self.errored += 1
-                if self.first_error is None:
-                    self.first_error = f"{row[ERROR_KIND_AT]}: {row[ERROR_MESSAGE_AT]}"
-                if row[ERROR_KIND_AT] == "system_exit":
-                    self.system_exits += 1
-
-    def maybe_flush(self) -> None:
-        while len(self.pending) >= self.size:
-            self.account()
-            batch, rest = self.pending[: self.size], self.pending[self.size :]
-            self._write(batch)
-            self.pending, self.counted = rest, len(rest)
-            # The manifest's counts follow what is stored, at most once a second: they are a
-            # convenience (the batch files stay the truth) and rewriting the whole manifest
-            # after every small batch cost as much as the batch's fsync.
-            now = time.monotonic()
-            if now - self._counts_refreshed >= MANIFEST_REFRESH_S:
-                self._counts_refreshed = now
-                self.writer.update_manifest(
-                    durable=False,
-                    counts={
-                        "planned": self.planned,
-                        "done": self.stored + self.written,
-                        "errored": self.errored_before + self.errored_written,
-                    },
-                )
-
-    def _write(self, batch: list[tuple[Any, ...]]) -> None:
-        self.writer.write_batch(tuples_to_table(self.writer.manifest["run_id"], batch))
-        self.written += len(batch)
-        self.errored_written += sum(1 for row in batch if row[OUTCOME_AT] is None)
-
-    def flush(self) -> None:
-        if self.pending:
-            self._write(self.pending)
-            self.pending = []
-            self.counted = 0

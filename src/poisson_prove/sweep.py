@@ -14,6 +14,7 @@ command line does.
 
 from __future__ import annotations
 
+import math
 import platform
 import shutil
 import time
@@ -23,7 +24,15 @@ from pathlib import Path
 from typing import Any
 
 from poisson_prove.backends.base import Job
-from poisson_prove.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, ProveError
+from poisson_prove.errors import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_REFUSED,
+    EXIT_STOPPED,
+    EXIT_USAGE,
+    ProveError,
+)
+from poisson_prove.execute import ProcessExit, os_exit_guard
 from poisson_prove.plan import (
     DEFAULT_MAX_MDE,
     DEFAULT_Q,
@@ -31,12 +40,13 @@ from poisson_prove.plan import (
     backend_settings,
     make_plan,
 )
+from poisson_prove.run_checks import confirm_resume_target, resume_problem
 from poisson_prove.seeding import check_salt, new_salt
 from poisson_prove.spec import Cell, SweepSpec, is_target_ref, load_spec, spec_from_manifest
-from poisson_prove.store import BatchSink, RunInfo, RunStore, RunWriter, utc_now
-from poisson_prove.sweep_loop import Progress, run_planned
+from poisson_prove.store import RunInfo, RunStore, RunWriter, utc_now
+from poisson_prove.sweep_loop import BatchSink, Progress, run_planned
 
-DEFAULT_BATCH_SIZE = 64
+DEFAULT_BATCH_SIZE = 25_000  # rows; a batch is also written once its rows waited a second
 DEFAULT_SPEC = "prove.toml"
 __all__ = [
     "PreparedSweep",
@@ -94,7 +104,9 @@ class PreparedSweep:
 class SweepResult:
     """How a sweep ended."""
 
-    verdict: str  # "done", "stopped" (--max-rollouts), "interrupted" or "failed" (all errored)
+    # "done", "stopped" (--max-rollouts), "interrupted", "failed" (all errored) or
+    # "process_exit" (a rollout called os._exit in this process: the sweep stopped there)
+    verdict: str
     run_id: str
     name: str
     status: str  # "partial" or "complete"
@@ -109,12 +121,13 @@ class SweepResult:
     system_exits: int = 0  # rollouts of this call that called sys.exit
     first_error: str | None = None
     capture_missing: Mapping[str, str] = field(default_factory=dict)
+    process_exit: str | None = None  # the episode that called os._exit, with its code
 
     @property
     def exit_code(self) -> int:
         if self.verdict == "interrupted":
             return EXIT_INTERRUPTED
-        if self.verdict in ("stopped", "failed"):
+        if self.verdict in ("stopped", "failed", "process_exit"):
             return EXIT_STOPPED
         return EXIT_OK
 
@@ -150,20 +163,25 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
         raise ProveError("--batch-size must be at least 1", exit_code=EXIT_USAGE)
     if request.max_rollouts is not None and request.max_rollouts < 1:
         raise ProveError("--max-rollouts must be at least 1", exit_code=EXIT_USAGE)
-    if request.episode_timeout is not None and not request.episode_timeout > 0:
-        raise ProveError("--episode-timeout must be a positive number of seconds", exit_code=EXIT_USAGE)
+    if request.episode_timeout is not None and not 0 < request.episode_timeout < math.inf:
+        raise ProveError(
+            "--episode-timeout must be a positive, finite number of seconds, "
+            f"got {request.episode_timeout:g}",
+            suggestions=["leave --episode-timeout out for no limit"],
+            exit_code=EXIT_USAGE,
+        )
     if request.max_mde is not None and not 0 < request.max_mde <= 1:
         raise ProveError("--max-mde must be a fraction in (0, 1]", exit_code=EXIT_USAGE)
     if request.replicates is not None and request.replicates < 1:
         raise ProveError("--replicates must be at least 1", exit_code=EXIT_USAGE)
     store = RunStore(request.store)
+    store.check_usable()
     paired_with: RunInfo | None = None
     resume_run: RunInfo | None = None
     cells: list[Cell] | None = None
     stored = 0
     if request.resume is not None:
         for flag, value in (
-            ("--target", request.target),
             ("--replicates", request.replicates),
             ("--name", request.name),
         ):
@@ -173,6 +191,14 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
                 )
         resume_run = store.resolve(request.resume) if request.resume else _latest_partial(store)
         manifest = resume_run.manifest
+        problem = resume_problem(manifest)
+        if problem is not None:
+            raise ProveError(
+                f'run "{resume_run.name}" cannot be resumed: its manifest '
+                f'{resume_run.path / "manifest.json"} is damaged ({problem})',
+                suggestions=["restore manifest.json from a copy, or start a new run: poisson-prove sweep"],
+            )
+        confirm_resume_target(manifest, resume_run.name, request.spec_path, request.target)
         # The batch files, not the status, say what ran: a complete run missing a batch (one
         # moved out because it was damaged) resumes to its planned set again.
         planned = int((manifest.get("counts") or {}).get("planned") or 0)
@@ -323,14 +349,25 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             capture=prepared.spec.capture.as_dict(),
             options=dict(settings),
         )
+        # What writing a batch imports (pyarrow's compute, Parquet and pandas shims, ~0.3 s),
+        # loaded before the clock starts: the done line times the episodes, not start-up.
+        import pyarrow.parquet  # noqa: F401
+
+        from poisson_prove.episode_table import tuples_to_table
+
+        tuples_to_table(run_id, [])
         started = time.perf_counter()
         sink = BatchSink(writer, request.batch_size, plan.rollouts, len(skip), errored_before)
         interrupted = False
+        halted: ProcessExit | None = None
         failure: Exception | None = None
         try:
-            run_planned(executor, job, plan, prepared.salt, skip, request.max_rollouts, sink, progress)
+            with os_exit_guard():
+                run_planned(executor, job, plan, prepared.salt, skip, request.max_rollouts, sink, progress)
         except KeyboardInterrupt:
             interrupted = True
+        except ProcessExit as exc:
+            halted = exc
         except Exception as exc:
             failure = exc
         sink.account()
@@ -345,6 +382,9 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             shutil.rmtree(writer.path, ignore_errors=True)
             if not store_existed and {p.name for p in store.root.iterdir()} <= {".store.lock"}:
                 shutil.rmtree(store.root, ignore_errors=True)
+            if isinstance(failure, ProveError) and failure.exit_code == EXIT_STOPPED:
+                # Nothing ran and nothing is kept: refused before work, exit 1, not "resume it".
+                failure.exit_code = EXIT_REFUSED
             raise failure
         sink.flush()
         done = len(skip) + ran
@@ -359,6 +399,8 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         )
         if interrupted:
             verdict = "interrupted"
+        elif halted is not None:
+            verdict = "process_exit"
         elif not complete:
             verdict = "stopped"
         elif errored == done:
@@ -392,9 +434,18 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             system_exits=system_exits,
             first_error=first_error,
             capture_missing=dict(prepared.capture_missing),
+            process_exit=None if halted is None else _halt_text(halted, plan),
         )
     finally:
         writer.release()
+
+
+def _halt_text(halted: ProcessExit, plan: Plan) -> str:
+    """Which episode ended the sweep's process, and how, for the error line."""
+    row = halted.row or {}
+    labels = {cell.key: cell.label for cell in plan.cells}
+    where = f"{labels.get(row.get('cell'), row.get('cell'))}/{row.get('replicate')}"
+    return f"the target called os._exit({halted.code!r}) in episode {where}"
 
 
 def underpowered_error(prepared: PreparedSweep, command: str = "poisson-prove sweep") -> ProveError:

@@ -34,7 +34,16 @@ from poisson_prove.backends.base import Executor, Job, Task
 
 BACKENDS = ("local", "modal", "burla", "dask", "ray")
 
-__all__ = ["BACKENDS", "Executor", "Job", "Task", "estimate_cost", "make_executor", "needs_pool"]
+__all__ = [
+    "BACKENDS",
+    "Executor",
+    "Job",
+    "Task",
+    "check_backend",
+    "estimate_cost",
+    "make_executor",
+    "needs_pool",
+]
 
 
 def needs_pool(settings: Mapping[str, Any]) -> bool:
@@ -83,6 +92,24 @@ def make_executor(backend: str, settings: Mapping[str, Any]) -> Executor:
         f"--backend {backend} is not a backend{did_you_mean(backend, BACKENDS)}",
         suggestions=[f"the backends are: {', '.join(BACKENDS)}"],
     )
+
+
+def check_backend(backend: str, settings: Mapping[str, Any]) -> None:
+    """What `--dry-run` checks of the backend without spending or starting anything, raising
+    the same ProveError the real run would: modal and burla are configured for real (the
+    extra, Modal's token, the --image table, every setting); dask and ray get their extra
+    checked (a cluster is neither started nor reached); local gets its settings checked."""
+    if backend in ("modal", "burla", "local"):
+        make_executor(backend, settings)
+        return
+    from poisson_prove.backends._extras import require
+
+    if backend == "dask":
+        require("dask", "distributed")
+    elif backend == "ray":
+        require("ray", "ray")
+    else:
+        make_executor(backend, settings)  # refuses an unknown backend
 
 
 def estimate_cost(backend: str, rollouts: int, settings: Mapping[str, Any]) -> float:

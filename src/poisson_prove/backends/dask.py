@@ -2,8 +2,10 @@
 
 With `[dask] address` the sweep connects to that scheduler (any deployment: Kubernetes, an HPC
 job queue, a cloud service) and leaves it running afterwards. Without it a LocalCluster is
-started for the run, bound to 127.0.0.1 with no dashboard and its scratch space in a temporary
-folder, and closed (folder removed) at the end.
+started for the run, bound to 127.0.0.1 with no dashboard, speaking TLS with temporary
+credentials made for this sweep (so no other process on the machine can connect to it and run
+code in its workers), its scratch space in a temporary folder, and closed (folder removed) at
+the end.
 
 Attempts are submitted in a bounded window and collected as they complete. A worker that dies
 (killed, out of memory) has its tasks rescheduled by the scheduler; a task that outlives
@@ -153,11 +155,18 @@ class DaskExecutor(Executor):
 
     def _connect(self, scratch: str) -> tuple[Any, Any]:
         from distributed import Client, LocalCluster
+        from distributed.security import Security
 
         if self._client is not None:
             client, self._client = self._client, None
             return client, None
+        # Loopback is not enough on a shared host: any local user could connect to the scheduler
+        # and run code in our workers. Temporary TLS credentials made for this sweep alone (kept
+        # in memory) mean only this process and the workers it starts can talk to the cluster.
+        security = Security.temporary()
         cluster = LocalCluster(
+            protocol="tls://",
+            security=security,
             n_workers=self.n_workers,
             threads_per_worker=self.threads_per_worker,
             processes=True,
@@ -170,7 +179,7 @@ class DaskExecutor(Executor):
             local_directory=scratch,
             silence_logs=logging.ERROR,
         )
-        return Client(cluster), cluster
+        return Client(cluster, security=security), cluster
 
     def execute(self, job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:
         policy, job = policy_for_job(self.policy, self.settings, job)

@@ -13,6 +13,7 @@ import importlib
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import NoReturn
@@ -67,6 +68,24 @@ def _short_home(path: Path) -> str:
     return "~" + text[len(home):] if text.startswith(home + os.sep) else text
 
 
+def one_line_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: object = None,
+    line: str | None = None,
+) -> None:
+    """Python warnings (ours, a library's, the target's) as one `warning:` line, without the
+    source path and code line Python's default format adds."""
+    text = (str(message).strip().splitlines() or [category.__name__])[0]
+    stream = file if hasattr(file, "write") else sys.stderr
+    try:
+        stream.write(f"warning: {text}\n")  # type: ignore[union-attr]
+    except (OSError, ValueError):
+        pass
+
+
 Register = Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]
 
 
@@ -97,6 +116,7 @@ def run_app(
     for verb in verbs:
         importlib.import_module(f"{package}.{verb.replace('-', '_')}").register(sub, parent)
     args = parser.parse_args(argv)
+    warnings.showwarning = one_line_warning
     if not getattr(args, "verb", None):
         parser.print_help()
         return EXIT_USAGE

@@ -29,8 +29,10 @@ def run(args: argparse.Namespace) -> int:
     from poisson_prove.inspection import find_episode, inspect_run
     from poisson_prove.render import inspection as text
     from poisson_prove.render.json import INSPECT_SCHEMA, dumps
+    from poisson_prove.store import RunStore
 
     store = getattr(args, "store", None)
+    RunStore(store).resolve(args.run).check_unique()  # a copied batch would be counted twice
     if args.episode is not None:
         detail = find_episode(args.run, args.episode, store=store)
         if args.json:

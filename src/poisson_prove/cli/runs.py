@@ -7,6 +7,8 @@ import json
 import sys
 from typing import Any
 
+from poisson_prove.errors import EXIT_OK, EXIT_REFUSED, ProveError
+
 HELP = "list the runs in the store"
 COLUMNS = ("name", "id", "status", "done/planned", "no outcome", "salt", "paired with", "created")
 
@@ -23,7 +25,9 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     p.set_defaults(func=run)
 
 
-def run_rows(store_root: Any) -> list[dict[str, Any]]:
+def run_rows(store_root: Any, refusals: list[ProveError] | None = None) -> list[dict[str, Any]]:
+    """One row per listable run. A run whose batch files cannot be trusted (unreadable, or a
+    copied batch storing episodes twice) is left out and its error added to `refusals`."""
     from poisson_prove.store import RunStore
 
     store = RunStore(store_root)
@@ -31,10 +35,19 @@ def run_rows(store_root: Any) -> list[dict[str, Any]]:
     for info in store.runs():
         m = info.manifest
         counts = m.get("counts") or {}
-        if info.status == "partial":
-            # A killed sweep leaves the manifest's counts behind its batch files: count those.
-            table = info.read_episodes(["outcome"])
-            counts = {**counts, "done": table.num_rows, "errored": table.column("outcome").null_count}
+        try:
+            if info.status == "partial":
+                # A killed sweep leaves the manifest's counts behind its batch files: count those.
+                table = info.read_episodes(["cell", "replicate", "outcome"])
+                info.check_unique(table)
+                counts = {**counts, "done": table.num_rows, "errored": table.column("outcome").null_count}
+            elif info.unlisted_batches():  # a file no event records writing: a copy?
+                info.check_unique()
+        except ProveError as err:
+            if refusals is None:
+                raise
+            refusals.append(err)
+            continue
         rows.append(
             {
                 "name": info.name,
@@ -71,18 +84,24 @@ def run(args: argparse.Namespace) -> int:
     from poisson_prove.store import RunStore, resolve_store_root
 
     root = resolve_store_root(args.store)
-    rows = run_rows(root)
-    for path, why in RunStore(root).unreadable():
+    store = RunStore(root)
+    store.check_usable()
+    refusals: list[ProveError] = []
+    rows = run_rows(root, refusals)
+    for path, why in store.unreadable():
         sys.stderr.write(f"warning: {path} cannot be read ({why}); that run is left out\n")
+    code = _report_refusals(refusals)
     if args.json:
-        sys.stdout.write(
-            json.dumps({"schema": "poisson-prove.runs/1", "store": str(root), "runs": rows}, indent=2) + "\n"
-        )
-        return 0
+        document: dict[str, Any] = {"schema": "poisson-prove.runs/1", "store": str(root), "runs": rows}
+        if refusals:
+            document["refused"] = [{"message": e.message, "next": list(e.suggestions)} for e in refusals]
+        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        return code
     if not rows:
         print(f"no runs in the store {root}")
-        print("next: poisson-prove sweep --yes")
-        return 0
+        if not refusals:
+            print("next: poisson-prove sweep --yes")
+        return code
     table = [_cells(r) for r in rows]
     if is_pretty(args):
         from rich.console import Console
@@ -94,9 +113,23 @@ def run(args: argparse.Namespace) -> int:
         for cells in table:
             grid.add_row(*cells)
         Console().print(grid)
-        return 0
+        return code
     widths = [max(len(COLUMNS[i]), *(len(c[i]) for c in table)) for i in range(len(COLUMNS))]
     print("  ".join(h.ljust(w) for h, w in zip(COLUMNS, widths, strict=True)).rstrip())
     for cells in table:
         print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
-    return 0
+    return code
+
+
+def _report_refusals(refusals: list[ProveError]) -> int:
+    """Runs left out because their batch files cannot be trusted: the listing still shows the
+    others, then one `error:` line (the first) and `warning:` lines for the rest; exit 1."""
+    if not refusals:
+        return EXIT_OK
+    for extra in refusals[1:]:
+        sys.stderr.write(f"warning: {extra.message}; that run is left out\n")
+    first = refusals[0]
+    sys.stderr.write(f"error: {first.message}\n")
+    for suggestion in first.suggestions:
+        sys.stderr.write(f"next: {suggestion}\n")
+    return EXIT_REFUSED

@@ -99,8 +99,9 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "--batch-size",
         type=int,
         metavar="N",
-        default=64,
-        help="rows written to the store at a time (default: 64)",
+        default=25_000,
+        help="rows written to the store at a time, or fewer once they waited a second "
+        "(default: 25000)",
     )
     p.add_argument(
         "--max-mde",
@@ -311,6 +312,13 @@ def _planned(args: argparse.Namespace, out: _Output, prepared: Any, stdin_tty: b
         _refused(out, refusal, base=document)
         raise refusal
     if args.dry_run:
+        from poisson_prove.backends import check_backend
+
+        try:
+            check_backend(prepared.plan.backend, prepared.plan.settings)
+        except ProveError as err:
+            _refused(out, err, base=document)
+            raise
         if out.json_mode:
             out.document(document)
         return 0
@@ -370,6 +378,16 @@ def _execute(args: argparse.Namespace, out: _Output, prepared: Any, document: di
             f'"{result.name}" (partial)',
             suggestions=[_prefix(args) + "sweep --resume"],
             exit_code=result.exit_code,
+        )
+    elif result.verdict == "process_exit":
+        final["verdict"] = "failed"
+        err = ProveError(
+            f"{result.process_exit}, which ends the sweep's own process, so the sweep stopped there: "
+            f'{result.done:,} of {result.planned:,} rollouts kept in run "{result.name}" (partial), '
+            "that episode stored as process_exit (--episode-timeout runs each episode in a process "
+            "of its own, so one that ends it does not stop the sweep)",
+            suggestions=[f"{_prefix(args)}sweep --resume --episode-timeout 600"],
+            exit_code=EXIT_STOPPED,
         )
     elif out.json_mode and result.system_exits:
         from poisson_prove.cli._app import _short_home, cache_dir

@@ -82,3 +82,45 @@ def test_episode_timeout_holds_on_dask_workers(prove, workdir: Path) -> None:
     assert stalled, "the salt gave no stalling seed; pick another"
     assert {r["seed"] for r in rows if r["error_kind"] == "episode_timeout"} == stalled
     assert_sweep_semantics([r for r in rows if r["seed"] not in stalled])
+
+
+INTRUDER = '''
+import os, subprocess, sys
+from poisson_prove import Episode
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TRY = """
+import sys
+from distributed import Client
+try:
+    client = Client(sys.argv[1], timeout="3s")
+    print("ran", client.submit(lambda: 1).result(timeout=10))
+except Exception as exc:
+    print("refused", type(exc).__name__)
+"""
+
+def rollout(cfg, seed):
+    from distributed import get_worker
+    try:
+        os.close(os.open(os.path.join(HERE, "intruder.lock"), os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return Episode("ok", 1, 5, {})
+    address = get_worker().scheduler.address
+    # Another process on this machine, with no credentials of the sweep's, tries the scheduler.
+    tried = subprocess.run([sys.executable, "-c", TRY, address], capture_output=True, text=True, timeout=90)
+    with open(os.path.join(HERE, "intruder.txt"), "w") as handle:
+        handle.write(address + "\\n" + tried.stdout)
+    return Episode("ok", 1, 5, {})
+'''
+
+
+def test_another_process_cannot_use_the_sweeps_scheduler(prove, workdir: Path) -> None:
+    from tests.poisson_prove.sweep.helpers import small_spec, write
+
+    write(workdir, "intruder.py", INTRUDER)
+    small_spec(workdir, target="intruder:rollout", replicates=6, extra="[dask]\nn_workers = 1\n")
+    result = prove(*sweep_args("--backend", "dask"), timeout=240)
+    assert result.returncode == 0, result.stderr
+    address, verdict = (workdir / "intruder.txt").read_text().splitlines()[:2]
+    assert address.startswith("tls://127.0.0.1:"), address
+    assert verdict.startswith("refused"), verdict

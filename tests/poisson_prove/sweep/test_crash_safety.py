@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -176,3 +177,30 @@ def test_resume_of_a_run_still_being_written_is_refused(workdir: Path, home: Pat
     assert running.wait(timeout=120) == 0
     rows = episodes(store)
     assert len(rows) == len({(r["cell"], r["replicate"]) for r in rows}) == PLANNED
+
+
+def test_kill_9_with_default_batches_keeps_whole_timed_batches(workdir: Path, home: Path) -> None:
+    """Default options: batches are written about once a second (the default size never fills
+    here). A SIGKILL after the first one keeps whole batches only, and the resume is exact."""
+    import pyarrow.parquet as pq
+
+    write(workdir, "agent.py", SLOWISH)
+    small_spec(workdir, replicates=600)  # 1,200 episodes of 2 ms: about three seconds
+    store = workdir / "prove-runs"
+    command = [script_path("poisson-prove"), "sweep", "--yes", "--max-mde", "0.5"]
+    process = subprocess.Popen(command, cwd=workdir, env=isolated_env(home), stdout=subprocess.DEVNULL)
+    assert _kill_mid_sweep(process, store, random.Random(7)), "the sweep ended before a batch"
+    files = sorted(store.glob("*/episodes/*.parquet"))
+    sizes = [pq.ParquetFile(path).metadata.num_rows for path in files]
+    assert files and all(0 < size < 1200 for size in sizes), sizes
+    events = [json.loads(line) for line in next(store.glob("*/events.jsonl")).read_text().splitlines()]
+    written = {e["file"]: e["rows"] for e in events if e.get("event") == "batch"}
+    assert all(written.get(path.name, size) == size for path, size in zip(files, sizes, strict=True))
+    assert len(episodes(store)) == sum(sizes)
+    resumed = subprocess.run(
+        [*command[:3], "--resume"], cwd=workdir, env=isolated_env(home), capture_output=True, timeout=120
+    )
+    assert resumed.returncode == 0, resumed.stderr
+    rows = episodes(store)
+    assert len(rows) == len({(r["cell"], r["replicate"]) for r in rows}) == 1200
+    assert not list(store.glob("*/episodes/*.tmp"))

@@ -121,7 +121,7 @@ def test_target_that_does_not_take_cfg_and_seed(prove, workdir) -> None:
         ["--salt", "00112233", "--resume", "x"],
         ["--backend", "cloud"],
         ["--target", "agent.rollout"],
-        ["--resume", "--target", "agent:rollout"],
+        ["--resume", "--name", "other"],  # --target with --resume confirms the run's own target
     ],
 )
 def test_command_line_errors_exit_2(prove, workdir, args: list[str]) -> None:

@@ -183,13 +183,14 @@ def test_store_flag_env_global_options_and_names(prove, workdir) -> None:
 def test_unexpected_failure_goes_to_the_errors_log(prove, workdir, home) -> None:
     write(workdir, "agent.py", SEEDED_TARGET)
     small_spec(workdir, replicates=20, values=["a"])
-    (workdir / "a-file").write_text("not a folder")
-    result = prove("sweep", "--yes", "--max-mde", "0.5", "--store", "a-file")
-    assert result.returncode == 70
+    # A store whose lock file is a folder: nothing a user does, so an unexpected failure.
+    (workdir / "odd-store" / ".store.lock").mkdir(parents=True)
+    result = prove("sweep", "--yes", "--max-mde", "0.5", "--store", "odd-store")
+    assert result.returncode == 70, result.stderr
     assert "Traceback" not in result.stderr
     assert "details in ~/.cache/poisson-prove/errors.log" in result.stderr
     assert "Traceback" in (home / ".cache" / "poisson-prove" / "errors.log").read_text()
-    debug = prove("sweep", "--yes", "--max-mde", "0.5", "--store", "a-file", "--debug")
+    debug = prove("sweep", "--yes", "--max-mde", "0.5", "--store", "odd-store", "--debug")
     assert "Traceback" in debug.stderr
 
 
@@ -212,9 +213,10 @@ def test_remote_backend_without_its_support_is_refused(prove, workdir) -> None:
     write(workdir, "agent.py", SEEDED_TARGET)
     small_spec(workdir, replicates=20, values=["a"])
     before = tree(workdir)
-    # No Burla account or cluster here: the SDK refuses the first batch, so the sweep stops
-    # (exit 3) with Burla's own reason, the way out, and nothing stored.
+    # No Burla account or cluster here: the SDK refuses the first batch before any episode ran,
+    # so the sweep is refused (exit 1, as Modal without a token) with Burla's own reason, the
+    # way out, and nothing stored: there is nothing to resume.
     result = prove("sweep", "--yes", "--max-mde", "0.5", "--backend", "burla")
-    assert_clean_error(result, 3, "error: Burla did not run the batch")
+    assert_clean_error(result, 1, "error: Burla did not run the batch")
     assert "next: burla login" in result.stderr
     assert tree(workdir) == before

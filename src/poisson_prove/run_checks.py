@@ -1,0 +1,214 @@
+"""Checking a stored run before trusting it, so a damaged or hand-edited run is one clear
+refusal naming the file and what is wrong, never a KeyError or a double count deep in a command.
+
+- `listing_problem(manifest)`: what keeps a run out of `runs`, `diff`, `check` and `inspect`
+  (no run_id, a name that is not text, ...); None when it can be listed.
+- `resume_problem(manifest)`: what keeps a listed run from being resumed (the target, the
+  replicates, the salt, the cells, the spec); None when it can be.
+- `check_unique(info)`: refuse a run that stores a (cell, replicate) twice (a copied batch).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from poisson_prove.errors import ProveError
+
+if TYPE_CHECKING:
+    import pyarrow as pa
+
+    from poisson_prove.store import RunInfo, RunStore
+
+_HEX = re.compile(r"^[0-9a-f]{8,64}$")
+
+
+def _text(manifest: Mapping[str, Any], key: str) -> str | None:
+    value = manifest.get(key)
+    if not isinstance(value, str) or not value.strip():
+        return f"{key} is {'missing' if key not in manifest else f'not text ({value!r:.40})'}"
+    return None
+
+
+def listing_problem(manifest: Any) -> str | None:
+    """Why this document is not a run manifest a listing can use, or None."""
+    if not isinstance(manifest, dict):
+        return f"not a JSON object but a {type(manifest).__name__}"
+    for key in ("run_id", "name"):
+        problem = _text(manifest, key)
+        if problem:
+            return problem
+    status = manifest.get("status", "partial")
+    if status not in ("partial", "complete"):
+        return f"status is {status!r}, not partial or complete"
+    counts = manifest.get("counts")
+    if counts is not None:
+        if not isinstance(counts, dict):
+            return "counts is not an object"
+        for key in ("planned", "done", "errored"):
+            value = counts.get(key, 0)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                return f"counts.{key} is not a count ({value!r:.40})"
+    for key in ("created", "paired_with", "paired_with_name", "salt"):
+        value = manifest.get(key)
+        if value is not None and not isinstance(value, str):
+            return f"{key} is not text ({value!r:.40})"
+    return None
+
+
+def resume_problem(manifest: Mapping[str, Any]) -> str | None:
+    """Why a resume cannot trust this manifest, or None."""
+    for key in ("target", "spec_path"):
+        problem = _text(manifest, key)
+        if problem:
+            return problem
+    replicates = manifest.get("replicates")
+    if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
+        return f"replicates is not a positive integer ({replicates!r:.40})"
+    salt = manifest.get("salt")
+    if not isinstance(salt, str) or not _HEX.match(salt):
+        return f"salt is not 8 to 64 hex digits ({salt!r:.40})"
+    if not isinstance(manifest.get("spec"), dict):
+        return "spec is not an object"
+    cells = manifest.get("cells")
+    if not isinstance(cells, list) or not cells:
+        return "cells is not a list of conditions"
+    for i, cell in enumerate(cells):
+        if not (
+            isinstance(cell, dict)
+            and isinstance(cell.get("key"), str)
+            and isinstance(cell.get("label"), str)
+            and isinstance(cell.get("cfg"), dict)
+        ):
+            return f"cells #{i + 1} is not an object with key, label and cfg"
+    design = manifest.get("design")
+    if design is not None and not isinstance(design, dict):
+        return "design is not an object"
+    if isinstance(design, dict) and design.get("max_mde") is not None:
+        value = design["max_mde"]
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+            return f"design.max_mde is not a fraction in (0, 1] ({value!r:.40})"
+    return None
+
+
+def _distinct_pairs(table: pa.Table) -> int:
+    """How many distinct (cell, replicate) pairs the table holds: NumPy on integer codes (Arrow's
+    group_by would import pandas, which `diff` and `inspect` never load)."""
+    import numpy as np
+    import pyarrow as pa
+
+    # Read from the Arrow buffers as the comparison does: pyarrow's own conversions import pandas.
+    from poisson_prove.compare_frame import coded, column_numbers
+
+    cells = table.column("cell")
+    if pa.types.is_dictionary(cells.type):  # one dictionary per batch file: unify them first
+        cells = pa.table({"cell": cells}).unify_dictionaries().column("cell")
+    codes = coded(cells).codes
+    replicates = column_numbers(table.column("replicate"), np.int64, 0)
+    keys = codes.astype(np.int64) * (int(replicates.max()) + 1) + replicates.astype(np.int64)
+    if int(keys.max()) < 50_000_000:  # a count per key beats a sort
+        return int(np.count_nonzero(np.bincount(keys)))
+    return int(np.unique(keys).size)
+
+
+def check_unique(info: RunInfo, table: pa.Table | None = None) -> None:
+    """Refuse a run that stores some (cell, replicate) twice: a batch file copied or duplicated
+    in its folder. Counting those rows would double-count; `table` holds the run's cell and
+    replicate columns when the caller has read them already."""
+    if table is None:
+        table = info.read_episodes(["cell", "replicate"])
+    if table.num_rows == 0:
+        return
+    distinct = _distinct_pairs(table)
+    if distinct == table.num_rows:
+        return
+    # Rare and fatal: now read file by file to name the files involved.
+    first: dict[tuple[str, int], str] = {}
+    files: set[str] = set()
+    for path in info.batch_files():
+        part = info.read_batch(path, ["cell", "replicate"])
+        for key in zip(part.column("cell").to_pylist(), part.column("replicate").to_pylist(), strict=True):
+            seen = first.get(key)
+            if seen is None:
+                first[key] = path.name
+            else:
+                files.update((seen, path.name))
+    twice = table.num_rows - distinct
+    named = ", ".join(sorted(files)) or "one batch file"
+    raise ProveError(
+        f'run "{info.name}" stores {twice:,} episodes more than once (the same condition and '
+        f"replicate in {named}): a batch file was copied into {info.episodes_dir}; counting "
+        "it would double-count",
+        suggestions=[
+            f"move the copies out of {info.episodes_dir}, keeping one file of each, "
+            f'then: poisson-prove runs; resume with poisson-prove sweep --resume "{info.name}"'
+        ],
+    )
+
+
+def refuse_unreadable(store: RunStore, ref: str) -> None:
+    """`ref` names a run folder whose manifest cannot be read: say that, not "no run named"."""
+    for manifest_path, why in store.unreadable():
+        folder = manifest_path.parent.name
+        if ref and (folder == ref or folder.startswith(ref) or ref == "latest" or _named(manifest_path, ref)):
+            if ref == "latest" and store.runs():
+                continue
+            raise ProveError(
+                f'run folder {manifest_path.parent} matches "{ref}" but its manifest.json '
+                f"cannot be read ({why})",
+                suggestions=[
+                    f"restore {manifest_path} from a copy, or move the folder "
+                    f"{manifest_path.parent} out of the store"
+                ],
+            )
+
+
+def _named(manifest_path: Path, ref: str) -> bool:
+    """Whether a manifest that is JSON but not a usable one still gives the run this name."""
+    try:
+        document = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(document, dict) and document.get("name") == ref
+
+
+def confirm_resume_target(
+    manifest: Mapping[str, Any], run_name: str, spec_arg: str | Path | None, target_arg: str | None
+) -> None:
+    """A resume imports the target its manifest names, and a manifest is only a file in the
+    store: import it only when the user's own spec names the same target, or the user
+    confirms it with `--target` (a store shared, copied from CI or edited must not run code
+    nobody asked for). Raises ProveError otherwise."""
+    from poisson_prove.spec import load_spec
+
+    target = str(manifest["target"])
+    resume = f'poisson-prove sweep --resume "{run_name}" --target {target}'
+    if target_arg is not None:
+        if target_arg != target:
+            raise ProveError(
+                f'--target {target_arg} does not match run "{run_name}", which ran {target}; '
+                "a resumed run keeps its own target",
+                suggestions=[resume],
+                exit_code=2,
+            )
+        return  # confirmed by the user
+    spec_path = Path(spec_arg) if spec_arg else Path(str(manifest["spec_path"]))
+    try:
+        named = load_spec(spec_path).target
+    except ProveError:
+        named = None
+    if named == target:
+        return
+    why = (
+        f"its spec {spec_path} names {named}"
+        if named is not None
+        else f"its spec {spec_path} cannot be read to confirm it"
+    )
+    raise ProveError(
+        f'run "{run_name}" would import the target {target} named in its manifest, but {why}; '
+        "a resume imports only a target you confirm",
+        suggestions=[f"{resume}   (if you trust {target})"],
+    )
