@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from poisson_prove.backends.base import Job, Task
+from poisson_prove.chaos.inject import chaos_scope
 from poisson_prove.episode import Episode, InvalidEpisode, validate_episode
 from poisson_prove.episode_table import EPISODE_COLUMNS
 from poisson_prove.errors import ProveError
@@ -163,7 +164,8 @@ def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
     kind: str | None = None
     message: str | None = None
     try:
-        value = rollout(dict(task.cfg), task.seed)
+        with chaos_scope(job.chaos, task.cfg, task.seed):  # [chaos]: a no-op without faults
+            value = rollout(dict(task.cfg), task.seed)
     except SystemExit as exc:
         kind, message = SYSTEM_EXIT, f"the rollout called sys.exit({exc.code!r})"
     except Exception as exc:

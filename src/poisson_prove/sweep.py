@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from poisson_prove.backends.base import Job
+from poisson_prove.chaos.config import chaos_summary, check_backend, job_chaos
 from poisson_prove.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED, EXIT_USAGE, ProveError
 from poisson_prove.plan import (
     DEFAULT_MAX_MDE,
@@ -225,6 +226,7 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
     if max_mde is None:  # a resumed run keeps the design it was accepted with
         design = resume_run.manifest.get("design") or {} if resume_run is not None else {}
         max_mde = float(design.get("max_mde") or DEFAULT_MAX_MDE)
+    check_backend(spec.chaos, request.backend)
     settings = backend_settings(spec, request.backend, request.overrides)
     plan = make_plan(
         spec,
@@ -277,7 +279,7 @@ def _manifest(prepared: PreparedSweep) -> dict[str, Any]:
         "successes": list(plan.successes),
         "design": plan.design_dict(),
         "capture": {**spec.capture.as_dict(), "missing": dict(prepared.capture_missing)},
-        "chaos": dict(spec.chaos),
+        "chaos": chaos_summary(spec.chaos),
         "episode_timeout": prepared.request.episode_timeout,
         "counts": {"planned": plan.rollouts, "done": 0, "errored": 0},
         "resumed_at": [],
@@ -321,6 +323,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             infra_errors=tuple(settings.get("infra_errors", ())),
             infra_retries=int(settings.get("infra_retries", 0) or 0),
             capture=prepared.spec.capture.as_dict(),
+            chaos=job_chaos(prepared.spec.chaos, prepared.salt),
             options=dict(settings),
         )
         started = time.perf_counter()
