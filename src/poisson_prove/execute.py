@@ -129,11 +129,11 @@ def load_target(job: Job) -> Rollout:
     """The job's rollout function, imported once per process (spec_dir first on sys.path)."""
     key = (job.target, job.spec_dir)
     function = _LOADED.get(key)
-    if function is None:
-        if job.capture and job.capture.get("instrument"):
-            from poisson_prove.traces import enable_capture
+    if job.capture:  # this run's content rule and byte limit; instrumentors once per process
+        from poisson_prove.capture import enable_capture
 
-            enable_capture(job.capture)
+        enable_capture(job.capture)
+    if function is None:
         function = _LOADED[key] = import_target(job.target, job.spec_dir)
     return function
 

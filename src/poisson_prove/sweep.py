@@ -248,9 +248,10 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
 
         import_target(target, str(spec.spec_dir))
     if spec.capture.instrument:
-        from poisson_prove.traces import missing_instrumentors
+        from poisson_prove.capture import probe_instrumentors
 
-        capture_missing = missing_instrumentors(spec.capture.instrument)
+        # Not installed, failing to load or to instrument: each is named, with the reason.
+        capture_missing = probe_instrumentors(spec.capture.instrument)
     return PreparedSweep(
         request, spec, plan, store, salt, source, paired_with, resume_run, stored, capture_missing
     )

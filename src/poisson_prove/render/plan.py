@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from poisson_prove.capture import short_reason
 from poisson_prove.chaos.config import chaos_summary, describe_fault
 from poisson_prove.conditions import format_value
 from poisson_prove.plan import Plan
@@ -60,7 +61,7 @@ def _seeds_line(prepared: PreparedSweep) -> str:
 def capture_line(instrument: tuple[str, ...] | list[str], missing: dict[str, str] | Any) -> str:
     parts = []
     for name in instrument:
-        parts.append(f"{name} (not installed: no spans)" if name in missing else name)
+        parts.append(f"{name} ({short_reason(missing[name])}: no spans)" if name in missing else name)
     return ", ".join(parts)
 
 
