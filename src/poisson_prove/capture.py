@@ -181,8 +181,8 @@ def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
             why = _instrument(name, found[name], provider)
             if why is not None:
                 missing[name] = why
-    _ENABLED[names] = missing
-    return missing
+    _ENABLED[names] = {name: missing[name] for name in names if name in missing}  # spec order
+    return _ENABLED[names]
 
 
 def probe_instrumentors(names: tuple[str, ...] | list[str], *, timeout: float = 120) -> dict[str, str]:
