@@ -125,6 +125,10 @@ async def _async_calls():
 def rollout_async(cfg, seed):
     return _episode(asyncio.run(_async_calls()))
 
+async def rollout_coroutine(cfg, seed):
+    """An async def rollout: the pool awaits it on its event loop, several at once."""
+    return _episode(await _async_calls())
+
 def rollout_patched(cfg, seed):
     """A changed agent making the same calls: it shrugs off a malformed body."""
     with httpx.Client() as client:

@@ -155,3 +155,27 @@ def test_async_httpx_calls_are_faulted_too(prove, workdir: Path, tool_server) ->
     recorded = sum(len(chaos_spans(r)) for r in rows)
     assert seen == recorded > 0
     assert tool_server.total == 20 * CALLS - recorded
+
+
+def test_async_def_rollouts_awaited_together_each_get_their_own_faults(
+    prove, workdir: Path, tool_server
+) -> None:
+    faults = '[[chaos.faults]]\nkind = "connection_error"\nrate = 0.5\n'
+    chaos_project(workdir, "rollout_coroutine", faults, replicates=20)
+    result = _sweep(prove, "--salt", SALT, "--concurrency", "4", server_url=tool_server.url)
+    assert result.returncode == 0, result.stderr
+    rows = stored_rows(workdir / "runs")
+    for row in rows:
+        seen = json.loads(row["meta"])["calls"]
+        calls = sorted(s["attributes"]["chaos.call"] for s in chaos_spans(row))
+        assert [i for i, r in enumerate(seen) if r == "ConnectError"] == calls
+    # The same salt gives the same placement as the sync client path in one process.
+    chaos_project(workdir, "rollout_async", faults, replicates=20)
+    again = _sweep(prove, "--salt", SALT, "--name", "sync", server_url=tool_server.url)
+    assert again.returncode == 0, again.stderr
+    sync_rows = stored_rows(workdir / "runs")
+
+    def placement(rows: list[dict]) -> set[tuple[int, int]]:
+        return {(r["seed"], s["attributes"]["chaos.call"]) for r in rows for s in chaos_spans(r)}
+
+    assert placement(rows) == placement(sync_rows) != set()
