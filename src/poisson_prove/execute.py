@@ -24,6 +24,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Iterable, Mapping
+from contextlib import nullcontext
 from typing import Any
 
 from poisson_prove.backends.base import Job, Task
@@ -34,6 +35,7 @@ from poisson_prove.errors import ProveError
 from poisson_prove.traces import _SPANS, begin_episode, end_episode
 
 Rollout = Callable[[dict[str, Any], int], Any]
+_NO_CHAOS = nullcontext()  # a run without [chaos] faults: nothing around the call
 
 SYSTEM_EXIT = "system_exit"
 INVALID_EPISODE = "invalid_episode"
@@ -164,7 +166,7 @@ def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
     kind: str | None = None
     message: str | None = None
     try:
-        with chaos_scope(job.chaos, task.cfg, task.seed):  # [chaos]: a no-op without faults
+        with chaos_scope(job.chaos, task.cfg, task.seed) if job.chaos else _NO_CHAOS:
             value = rollout(dict(task.cfg), task.seed)
     except SystemExit as exc:
         kind, message = SYSTEM_EXIT, f"the rollout called sys.exit({exc.code!r})"
