@@ -179,3 +179,18 @@ def test_async_def_rollouts_awaited_together_each_get_their_own_faults(
         return {(r["seed"], s["attributes"]["chaos.call"]) for r in rows for s in chaos_spans(r)}
 
     assert placement(rows) == placement(sync_rows) != set()
+
+
+def test_hosts_and_paths_choose_the_calls_a_fault_may_hit(prove, workdir: Path, tool_server) -> None:
+    faults = (
+        '[[chaos.faults]]\nkind = "http_status"\nstatus = 502\nrate = 1.0\nhosts = ["api.example.invalid"]\n'
+        '[[chaos.faults]]\nkind = "timeout"\nrate = 1.0\npaths = ["/tool/3"]\n'
+    )
+    chaos_project(workdir, "rollout_requests", faults, replicates=10)
+    result = _sweep(prove, "--salt", SALT, server_url=tool_server.url)
+    assert result.returncode == 0, result.stderr
+    for row in stored_rows(workdir / "runs"):
+        assert json.loads(row["meta"])["calls"] == ["ok", "ok", "ok", "timeout", "ok"]
+        (span,) = chaos_spans(row)
+        assert span["attributes"]["chaos.fault"] == "timeout" and span["attributes"]["chaos.call"] == 3
+    assert tool_server.hits["/tool/3"] == 0 and tool_server.hits["/tool/0"] == 10
