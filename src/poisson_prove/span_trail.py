@@ -56,8 +56,13 @@ def failure_trail(spans: str | Sequence[Any] | None) -> str | None:
     if failed is None and faulted:
         failed = faulted[-1]
     if failed is None:
-        text = f"no span erred; last {items[-1].get('name')}"
+        own = [s for s in items if s.get("source") != "chaos"] or items
+        text = f"no span erred; last {own[-1].get('name')}"
         until = float("inf")
+    elif items[failed].get("source") == "chaos":
+        attributes = items[failed].get("attributes") or {}
+        text = f"{_path(items, failed)} on call {attributes.get('chaos.call')}"
+        until = items[failed].get("start") or float("inf")
     else:
         error = str(items[failed].get("error") or "error")
         if len(error) > MAX_ERROR_TEXT:
@@ -66,10 +71,13 @@ def failure_trail(spans: str | Sequence[Any] | None) -> str | None:
         until = items[failed].get("end") or items[failed].get("start") or float("inf")
     faults = [
         f"{s.get('attributes', {}).get('chaos.fault')} on call {s.get('attributes', {}).get('chaos.call')}"
-        for s in items
-        if s.get("source") == "chaos" and s.get("status") == "error" and (s.get("start") or 0) <= until
+        for i, s in enumerate(items)
+        if i != failed
+        and s.get("source") == "chaos"
+        and s.get("status") == "error"
+        and (s.get("start") or 0) <= until
     ]
-    if faults and not text.startswith("chaos "):
+    if faults:
         text += f" (after chaos {', '.join(faults[:3])}{', …' if len(faults) > 3 else ''})"
     return text
 

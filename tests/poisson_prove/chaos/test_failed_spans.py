@@ -66,7 +66,7 @@ def test_inspect_run_shows_where_failed_episodes_went(prove: Any, workdir: Path,
         error_line
     )
     hit_line = next(line for line in lines if line.startswith("outcome hit"))
-    assert "chaos http_status_429: http_status injected by poisson-prove [chaos]" in hit_line
+    assert "tools > call tool > chaos http_status_429 on call" in hit_line
     document = json.loads(prove("inspect", "--json").stdout)
     trails = {t["label"]: t for t in document["run"]["trails"]}
     assert set(trails) == {"error RuntimeError", "outcome hit"}
