@@ -20,6 +20,7 @@ from poisson_prove.errors import ProveError
 from poisson_prove.store import RunInfo, RunStore
 
 FIRST_MESSAGES = 3
+TRAIL_SAMPLE = 5000  # failed episodes read per outcome or error kind for `trails`
 
 
 @dataclass(frozen=True)
@@ -170,9 +171,15 @@ def _failure_trails(info: RunInfo, outcome: Any, kind: Any) -> tuple[FailureTrai
     if not groups:
         return ()
     spans = read_columns(info, ("spans",)).column("spans")
+    chunks = spans.chunks
+    starts = np.cumsum([0] + [len(c) for c in chunks])
     out = []
     for label, rows in groups:
-        texts = [t for t in spans.take(rows).to_pylist() if t]
+        # Element by element (a pyarrow take would import pandas); the first TRAIL_SAMPLE only.
+        picked = rows[:TRAIL_SAMPLE]
+        where = np.searchsorted(starts, picked, side="right") - 1
+        texts = [chunks[k][int(r - starts[k])].as_py() for r, k in zip(picked, where, strict=True)]
+        texts = [t for t in texts if t]
         if texts:
             out.append(FailureTrails(label, len(texts), common_trails(texts)))
     return tuple(out)
