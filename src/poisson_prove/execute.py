@@ -28,16 +28,18 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 from poisson_prove.backends.base import Job, Task
+from poisson_prove.chaos.inject import chaos_scope
 from poisson_prove.episode import Episode, InvalidEpisode, validate_episode
 from poisson_prove.episode_table import EPISODE_COLUMNS
 from poisson_prove.errors import ProveError
 from poisson_prove.traces import _SPANS, begin_episode, end_episode
 
 Rollout = Callable[[dict[str, Any], int], Any]
+_NO_CHAOS = nullcontext()  # a run without [chaos] faults: nothing around the call
 
 SYSTEM_EXIT = "system_exit"
 INVALID_EPISODE = "invalid_episode"
@@ -212,11 +214,11 @@ def load_target(job: Job) -> Rollout:
     """The job's rollout function, imported once per process (spec_dir first on sys.path)."""
     key = (job.target, job.spec_dir)
     function = _LOADED.get(key)
-    if function is None:
-        if job.capture and job.capture.get("instrument"):
-            from poisson_prove.traces import enable_capture
+    if job.capture:  # this run's content rule and byte limit; instrumentors once per process
+        from poisson_prove.capture import enable_capture
 
-            enable_capture(job.capture)
+        enable_capture(job.capture)
+    if function is None:
         function = _LOADED[key] = import_target(job.target, job.spec_dir)
     return function
 
@@ -248,7 +250,8 @@ def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
     message: str | None = None
     halted: ProcessExit | None = None
     try:
-        value = rollout(dict(task.cfg), task.seed)
+        with chaos_scope(job.chaos, task.cfg, task.seed) if job.chaos else _NO_CHAOS:
+            value = rollout(dict(task.cfg), task.seed)
     except ProcessExit as exc:
         halted, kind, message = exc, PROCESS_EXIT, process_exit_message(exc.code)
     except SystemExit as exc:

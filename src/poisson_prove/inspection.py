@@ -20,6 +20,7 @@ from poisson_prove.errors import ProveError
 from poisson_prove.store import RunInfo, RunStore
 
 FIRST_MESSAGES = 3
+TRAIL_SAMPLE = 5000  # failed episodes read per outcome or error kind for `trails`
 
 
 @dataclass(frozen=True)
@@ -40,6 +41,15 @@ class ConditionCoverage:
 
 
 @dataclass(frozen=True)
+class FailureTrails:
+    """Where the failed episodes of one failure outcome or error kind went, from their spans."""
+
+    label: str  # "outcome hit" or "error ValueError"
+    episodes: int  # failed episodes with spans
+    trails: tuple[tuple[str, int], ...]  # span_trail.failure_trail lines, most frequent first
+
+
+@dataclass(frozen=True)
 class Inspection:
     run_id: str
     name: str
@@ -50,6 +60,7 @@ class Inspection:
     outcomes: tuple[tuple[str, int], ...]  # outcome -> count, declared order
     errors: tuple[ErrorKind, ...]  # most frequent first
     coverage: tuple[ConditionCoverage, ...]  # conditions with episodes without an outcome
+    trails: tuple[FailureTrails, ...] = ()  # failed episodes' spans, by failure outcome / error kind
 
 
 @dataclass(frozen=True)
@@ -140,7 +151,38 @@ def inspect_run(ref: str | RunInfo = "latest", *, store: str | os.PathLike[str] 
         outcomes=tuple(counted.items()),
         errors=tuple(errors),
         coverage=coverage,
+        trails=_failure_trails(info, outcome, kind),
     )
+
+
+def _failure_trails(info: RunInfo, outcome: Any, kind: Any) -> tuple[FailureTrails, ...]:
+    """For each failure outcome and error kind, the most frequent trails of its episodes' spans."""
+    from poisson_prove.span_trail import common_trails
+
+    failures = {str(f) for f in info.manifest.get("failures") or []}
+    groups: list[tuple[str, np.ndarray]] = []
+    for i, name in enumerate(outcome.values):
+        if name in failures:
+            groups.append((f"outcome {name}", np.flatnonzero(outcome.codes == i)))
+    missing = outcome.codes < 0
+    for i, name in enumerate(kind.values):
+        groups.append((f"error {name}", np.flatnonzero(missing & (kind.codes == i))))
+    groups = [(label, rows) for label, rows in groups if len(rows)]
+    if not groups:
+        return ()
+    spans = read_columns(info, ("spans",)).column("spans")
+    chunks = spans.chunks
+    starts = np.cumsum([0] + [len(c) for c in chunks])
+    out = []
+    for label, rows in groups:
+        # Element by element (a pyarrow take would import pandas); the first TRAIL_SAMPLE only.
+        picked = rows[:TRAIL_SAMPLE]
+        where = np.searchsorted(starts, picked, side="right") - 1
+        texts = [chunks[k][int(r - starts[k])].as_py() for r, k in zip(picked, where, strict=True)]
+        texts = [t for t in texts if t]
+        if texts:
+            out.append(FailureTrails(label, len(texts), common_trails(texts)))
+    return tuple(out)
 
 
 # One episode --------------------------------------------------------------------------------

@@ -39,9 +39,6 @@ AXIS_TYPES = ("categorical", "continuous", "integer")
 AXIS_KEYS = ("type", "values")
 DECLARE_KEYS = ("outcomes", "failures", "successes")
 CAPTURE_KEYS = ("instrument", "content", "max_observation_bytes")
-CHAOS_KEYS = ("faults", "seed")
-FAULT_KINDS = ("http_status", "timeout", "connection_error", "latency")
-FAULT_KEYS = ("kind", "rate", "status", "seconds", "hosts")
 _TARGET_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 _TARGET_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]*$")
 
@@ -296,67 +293,6 @@ def _capture(where: _Where, data: Any) -> Capture:
     return Capture(tuple(dict.fromkeys(instrument)), content, limit)
 
 
-def _chaos(where: _Where, data: Any) -> dict[str, Any]:
-    if not isinstance(data, Mapping):
-        raise where.error("", "chaos", "[chaos] must be a table")
-    _check_keys(where, "chaos", data, CHAOS_KEYS)
-    seed = data.get("seed")
-    if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
-        raise where.error("chaos", "seed", f"chaos.seed must be an integer, got {seed!r}")
-    faults = data.get("faults", [])
-    if not isinstance(faults, list):
-        raise where.error("chaos", "faults", "chaos.faults must be a list of tables ([[chaos.faults]])")
-    checked = []
-    for number, fault in enumerate(faults, start=1):
-        label = f"chaos.faults #{number}"
-        if not isinstance(fault, Mapping):
-            raise where.error("chaos", "faults", f"{label} must be a table with kind and rate")
-        for key in fault:
-            if key not in FAULT_KEYS:
-                raise where.error(
-                    "chaos.faults", key, f"unknown key {key!r} in {label}{did_you_mean(key, FAULT_KEYS)}"
-                )
-        kind = fault.get("kind")
-        if kind not in FAULT_KINDS:
-            raise where.error(
-                "chaos.faults",
-                "kind",
-                f"{label}: kind must be one of {', '.join(FAULT_KINDS)}, got {kind!r}"
-                f"{did_you_mean(str(kind), FAULT_KINDS)}",
-            )
-        rate = fault.get("rate")
-        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
-            raise where.error(
-                "chaos.faults", "rate", f"{label}: rate must be a number in (0, 1], got {rate!r}"
-            )
-        status = fault.get("status")
-        if kind == "http_status" and (
-            isinstance(status, bool) or not isinstance(status, int) or not 400 <= status <= 599
-        ):
-            raise where.error(
-                "chaos.faults", "status", f"{label}: http_status needs status, 400 to 599, got {status!r}"
-            )
-        seconds = fault.get("seconds")
-        if (
-            kind in ("latency", "timeout")
-            and seconds is not None
-            and (isinstance(seconds, bool) or not isinstance(seconds, (int, float)) or seconds <= 0)
-        ):
-            raise where.error(
-                "chaos.faults", "seconds", f"{label}: seconds must be positive, got {seconds!r}"
-            )
-        if kind == "latency" and seconds is None:
-            raise where.error("chaos.faults", "kind", f"{label}: latency needs seconds")
-        hosts = fault.get("hosts", [])
-        if not isinstance(hosts, list) or not all(isinstance(h, str) and h for h in hosts):
-            raise where.error("chaos.faults", "hosts", f"{label}: hosts must be a list of host names")
-        checked.append(dict(fault))
-    out: dict[str, Any] = {"faults": checked}
-    if seed is not None:
-        out["seed"] = seed
-    return out
-
-
 def parse_spec(text: str, path: Path) -> SweepSpec:
     """Validate the spec's text; `path` is where it came from (for errors and the import path)."""
     try:
@@ -403,7 +339,9 @@ def _validate(raw: Mapping[str, Any], path: Path, where: _Where) -> SweepSpec:
         raise ProveError(f"{path}: no [declare] table (outcomes, failures, successes)")
     outcomes, failures, successes = _declare(where, raw["declare"])
     capture = _capture(where, raw["capture"]) if "capture" in raw else Capture()
-    chaos = _chaos(where, raw["chaos"]) if "chaos" in raw else {}
+    from poisson_prove.chaos.config import parse_chaos
+
+    chaos = parse_chaos(where.error, raw["chaos"], {a.name: a.values for a in axes}) if "chaos" in raw else {}
 
     from poisson_prove.backends.tables import validate_backend_table
 

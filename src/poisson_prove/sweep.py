@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from poisson_prove.backends.base import Job
+from poisson_prove.chaos.config import chaos_summary, check_backend, job_chaos
 from poisson_prove.errors import (
     EXIT_INTERRUPTED,
     EXIT_OK,
@@ -251,6 +252,7 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
     if max_mde is None:  # a resumed run keeps the design it was accepted with
         design = resume_run.manifest.get("design") or {} if resume_run is not None else {}
         max_mde = float(design.get("max_mde") or DEFAULT_MAX_MDE)
+    check_backend(spec.chaos, request.backend)
     settings = backend_settings(spec, request.backend, request.overrides)
     plan = make_plan(
         spec,
@@ -272,9 +274,10 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
 
         import_target(target, str(spec.spec_dir))
     if spec.capture.instrument:
-        from poisson_prove.traces import missing_instrumentors
+        from poisson_prove.capture import probe_instrumentors
 
-        capture_missing = missing_instrumentors(spec.capture.instrument)
+        # Not installed, failing to load or to instrument: each is named, with the reason.
+        capture_missing = probe_instrumentors(spec.capture.instrument)
     return PreparedSweep(
         request, spec, plan, store, salt, source, paired_with, resume_run, stored, capture_missing
     )
@@ -303,7 +306,7 @@ def _manifest(prepared: PreparedSweep) -> dict[str, Any]:
         "successes": list(plan.successes),
         "design": plan.design_dict(),
         "capture": {**spec.capture.as_dict(), "missing": dict(prepared.capture_missing)},
-        "chaos": dict(spec.chaos),
+        "chaos": chaos_summary(spec.chaos),
         "episode_timeout": prepared.request.episode_timeout,
         "counts": {"planned": plan.rollouts, "done": 0, "errored": 0},
         "resumed_at": [],
@@ -347,6 +350,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             infra_errors=tuple(settings.get("infra_errors", ())),
             infra_retries=int(settings.get("infra_retries", 0) or 0),
             capture=prepared.spec.capture.as_dict(),
+            chaos=job_chaos(prepared.spec.chaos, prepared.salt),
             options=dict(settings),
         )
         # What writing a batch imports (pyarrow's compute, Parquet and pandas shims, ~0.3 s),

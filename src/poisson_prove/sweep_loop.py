@@ -59,7 +59,8 @@ def run_planned(
     to_run = plan.rollouts - len(skip)
     if limit is not None:
         to_run = min(to_run, limit)
-    if executor.runs_in_caller(job):
+    # [chaos] decides per episode (its seed and condition), which the fused path does not pass.
+    if executor.runs_in_caller(job) and not job.chaos:
         from poisson_prove.execute import load_target, run_into
 
         rollout = load_target(job)

@@ -17,11 +17,16 @@ The collector lives in a ContextVar, so episodes on worker threads never mix the
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from typing import Any
+
+# The byte limit on every stored value ([capture] max_observation_bytes), set per process by
+# capture.enable_capture; None: no limit.
+_LIMIT: list[int | None] = [None]
 
 # The current episode's span list (None outside an episode) and the open step's index.
 _SPANS: ContextVar[list[dict[str, Any]] | None] = ContextVar("poisson_prove_spans", default=None)
@@ -43,16 +48,34 @@ def current_spans() -> list[dict[str, Any]] | None:
     return _SPANS.get()
 
 
+def bounded(value: Any, limit: int | None) -> Any:
+    """`value` with at most `limit` bytes: a string's UTF-8, anything else's compact JSON. A
+    longer value is cut (on a character boundary) and ends with "…", all within the limit; a
+    list or number too long is stored as its cut JSON text."""
+    if limit is None or value is None or isinstance(value, bool):
+        return value
+    if isinstance(value, str):
+        raw = value.encode("utf-8")
+        if len(raw) <= limit:
+            return value
+        if limit < 4:
+            return raw[:limit].decode("utf-8", "ignore")
+        return raw[: limit - 3].decode("utf-8", "ignore") + "…"
+    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=repr)
+    return value if len(text.encode("utf-8")) <= limit else bounded(text, limit)
+
+
 def _clean(attributes: MutableMapping[str, Any]) -> dict[str, Any]:
     # Keep JSON scalars as they are; anything else is stored as its repr so a step never fails.
+    limit = _LIMIT[0]
     out: dict[str, Any] = {}
     for key, value in attributes.items():
         if value is None or isinstance(value, (str, int, float, bool)):
-            out[str(key)] = value
+            out[str(key)] = bounded(value, limit)
         elif isinstance(value, (list, tuple)) and all(isinstance(v, (str, int, float, bool)) for v in value):
-            out[str(key)] = list(value)
+            out[str(key)] = bounded(list(value), limit)
         else:
-            out[str(key)] = repr(value)
+            out[str(key)] = bounded(repr(value), limit)
     return out
 
 
@@ -64,7 +87,7 @@ def record(name: str, /, **attributes: Any) -> None:
     now = time.time()
     spans.append(
         {
-            "name": str(name),
+            "name": bounded(str(name), _LIMIT[0]),
             "start": now,
             "end": now,
             "attributes": _clean(attributes),
@@ -88,7 +111,7 @@ def step(name: str, /, **attributes: Any) -> Iterator[dict[str, Any]]:
         yield attrs
         return
     entry: dict[str, Any] = {
-        "name": str(name),
+        "name": bounded(str(name), _LIMIT[0]),
         "start": time.time(),
         "end": None,
         "attributes": {},
@@ -102,7 +125,7 @@ def step(name: str, /, **attributes: Any) -> Iterator[dict[str, Any]]:
         yield attrs
     except BaseException as exc:
         entry["status"] = "error"
-        entry["error"] = f"{type(exc).__name__}: {exc}"
+        entry["error"] = bounded(f"{type(exc).__name__}: {exc}", _LIMIT[0])
         raise
     finally:
         _PARENT.reset(token)
@@ -110,97 +133,14 @@ def step(name: str, /, **attributes: Any) -> Iterator[dict[str, Any]]:
         entry["attributes"] = _clean(attrs)
 
 
-# [capture]: OpenTelemetry instrumentors feeding the same per-episode list ------------------
+# [capture] lives in poisson_prove.capture; these names stay importable from here.
+def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
+    from poisson_prove.capture import enable_capture as enable
 
-INSTRUMENTOR_GROUP = "opentelemetry_instrumentor"
-_CONTENT_MARKERS = ("prompt", "completion", "content", "message", "input", "output")
-_ENABLED: dict[tuple[str, ...], dict[str, str]] = {}
+    return enable(capture)
 
 
 def missing_instrumentors(names: tuple[str, ...] | list[str]) -> dict[str, str]:
-    """name -> why it cannot be switched on, for each named instrumentor not installed."""
-    from importlib.metadata import entry_points
+    from poisson_prove.capture import missing_instrumentors as missing
 
-    installed = {ep.name for ep in entry_points(group=INSTRUMENTOR_GROUP)}
-    return {
-        name: f"not installed (no {INSTRUMENTOR_GROUP} entry point named {name!r})"
-        for name in names
-        if name not in installed
-    }
-
-
-def _bounded(value: Any, limit: int | None) -> Any:
-    if limit is None:
-        return value
-    if isinstance(value, str) and len(value.encode("utf-8")) > limit:
-        return value.encode("utf-8")[:limit].decode("utf-8", "ignore") + "…"
-    if isinstance(value, (list, tuple)):
-        return [_bounded(v, limit) for v in value]
-    return value
-
-
-def _episode_span_processor(content: bool, limit: int | None) -> Any:
-    """A SpanProcessor appending each finished span to the running episode's list (if any)."""
-    from opentelemetry.sdk.trace import SpanProcessor
-
-    class EpisodeSpanProcessor(SpanProcessor):
-        def on_end(self, span: Any) -> None:
-            spans = _SPANS.get()
-            if spans is None:
-                return
-            attributes = {}
-            for key, value in (span.attributes or {}).items():
-                if not content and key.startswith("gen_ai.") and any(m in key for m in _CONTENT_MARKERS):
-                    continue  # content = false keeps prompts and completions out of the store
-                attributes[key] = _bounded(list(value) if isinstance(value, tuple) else value, limit)
-            status = getattr(getattr(span, "status", None), "status_code", None)
-            spans.append(
-                {
-                    "name": span.name,
-                    "start": span.start_time / 1e9 if span.start_time else None,
-                    "end": span.end_time / 1e9 if span.end_time else None,
-                    "attributes": attributes,
-                    "status": "error" if status is not None and status.name == "ERROR" else "ok",
-                    "source": "otel",
-                    "parent": None,
-                    "span_id": f"{span.context.span_id:016x}",
-                    "trace_id": f"{span.context.trace_id:032x}",
-                }
-            )
-
-    return EpisodeSpanProcessor()
-
-
-def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
-    """Switch on the named instrumentors once per process; return name -> why not, for each
-    one that could not be switched on (not installed, or failed to instrument)."""
-    names = tuple(capture.get("instrument") or ())
-    if not names:
-        return {}
-    if names in _ENABLED:
-        return _ENABLED[names]
-    from importlib.metadata import entry_points
-
-    from opentelemetry import trace
-    from opentelemetry.sdk.trace import TracerProvider
-
-    provider = trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
-        provider = trace.get_tracer_provider()
-    processor = _episode_span_processor(bool(capture.get("content")), capture.get("max_observation_bytes"))
-    provider.add_span_processor(processor)  # type: ignore[union-attr, arg-type]
-    missing = missing_instrumentors(names)
-    found = {ep.name: ep for ep in entry_points(group=INSTRUMENTOR_GROUP)}
-    for name in names:
-        if name in missing:
-            continue
-        try:
-            instrumentor = found[name].load()()
-            if not getattr(instrumentor, "is_instrumented_by_opentelemetry", False):
-                instrumentor.instrument(tracer_provider=provider)
-        except Exception as exc:
-            missing[name] = f"failed to instrument: {type(exc).__name__}: {exc}"
-    _ENABLED[names] = missing
-    return missing
+    return missing(names)

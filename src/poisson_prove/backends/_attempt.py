@@ -89,15 +89,25 @@ async def async_attempt(rollout: Callable[..., Any], job: Job, task: Task) -> At
     clock = time.perf_counter()
     result: Any = None
     error: BaseException | None = None
+    from poisson_prove.chaos.inject import chaos_scope
+    from poisson_prove.traces import begin_episode, current_spans, end_episode
+
+    spans, token = begin_episode()  # the awaited call's own steps, spans and faults
     try:
-        result = await rollout(dict(task.cfg), task.seed)
+        with chaos_scope(job.chaos, task.cfg, task.seed):
+            result = await rollout(dict(task.cfg), task.seed)
     except Exception as exc:  # the agent's failure (or a named infra error): stored, not raised
         error = exc
     except SystemExit as exc:  # run_episode turns it into a `system_exit` row, as in sync rollouts
         error = exc
+    finally:
+        end_episode(token)
     duration = time.perf_counter() - clock
 
     def replay(cfg: dict[str, Any], seed: int) -> Any:
+        episode_spans = current_spans()
+        if episode_spans is not None:
+            episode_spans.extend(spans)
         if error is not None:
             raise error
         return result

@@ -38,6 +38,7 @@ class Job:
     infra_errors: Sequence[str] = ()  # exception type names retried as infrastructure errors
     infra_retries: int = 0
     capture: Mapping[str, Any] = field(default_factory=dict)
+    chaos: Mapping[str, Any] = field(default_factory=dict)  # chaos.config.job_chaos: faults + salt
     options: Mapping[str, Any] = field(default_factory=dict)  # backend-specific settings
 
 

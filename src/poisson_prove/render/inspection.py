@@ -56,6 +56,18 @@ def inspection_tables(result: Inspection) -> list[Table]:
                 frozenset({1, 2, 3}),
             )
         )
+    if result.trails:
+        tables.append(
+            Table(
+                "where failed episodes went (from their spans)",
+                ("failed as", "with spans", "most frequent trails"),
+                tuple(
+                    (t.label, f"{t.episodes:,}", " | ".join(f"{text} ({n:,})" for text, n in t.trails))
+                    for t in result.trails
+                ),
+                frozenset({1}),
+            )
+        )
     return tables
 
 

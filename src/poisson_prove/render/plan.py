@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from poisson_prove.capture import short_reason
+from poisson_prove.chaos.config import chaos_summary, describe_fault
 from poisson_prove.conditions import format_value
 from poisson_prove.plan import Plan
 from poisson_prove.sweep import PreparedSweep, SweepResult
@@ -59,7 +61,7 @@ def _seeds_line(prepared: PreparedSweep) -> str:
 def capture_line(instrument: tuple[str, ...] | list[str], missing: dict[str, str] | Any) -> str:
     parts = []
     for name in instrument:
-        parts.append(f"{name} (not installed: no spans)" if name in missing else name)
+        parts.append(f"{name} ({short_reason(missing[name])}: no spans)" if name in missing else name)
     return ", ".join(parts)
 
 
@@ -87,11 +89,10 @@ def plan_lines(prepared: PreparedSweep) -> list[str]:
         )
     faults = prepared.spec.chaos.get("faults") or []
     if faults:
-        # Said on the plan so a declared fault is never mistaken for one that was injected.
-        kinds = ", ".join(sorted({str(f.get("kind")) for f in faults}))
+        described = "; ".join(describe_fault(f) for f in faults)
         lines.append(
-            f"chaos {_plural(len(faults), 'fault')} declared ({kinds}): "
-            "validated, not injected by this version"
+            f"chaos {described}: injected into httpx and requests calls, "
+            "the same calls faulted in runs paired with --pair-with"
         )
     if prepared.request.episode_timeout is not None:
         lines.append(
@@ -161,6 +162,7 @@ def plan_dict(prepared: PreparedSweep) -> dict[str, Any]:
             **prepared.spec.capture.as_dict(),
             "missing": dict(prepared.capture_missing),
         },
+        "chaos": chaos_summary(prepared.spec.chaos),
         "run": {
             "id": prepared.resume_run.run_id if prepared.resume_run else None,
             "name": prepared.resume_run.name if prepared.resume_run else prepared.request.name,

@@ -153,7 +153,7 @@ def test_spec_library_checks_that_need_no_process(tmp_path) -> None:
         + '[axes.k]\ntype = "integer"\nvalues = [1, true]\n': "prove.toml:16: axes.k.values must be integers",
         good + '[burla]\nmax_cost = "ten"\n': "prove.toml:15: [burla] max_cost must be",
         good + '[[chaos.faults]]\nkind = "http_status"\nrate = 0.1\n': "http_status needs status",
-        good + '[[chaos.faults]]\nkind = "timeout"\nrate = 1.5\n': "rate must be a number in (0, 1]",
+        good + '[[chaos.faults]]\nkind = "timeout"\nrate = 1.5\n': "rate must be a number in [0, 1]",
         good.replace(
             "[declare]", "[declare]\noutcomes = []\n[other]"
         ): "prove.toml:12: unknown key 'other' in the spec",
@@ -223,12 +223,13 @@ def test_plan_names_the_concurrency_when_not_1(prove, workdir) -> None:
     )
 
 
-def test_declared_chaos_faults_are_said_to_be_validated_not_injected(prove, workdir) -> None:
+def test_declared_chaos_faults_are_named_on_the_plan_as_injected(prove, workdir) -> None:
     _spec(workdir, extra='[[chaos.faults]]\nkind = "latency"\nrate = 0.1\nseconds = 1\n'
           '[[chaos.faults]]\nkind = "http_status"\nrate = 0.05\nstatus = 503\n')
     result = prove("sweep", "--dry-run", "--max-mde", "0.5")
     assert result.returncode == 0, result.stderr
     assert (
-        "chaos 2 faults declared (http_status, latency): validated, not injected by this version"
+        "chaos latency 1 s at 0.1; http_status 503 at 0.05: injected into httpx and requests calls, "
+        "the same calls faulted in runs paired with --pair-with"
         in result.stdout.splitlines()
     )
