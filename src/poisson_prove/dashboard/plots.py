@@ -1,0 +1,125 @@
+"""The dashboard's plots: matplotlib figures written as SVG text to inline in the page.
+
+matplotlib draws without a display and without a script in the output, so the page keeps a
+Content-Security-Policy with no script at all. Text stays text (`svg.fonttype: none`, small
+pages) and matplotlib escapes it as XML; mathtext is off so a `$` in a condition or an
+outcome name is drawn as itself; the id salt is fixed so the same store gives the same page.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from poisson_prove.compare_result import Comparison
+from poisson_prove.dashboard.collect import ConditionCurves
+from poisson_prove.errors import ProveError
+
+WORSE, SAFER, TRADE, NEUTRAL, BEFORE = "#c62828", "#2e7d32", "#f9a825", "#607d8b", "#9e9e9e"
+OUTCOME_COLORS = ("#c62828", "#6a1b9a", "#ef6c00", "#1565c0", "#00838f", "#5d4037")
+INSTALL = "pip install 'poisson-prove[dashboard]'"
+
+
+def _matplotlib() -> Any:
+    try:
+        import matplotlib
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ProveError(
+            "the dashboard draws its plots with matplotlib, which is not installed",
+            suggestions=[INSTALL],
+        ) from exc
+    return matplotlib, Figure
+
+
+def require_matplotlib() -> None:
+    """Raise the install hint before any work when matplotlib is missing."""
+    _matplotlib()
+
+
+def _rc(salt: str) -> dict[str, Any]:
+    return {
+        "svg.fonttype": "none",
+        "svg.hashsalt": salt,
+        "text.parse_math": False,
+        "font.size": 8,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.titlesize": 8,
+    }
+
+
+def _svg(figure: Any) -> str:
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    text = buffer.getvalue()
+    return text[text.index("<svg") :]  # drop the XML prolog and DOCTYPE: inline in HTML
+
+
+def incidence_svg(panels: Sequence[ConditionCurves], t_unit: str, salt: str) -> str:
+    """One panel per condition: each failure outcome's cumulative incidence over t, banded."""
+    matplotlib, Figure = _matplotlib()
+    columns = min(3, max(1, len(panels)))
+    rows = math.ceil(len(panels) / columns)
+    with matplotlib.rc_context(_rc(salt)):
+        figure = Figure(figsize=(3.0 * columns, 2.1 * rows + 0.3), layout="constrained")
+        axes = figure.subplots(rows, columns, squeeze=False, sharex=True, sharey=True)
+        for index, ax in enumerate(axes.flat):
+            if index >= len(panels):
+                ax.set_visible(False)
+                continue
+            panel = panels[index]
+            for i, curve in enumerate(panel.curves):
+                color = OUTCOME_COLORS[i % len(OUTCOME_COLORS)]
+                ax.fill_between(curve.times, curve.lo, curve.hi, step="post", color=color, alpha=0.15, lw=0)
+                ax.step(curve.times, curve.share, where="post", color=color, lw=1.4, label=curve.outcome)
+            ax.set_title(panel.label, loc="left", wrap=True)
+            ax.set_ylim(0, 1)
+            ax.grid(alpha=0.3, lw=0.5)
+        for ax in axes[-1]:
+            ax.set_xlabel(t_unit)
+        for ax in axes[:, 0]:
+            ax.set_ylabel("cumulative incidence")
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        if handles:
+            figure.legend(handles, labels, loc="outside upper right", ncols=len(labels), frameon=False)
+        return _svg(figure)
+
+
+def _row_color(verdict: str, adverse: bool) -> str:
+    if verdict == "rose":
+        return WORSE if adverse else SAFER
+    if verdict == "fell":
+        return SAFER if adverse else WORSE
+    return NEUTRAL
+
+
+def forest_svg(comparison: Comparison, salt: str) -> str:
+    """Per condition and event: before (grey) and after (the verdict's colour), each with its
+    95% interval as the comparison reports it; a trade condition is marked."""
+    matplotlib, Figure = _matplotlib()
+    rows = [(c, o) for c in comparison.conditions for o in c.outcomes if o.verdict != "not tested"]
+    with matplotlib.rc_context(_rc(salt)):
+        figure = Figure(figsize=(7.5, 0.9 + 0.26 * max(len(rows), 1)), layout="constrained")
+        ax = figure.subplots()
+        for y, (condition, result) in enumerate(rows):
+            color = _row_color(result.verdict, result.outcome not in comparison.successes)
+            for rate, shade, dy in ((result.before, BEFORE, -0.12), (result.after, color, 0.12)):
+                if rate.share is None:
+                    continue
+                low = rate.share - (rate.lo if rate.lo is not None else rate.share)
+                high = (rate.hi if rate.hi is not None else rate.share) - rate.share
+                ax.errorbar(rate.share, y + dy, xerr=[[low], [high]], fmt="o", ms=3.5, color=shade,
+                            ecolor=shade, elinewidth=1.2, capsize=2)
+            if condition.verdict == "trade":
+                ax.plot([1.02], [y], marker="D", ms=4, color=TRADE, clip_on=False)
+        labels = [f"{c.label} · {o.outcome}" for c, o in rows]
+        ax.set_yticks(range(len(rows)), labels)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(f"rate by {comparison.horizon:g} {comparison.t_unit} (grey: before; "
+                      "red worse, green safer; yellow diamond: trade)")
+        ax.grid(axis="x", alpha=0.3, lw=0.5)
+        return _svg(figure)
