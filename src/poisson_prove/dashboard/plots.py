@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
@@ -51,9 +52,16 @@ def _rc(salt: str) -> dict[str, Any]:
     }
 
 
+def _short(text: str, limit: int = 44) -> str:
+    """A label cut to fit beside a plot (the tables beside it carry the full text)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def _svg(figure: Any) -> str:
     buffer = io.StringIO()
-    figure.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # layout advice is for the page's author, not the user
+        figure.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # drop the XML prolog and DOCTYPE: inline in HTML
 
@@ -74,8 +82,9 @@ def incidence_svg(panels: Sequence[ConditionCurves], t_unit: str, salt: str) -> 
             for i, curve in enumerate(panel.curves):
                 color = OUTCOME_COLORS[i % len(OUTCOME_COLORS)]
                 ax.fill_between(curve.times, curve.lo, curve.hi, step="post", color=color, alpha=0.15, lw=0)
-                ax.step(curve.times, curve.share, where="post", color=color, lw=1.4, label=curve.outcome)
-            ax.set_title(panel.label, loc="left", wrap=True)
+                name = _short(curve.outcome, 30)
+                ax.step(curve.times, curve.share, where="post", color=color, lw=1.4, label=name)
+            ax.set_title(_short(panel.label), loc="left")
             ax.set_ylim(0, 1)
             ax.grid(alpha=0.3, lw=0.5)
         for ax in axes[-1]:
@@ -115,7 +124,7 @@ def forest_svg(comparison: Comparison, salt: str) -> str:
                             ecolor=shade, elinewidth=1.2, capsize=2)
             if condition.verdict == "trade":
                 ax.plot([1.02], [y], marker="D", ms=4, color=TRADE, clip_on=False)
-        labels = [f"{c.label} · {o.outcome}" for c, o in rows]
+        labels = [_short(f"{c.label} · {o.outcome}", 60) for c, o in rows]
         ax.set_yticks(range(len(rows)), labels)
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
