@@ -57,11 +57,11 @@ def _short(text: str, limit: int = 44) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _svg(figure: Any) -> str:
+def _svg(figure: Any, tight: bool = True) -> str:
     buffer = io.StringIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # layout advice is for the page's author, not the user
-        figure.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight")
+        figure.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight" if tight else None)
     text = buffer.getvalue()
     return text[text.index("<svg") :]  # drop the XML prolog and DOCTYPE: inline in HTML
 
@@ -72,7 +72,14 @@ def incidence_svg(panels: Sequence[ConditionCurves], t_unit: str, salt: str) -> 
     columns = min(3, max(1, len(panels)))
     rows = math.ceil(len(panels) / columns)
     with matplotlib.rc_context(_rc(salt)):
-        figure = Figure(figsize=(3.0 * columns, 2.1 * rows + 0.3), layout="constrained")
+        # Fixed margins, not a layout engine: measuring every tick label of every panel was
+        # most of the dashboard's time (BENCHMARKS.md, Dashboard); titles are cut to fit.
+        width, height = 3.0 * columns + 0.6, 2.1 * rows + 0.5
+        figure = Figure(figsize=(width, height))
+        figure.subplots_adjust(
+            left=0.6 / width, right=1 - 0.1 / width, bottom=0.45 / height, top=1 - 0.45 / height,
+            wspace=0.12, hspace=0.45,
+        )
         axes = figure.subplots(rows, columns, squeeze=False, sharex=True, sharey=True)
         for index, ax in enumerate(axes.flat):
             if index >= len(panels):
@@ -93,8 +100,8 @@ def incidence_svg(panels: Sequence[ConditionCurves], t_unit: str, salt: str) -> 
             ax.set_ylabel("cumulative incidence")
         handles, labels = axes.flat[0].get_legend_handles_labels()
         if handles:
-            figure.legend(handles, labels, loc="outside upper right", ncols=len(labels), frameon=False)
-        return _svg(figure)
+            figure.legend(handles, labels, loc="upper right", ncols=len(labels), frameon=False)
+        return _svg(figure, tight=False)
 
 
 def _row_color(verdict: str, adverse: bool) -> str:
