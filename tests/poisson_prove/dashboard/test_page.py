@@ -130,3 +130,17 @@ def test_without_matplotlib_the_command_says_how_to_install_it(
     result = prove("dashboard", env={"PYTHONPATH": path})
     assert_clean_error(result, 1, "matplotlib", "next: pip install 'poisson-prove[dashboard]'")
     assert not (paired_store / "dashboard.html").exists()
+
+
+def test_a_stopped_sweep_and_its_resume_refresh_the_dashboard(prove, workdir: Path) -> None:
+    assert prove("init", "--example").returncode == 0
+    assert prove("sweep", "--yes", "--max-rollouts", "300").returncode == 3
+    store = workdir / "prove-runs"
+    assert prove("dashboard").returncode == 0
+    row = next(a for t, a in tags(read(store)) if t == "tr" and "data-run" in a)
+    page = read(store)
+    assert "partial" in page and "/ 1,746" in page and row["data-run"]
+    resumed = prove("sweep", "--resume", "latest", "--yes")
+    assert resumed.returncode == 0, resumed.stderr
+    page = read(store)
+    assert "1,746 / 1,746" in page and ">partial<" not in page
