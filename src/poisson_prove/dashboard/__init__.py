@@ -9,6 +9,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 from pathlib import Path
+from typing import Any
 
 from poisson_prove.store import RunStore
 
@@ -33,12 +34,21 @@ def render_dashboard(
     runs_store = RunStore(store)
     infos = runs_store.runs()
     first_plotted = max(len(infos) - plots, 0)
-    views = [run_view(info, plot=i >= first_plotted) for i, info in enumerate(infos)]
-    incidence = {
-        view.run_id: incidence_svg(view.curves, view.t_unit, salt=f"run-{view.run_id}")
-        for view in views
-        if view.curves
-    }
+    views, incidence, used = [], {}, set()
+    for i, info in enumerate(infos):
+        plot = i >= first_plotted
+        key = (str(info.path), plot, _run_signature(info))
+        used.add(key)
+        if key not in _RUN_CACHE:
+            view = run_view(info, plot=plot)
+            svg = incidence_svg(view.curves, view.t_unit, salt=f"run-{view.run_id}") if view.curves else None
+            _RUN_CACHE[key] = (view, svg)
+        view, svg = _RUN_CACHE[key]
+        views.append(view)
+        if svg:
+            incidence[view.run_id] = svg
+    for stale in set(_RUN_CACHE) - used:
+        del _RUN_CACHE[stale]  # a run that changed, left the plotted few, or went away
     comparisons = comparison_views(runs_store.root, compared_log)
     forests = [
         forest_svg(view.comparison, salt=f"cmp-{i}") if view.comparison else ""
@@ -49,6 +59,21 @@ def render_dashboard(
         store=str(runs_store.root), written=written, runs=views, comparisons=comparisons,
         forests=forests, incidence=incidence, plotted=plots, refresh=refresh,
     )
+
+
+# One process that renders again and again (`--serve`) draws each unchanged run once.
+_RUN_CACHE: dict[tuple[str, bool, tuple[int, ...]], tuple[Any, str | None]] = {}
+
+
+def _run_signature(info: Any) -> tuple[int, ...]:
+    """Moves when the run's manifest is rewritten or a batch file lands."""
+    marks = []
+    for path in (info.path / "manifest.json", info.episodes_dir):
+        try:
+            marks.append(path.stat().st_mtime_ns)
+        except OSError:
+            marks.append(-1)
+    return (*marks, len(info.batch_files()))
 
 
 def dashboard_path(store: str | os.PathLike[str] | None = None) -> Path:
