@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.errors import ProveError
 from poisson_prove.store import RunStore
 
 DASHBOARD_FILE = "dashboard.html"
@@ -25,7 +26,7 @@ def render_dashboard(
     refresh: int | None = None,
 ) -> str:
     """The page as text. `compared_log`: the comparisons log to show past comparisons from."""
-    from poisson_prove.dashboard.collect import run_view
+    from poisson_prove.dashboard.collect import run_view, unreadable_view
     from poisson_prove.dashboard.comparisons import comparison_views
     from poisson_prove.dashboard.page import render_page
     from poisson_prove.dashboard.plots import forest_svg, incidence_svg, require_matplotlib
@@ -40,7 +41,10 @@ def render_dashboard(
         key = (str(info.path), plot, _run_signature(info))
         used.add(key)
         if key not in _RUN_CACHE:
-            view = run_view(info, plot=plot)
+            try:
+                view = run_view(info, plot=plot)
+            except ProveError as err:  # a damaged batch: say so on the page, show the rest
+                view = unreadable_view(info, err.message)
             svg = incidence_svg(view.curves, view.t_unit, salt=f"run-{view.run_id}") if view.curves else None
             _RUN_CACHE[key] = (view, svg)
         view, svg = _RUN_CACHE[key]
@@ -87,8 +91,6 @@ def write_dashboard(
     plots: int = DEFAULT_PLOTS,
 ) -> Path:
     """Write `<store>/dashboard.html` atomically (never half a page); return its path."""
-    from poisson_prove.errors import ProveError
-
     root = RunStore(store).root
     if not root.is_dir():
         raise ProveError(f"no store at {root}", suggestions=["poisson-prove sweep --yes"])

@@ -97,6 +97,7 @@ class RunView:
     curves: tuple[ConditionCurves, ...] | None  # None: not plotted (older runs)
     failed: tuple[FailedEpisode, ...]
     failed_total: int
+    problem: str | None = None  # why the run's episodes could not be read (the page goes on)
 
 
 def _num(value: Any) -> float | None:
@@ -245,4 +246,20 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
         t_unit=str(manifest.get("t_unit") or "t"), horizon=_num(horizon),
         outcomes=tuple(universe), failures=tuple(failures), conditions=tuple(conditions),
         curves=curves, failed=failed, failed_total=int(failed_rows.size),
+    )
+
+
+def unreadable_view(info: RunInfo, problem: str) -> RunView:
+    """A run whose episodes cannot be read (a damaged batch): its manifest and the reason."""
+    manifest = info.manifest
+    counts = manifest.get("counts") or {}
+    planned = counts.get("planned") if isinstance(counts, dict) else None
+    done = counts.get("done") if isinstance(counts, dict) else None
+    return RunView(
+        run_id=info.run_id, name=info.name, target=str(manifest.get("target") or "-"),
+        spec=str(manifest.get("spec_path") or "-"), salt=str(manifest.get("salt") or "-"),
+        status=info.status, planned=planned if isinstance(planned, int) else None,
+        done=done if isinstance(done, int) else 0, without_outcome=0, errors=(), cost=_cost(manifest),
+        mde=None, created=info.created, t_unit=str(manifest.get("t_unit") or "t"), horizon=None,
+        outcomes=(), failures=(), conditions=(), curves=None, failed=(), failed_total=0, problem=problem,
     )

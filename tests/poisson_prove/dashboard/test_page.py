@@ -144,3 +144,15 @@ def test_a_stopped_sweep_and_its_resume_refresh_the_dashboard(prove, workdir: Pa
     assert resumed.returncode == 0, resumed.stderr
     page = read(store)
     assert "1,746 / 1,746" in page and ">partial<" not in page
+
+
+def test_a_damaged_batch_is_named_on_the_page_and_the_rest_is_shown(prove, paired_store: Path) -> None:
+    first = sorted(paired_store.glob("*/manifest.json"))[0].parent
+    batch = sorted((first / "episodes").glob("*.parquet"))[0]
+    batch.write_bytes(batch.read_bytes()[:100])  # truncated after it was renamed into place
+    made = prove("dashboard")
+    assert (made.returncode, made.stderr) == (0, "")
+    html = read(paired_store)
+    assert "cannot read this run's episodes" in html and batch.name in html
+    assert "cannot compare" in html  # the latest pair needs the damaged run: its refusal shows
+    assert html.count('class="rates"') == 1  # the other run's table is still there
