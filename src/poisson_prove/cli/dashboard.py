@@ -91,11 +91,23 @@ def _serve(args: argparse.Namespace, path: Path) -> int:
 def refreshing(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Wrap a verb so that, however it ends, a dashboard the store has is refreshed."""
 
+    from poisson_prove.errors import EXIT_REFUSED, EXIT_USAGE, ProveError
+
     def wrapped(args: argparse.Namespace) -> int:
+        # A refusal wrote nothing, so nothing is refreshed either; stopped, failed or
+        # interrupted sweeps did write, and the page shows what ran.
         try:
-            return func(args)
-        finally:
+            code = func(args)
+        except ProveError as err:
+            if err.exit_code not in (EXIT_REFUSED, EXIT_USAGE):
+                refresh_after(args)
+            raise
+        except BaseException:
             refresh_after(args)
+            raise
+        if code not in (EXIT_REFUSED, EXIT_USAGE):
+            refresh_after(args)
+        return code
 
     return wrapped
 

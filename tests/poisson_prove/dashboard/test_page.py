@@ -96,6 +96,10 @@ def test_a_dashboard_the_store_has_is_refreshed_and_one_it_lacks_is_not(prove, p
     dry = prove("sweep", "--dry-run")
     assert dry.returncode == 0 and not page.exists()
     assert prove("dashboard").returncode == 0
+    made = page.stat().st_mtime_ns
+    assert prove("sweep", "missing.toml", "--yes").returncode == 1
+    assert prove("sweep", "--dry-run").returncode == 0
+    assert page.stat().st_mtime_ns == made  # a refusal or a dry run writes nothing, this page included
     swept = prove("sweep", "--yes", "--name", "third run")
     assert swept.returncode == 0 and "warning" not in swept.stderr
     assert "third run" in read(paired_store)
