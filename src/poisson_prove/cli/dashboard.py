@@ -49,7 +49,22 @@ def run(args: argparse.Namespace) -> int:
             "--plots must be 0 or more, --refresh 1 or more, --port 0..65535",
             suggestions=["poisson-prove dashboard --help"], exit_code=EXIT_USAGE,
         )
-    path = write_dashboard(args.store, compared_log=_log(), plots=args.plots)
+    from poisson_prove.cli._console import is_pretty
+
+    if is_pretty(args, sys.stderr):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+
+        bar = Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(),
+                       console=Console(file=sys.stderr), transient=True)
+        task = bar.add_task("dashboard", total=None)
+        with bar:
+            path = write_dashboard(
+                args.store, compared_log=_log(), plots=args.plots,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    else:
+        path = write_dashboard(args.store, compared_log=_log(), plots=args.plots)
     if not args.serve:
         sys.stdout.write(f"wrote {path}\n")
         return 0

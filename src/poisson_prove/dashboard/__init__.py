@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +25,10 @@ def render_dashboard(
     compared_log: Path | None = None,
     plots: int = DEFAULT_PLOTS,
     refresh: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> str:
-    """The page as text. `compared_log`: the comparisons log to show past comparisons from."""
+    """The page as text. `compared_log`: the comparisons log to show past comparisons from;
+    `progress(done, total)` is called after each run is read (and drawn)."""
     from poisson_prove.dashboard.collect import run_view, unreadable_view
     from poisson_prove.dashboard.comparisons import comparison_views
     from poisson_prove.dashboard.page import render_page
@@ -48,6 +51,8 @@ def render_dashboard(
             svg = incidence_svg(view.curves, view.t_unit, salt=f"run-{view.run_id}") if view.curves else None
             _RUN_CACHE[key] = (view, svg)
         view, svg = _RUN_CACHE[key]
+        if progress is not None:
+            progress(i + 1, len(infos))
         views.append(view)
         if svg:
             incidence[view.run_id] = svg
@@ -89,12 +94,13 @@ def write_dashboard(
     *,
     compared_log: Path | None = None,
     plots: int = DEFAULT_PLOTS,
+    progress: Callable[[int, int], None] | None = None,
 ) -> Path:
     """Write `<store>/dashboard.html` atomically (never half a page); return its path."""
     root = RunStore(store).root
     if not root.is_dir():
         raise ProveError(f"no store at {root}", suggestions=["poisson-prove sweep --yes"])
-    html = render_dashboard(root, compared_log=compared_log, plots=plots)
+    html = render_dashboard(root, compared_log=compared_log, plots=plots, progress=progress)
     path = root / DASHBOARD_FILE
     temporary = path.with_name(f".{DASHBOARD_FILE}.{os.getpid()}.tmp")
     temporary.write_text(html, encoding="utf-8")

@@ -160,3 +160,34 @@ def test_a_damaged_batch_is_named_on_the_page_and_the_rest_is_shown(prove, paire
     assert "cannot read this run's episodes" in html and batch.name in html
     assert "cannot compare" in html  # the latest pair needs the damaged run: its refusal shows
     assert html.count('class="rates"') == 1  # the other run's table is still there
+
+
+def test_on_a_terminal_a_bar_counts_the_runs_then_clears(
+    paired_store: Path, workdir: Path, home: Path
+) -> None:
+    import os
+    import pty
+    import subprocess
+
+    from tests.conftest import isolated_env, script_path
+
+    leader, follower = pty.openpty()
+    child = subprocess.Popen(
+        [script_path("poisson-prove"), "dashboard"], cwd=workdir, stdin=subprocess.DEVNULL,
+        stdout=follower, stderr=follower, env=isolated_env(home, {"TERM": "xterm"}),
+    )
+    os.close(follower)
+    drawn = b""
+    while True:
+        try:
+            chunk = os.read(leader, 65536)
+        except OSError:  # EIO: the child closed its end
+            break
+        if not chunk:
+            break
+        drawn += chunk
+    os.close(leader)
+    assert child.wait(timeout=60) == 0
+    text = drawn.decode()
+    assert "runs" in text and "2/2" in text and "Traceback" not in text
+    assert text.rstrip().endswith(f"wrote {Path('prove-runs') / 'dashboard.html'}")
