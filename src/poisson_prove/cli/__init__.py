@@ -16,6 +16,7 @@ VERBS = {
     "check": "the CI gate: compare two runs, exit 4 when a failure outcome rose",
     "inspect": "errors, episodes without an outcome, and one episode in full",
     "init": "write a sweep spec (prove.toml) for the example agent",
+    "dashboard": "write (or serve) one HTML page of the store's runs and comparisons",
 }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from poisson_prove.cli.dashboard import refresh_after
 from poisson_prove.errors import EXIT_OK, EXIT_WORSE
 
 HELP = "compare two runs, per condition and failure outcome"
@@ -67,6 +68,7 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
         sys.stdout.write(plain_report(comparison, notes))
     sys.stdout.flush()
     _compared.record(comparison, command)
+    refresh_after(args)  # the store's dashboard, if it has one
     return code
 
 

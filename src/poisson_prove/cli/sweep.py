@@ -9,6 +9,7 @@ import shlex
 import sys
 from typing import Any
 
+from poisson_prove.cli.dashboard import refreshing
 from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
 
 HELP = "run every condition of a sweep spec and store every episode"
@@ -143,7 +144,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "--image", metavar="SECTION", help="the [modal.SECTION] image table to build from (default: image)"
     )
     _shared_options_last(p)
-    p.set_defaults(func=run)
+    p.set_defaults(func=refreshing(run))  # a dashboard the store has is refreshed, however it ends
 
 
 def _shared_options_last(parser: argparse.ArgumentParser) -> None:

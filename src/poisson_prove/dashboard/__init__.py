@@ -1,0 +1,117 @@
+"""The store dashboard: one self-contained HTML page of runs and comparisons.
+
+`write_dashboard(store)` writes `<store>/dashboard.html` (atomically); `refresh_existing`
+rewrites it only when the store already has one (what sweep, diff and check call).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from poisson_prove.errors import ProveError
+from poisson_prove.store import RunStore
+
+DASHBOARD_FILE = "dashboard.html"
+DEFAULT_PLOTS = 10  # runs whose incidence curves and failed episodes are drawn, newest first
+
+
+def render_dashboard(
+    store: str | os.PathLike[str] | None = None,
+    *,
+    compared_log: Path | None = None,
+    plots: int = DEFAULT_PLOTS,
+    refresh: int | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> str:
+    """The page as text. `compared_log`: the comparisons log to show past comparisons from;
+    `progress(done, total)` is called after each run is read (and drawn)."""
+    from poisson_prove.dashboard.collect import run_view, unreadable_view
+    from poisson_prove.dashboard.comparisons import comparison_views
+    from poisson_prove.dashboard.page import render_page
+    from poisson_prove.dashboard.plots import forest_svg, incidence_svg, require_matplotlib
+
+    require_matplotlib()
+    runs_store = RunStore(store)
+    infos = runs_store.runs()
+    first_plotted = max(len(infos) - plots, 0)
+    views, incidence, used = [], {}, set()
+    for i, info in enumerate(infos):
+        plot = i >= first_plotted
+        key = (str(info.path), plot, _run_signature(info))
+        used.add(key)
+        if key not in _RUN_CACHE:
+            try:
+                view = run_view(info, plot=plot)
+            except ProveError as err:  # a damaged batch: say so on the page, show the rest
+                view = unreadable_view(info, err.message)
+            svg = incidence_svg(view.curves, view.t_unit, salt=f"run-{view.run_id}") if view.curves else None
+            _RUN_CACHE[key] = (view, svg)
+        view, svg = _RUN_CACHE[key]
+        if progress is not None:
+            progress(i + 1, len(infos))
+        views.append(view)
+        if svg:
+            incidence[view.run_id] = svg
+    for stale in set(_RUN_CACHE) - used:
+        del _RUN_CACHE[stale]  # a run that changed, left the plotted few, or went away
+    comparisons = comparison_views(runs_store.root, compared_log)
+    forests = [
+        forest_svg(view.comparison, salt=f"cmp-{i}") if view.comparison else ""
+        for i, view in enumerate(comparisons)
+    ]
+    written = dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return render_page(
+        store=str(runs_store.root), written=written, runs=views, comparisons=comparisons,
+        forests=forests, incidence=incidence, plotted=plots, refresh=refresh,
+    )
+
+
+# One process that renders again and again (`--serve`) draws each unchanged run once.
+_RUN_CACHE: dict[tuple[str, bool, tuple[int, ...]], tuple[Any, str | None]] = {}
+
+
+def _run_signature(info: Any) -> tuple[int, ...]:
+    """Moves when the run's manifest is rewritten or a batch file lands."""
+    marks = []
+    for path in (info.path / "manifest.json", info.episodes_dir):
+        try:
+            marks.append(path.stat().st_mtime_ns)
+        except OSError:
+            marks.append(-1)
+    return (*marks, len(info.batch_files()))
+
+
+def dashboard_path(store: str | os.PathLike[str] | None = None) -> Path:
+    return RunStore(store).root / DASHBOARD_FILE
+
+
+def write_dashboard(
+    store: str | os.PathLike[str] | None = None,
+    *,
+    compared_log: Path | None = None,
+    plots: int = DEFAULT_PLOTS,
+    progress: Callable[[int, int], None] | None = None,
+) -> Path:
+    """Write `<store>/dashboard.html` atomically (never half a page); return its path."""
+    root = RunStore(store).root
+    if not root.is_dir():
+        raise ProveError(f"no store at {root}", suggestions=["poisson-prove sweep --yes"])
+    html = render_dashboard(root, compared_log=compared_log, plots=plots, progress=progress)
+    path = root / DASHBOARD_FILE
+    temporary = path.with_name(f".{DASHBOARD_FILE}.{os.getpid()}.tmp")
+    temporary.write_text(html, encoding="utf-8")
+    os.replace(temporary, path)
+    return path
+
+
+def refresh_existing(
+    store: str | os.PathLike[str] | None = None, *, compared_log: Path | None = None
+) -> Path | None:
+    """Rewrite the store's dashboard if it has one; a store without one is left alone."""
+    if not dashboard_path(store).is_file():
+        return None
+    return write_dashboard(store, compared_log=compared_log)

@@ -1,0 +1,265 @@
+"""What the dashboard shows, read from the store through the library's own statistics.
+
+Rates are `compare_stats.rates_by_horizon` on the run's own horizon (Aalen-Johansen, Wilson
+or starred Wilson, exactly as `diff` computes them); the incidence curves are
+`stats.incidence.aalen_johansen_grouped` evaluated at each time of a grid (the estimator at
+horizon s is the curve at s), with the same starred-Wilson band; comparisons are
+`compare()` results. Nothing here computes a statistic of its own.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from poisson_prove.compare_frame import read_frame, recode
+from poisson_prove.conditions import cell_label, cfg_of
+from poisson_prove.store import RunInfo
+
+CURVE_POINTS = 60  # at most this many times per curve: a summary, not every row
+FAILED_SHOWN = 12  # failed episodes listed per plotted run
+TEXT_LIMIT = 20_000  # characters of one episode's meta or spans put on the page
+
+
+@dataclass(frozen=True)
+class OutcomeRate:
+    outcome: str
+    k: int
+    n: int
+    share: float | None
+    lo: float | None
+    hi: float | None
+    starred: bool
+
+
+@dataclass(frozen=True)
+class ConditionRates:
+    key: str
+    label: str
+    rows: int
+    rates: tuple[OutcomeRate, ...]
+
+
+@dataclass(frozen=True)
+class Curve:
+    """One outcome's cumulative incidence over t in one condition, with its 95% band."""
+
+    outcome: str
+    times: tuple[float, ...]
+    share: tuple[float, ...]
+    lo: tuple[float, ...]
+    hi: tuple[float, ...]
+
+
+@dataclass(frozen=True)
+class ConditionCurves:
+    label: str
+    curves: tuple[Curve, ...]
+
+
+@dataclass(frozen=True)
+class FailedEpisode:
+    label: str
+    replicate: int
+    seed: int
+    case_id: str | None
+    outcome: str | None
+    t: float | None
+    error_kind: str | None
+    error_message: str | None
+    meta: str | None  # pretty JSON (or the stored text), cut to TEXT_LIMIT
+    spans: str | None
+
+
+@dataclass(frozen=True)
+class RunView:
+    run_id: str
+    name: str
+    target: str
+    spec: str
+    salt: str
+    status: str
+    planned: int | None
+    done: int
+    without_outcome: int
+    errors: tuple[tuple[str, int], ...]  # error kind -> rows, most frequent first
+    cost: str
+    mde: float | None
+    created: str
+    t_unit: str
+    horizon: float | None
+    outcomes: tuple[str, ...]
+    failures: tuple[str, ...]
+    conditions: tuple[ConditionRates, ...]
+    curves: tuple[ConditionCurves, ...] | None  # None: not plotted (older runs)
+    failed: tuple[FailedEpisode, ...]
+    failed_total: int
+    problem: str | None = None  # why the run's episodes could not be read (the page goes on)
+
+
+def _num(value: Any) -> float | None:
+    value = float(value)
+    return value if np.isfinite(value) else None
+
+
+def _cost(manifest: dict[str, Any]) -> str:
+    """The plan's estimated cost where the manifest carries one (keys vary by version)."""
+    for holder in (manifest, manifest.get("plan") or {}):
+        if isinstance(holder, dict):
+            for key in ("cost_usd", "cost", "est_cost_usd"):
+                value = holder.get(key)
+                if isinstance(value, (int, float)):
+                    return f"${value:,.2f}"
+    return "-"
+
+
+def _cell_order(info: RunInfo, present: tuple[str, ...]) -> list[str]:
+    order = [c["key"] for c in info.manifest.get("cells") or [] if isinstance(c, dict) and c.get("key")]
+    order = [key for key in order if key in present]
+    return order + sorted(set(present) - set(order))
+
+
+def _grid(t: np.ndarray, horizon: float) -> np.ndarray:
+    times = np.unique(t[np.isfinite(t) & (t <= horizon)])
+    times = np.union1d(times, [0.0, horizon]) if times.size else np.array([0.0, horizon])
+    if times.size > CURVE_POINTS:
+        picks = np.linspace(0, times.size - 1, CURVE_POINTS).round().astype(int)
+        times = times[np.unique(picks)]
+    return times
+
+
+def _curves(
+    cell: np.ndarray, observed: np.ndarray, t: np.ndarray, n_cells: int, universe: list[str],
+    failures: list[str], horizon: float, labels: list[str], n: np.ndarray,
+) -> tuple[ConditionCurves, ...]:
+    from poisson_prove.stats.incidence import aalen_johansen_grouped, starred_wilson
+
+    rows = (cell >= 0) & np.isfinite(t)
+    times = _grid(t[rows], horizon)
+    wanted = [universe.index(f) for f in failures if f in universe]
+    share = np.full((n_cells, len(wanted), times.size), np.nan)
+    lo, hi = share.copy(), share.copy()
+    for j, at in enumerate(times):
+        fits = aalen_johansen_grouped(t[rows], observed[rows], cell[rows], float(at), causes=len(universe))
+        for c, fit in fits.items():
+            low, high, _ = starred_wilson(fit.incidence[wanted], fit.variance[wanted], n[c])
+            share[c, :, j], lo[c, :, j], hi[c, :, j] = fit.incidence[wanted], low, high
+    out = []
+    for c in range(n_cells):
+        curves = tuple(
+            Curve(universe[e], tuple(times.tolist()), tuple(share[c, i].tolist()),
+                  tuple(lo[c, i].tolist()), tuple(hi[c, i].tolist()))
+            for i, e in enumerate(wanted)
+        )
+        out.append(ConditionCurves(labels[c], curves))
+    return tuple(out)
+
+
+def _text(value: Any) -> str | None:
+    """Stored JSON as indented text (any JSON at all: the page escapes it), else as stored."""
+    if value is None:
+        return None
+    try:
+        text = json.dumps(json.loads(value), indent=2, ensure_ascii=False, default=str)
+    except (TypeError, ValueError):
+        text = str(value)
+    return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + f"\n... ({len(text):,} characters)"
+
+
+def _failed(info: RunInfo, rows: np.ndarray, labels: dict[str, str]) -> tuple[FailedEpisode, ...]:
+    """The first failed episodes in full, read only for the chosen rows."""
+    from poisson_prove.compare_frame import read_columns
+
+    if not rows.size:
+        return ()
+    columns = (
+        "cell", "replicate", "seed", "case_id", "outcome", "t",
+        "error_kind", "error_message", "meta", "spans",
+    )
+    table = read_columns(info, columns).take(rows).to_pylist()
+    return tuple(
+        FailedEpisode(
+            label=labels.get(r["cell"], r["cell"]), replicate=r["replicate"], seed=r["seed"],
+            case_id=r["case_id"], outcome=r["outcome"], t=r["t"], error_kind=r["error_kind"],
+            error_message=r["error_message"], meta=_text(r["meta"]), spans=_text(r["spans"]),
+        )
+        for r in table
+    )
+
+
+def run_view(info: RunInfo, *, plot: bool) -> RunView:
+    """Everything the dashboard shows about one run."""
+    from poisson_prove.compare_stats import rates_by_horizon
+
+    manifest = info.manifest
+    frame = read_frame(info)
+    universe = [str(o) for o in manifest.get("outcomes") or []]
+    failures = [str(o) for o in manifest.get("failures") or []]
+    order = _cell_order(info, frame.cell.values)
+    labels = [cell_label(cfg_of(key), manifest.get("axis_order")) for key in order]
+    cell = recode(frame.cell, order)
+    cause = (recode(frame.outcome, universe) + 1).astype(np.int64)
+    has = cause > 0
+    horizon = float(np.max(frame.horizon, where=has & np.isfinite(frame.horizon), initial=-np.inf))
+    t = frame.t.copy()
+    conditions: list[ConditionRates] = []
+    curves = None
+    if np.isfinite(horizon) and has.any():
+        t[np.isnan(t) & has] = horizon
+        # as compare(): an episode cut off by its own, shorter horizon is censored at its t
+        early = has & (frame.horizon < horizon) & (t >= frame.horizon)
+        table = rates_by_horizon(cell, cause, t, len(order), len(universe), horizon, early)
+        for c, key in enumerate(order):
+            rates = tuple(
+                OutcomeRate(name, int(table.k[c, e]), int(table.n[c]), _num(table.share[c, e]),
+                            _num(table.lo[c, e]), _num(table.hi[c, e]), bool(table.starred[c, e]))
+                for e, name in enumerate(universe)
+            )
+            conditions.append(ConditionRates(key, labels[c], int(table.rows_by_cell[c]), rates))
+        if plot:
+            observed = np.where(early, 0, cause)
+            curves = _curves(cell, observed, t, len(order), universe, failures, horizon, labels, table.n)
+    else:
+        horizon = float("nan")
+    missing = ~has
+    kinds = recode(frame.error_kind, frame.error_kind.values)[missing]
+    names = [*frame.error_kind.values, "unknown"]
+    counts = np.bincount(np.where(kinds >= 0, kinds, len(names) - 1), minlength=len(names))
+    found = ((names[i], int(v)) for i, v in enumerate(counts) if v)
+    errors = tuple(sorted(found, key=lambda e: (-e[1], e[0])))
+    failure_codes = np.array([universe.index(f) + 1 for f in failures if f in universe] or [-1])
+    failed_rows = np.flatnonzero(~has | np.isin(cause, failure_codes))
+    failed = _failed(info, failed_rows[:FAILED_SHOWN], dict(zip(order, labels, strict=True))) if plot else ()
+    counts_m = manifest.get("counts") or {}
+    planned = counts_m.get("planned") if isinstance(counts_m, dict) else None
+    design = manifest.get("design") or {}
+    mde = design.get("mde") if isinstance(design, dict) else None
+    return RunView(
+        run_id=info.run_id, name=info.name, target=str(manifest.get("target") or "-"),
+        spec=str(manifest.get("spec_path") or "-"), salt=str(manifest.get("salt") or "-"),
+        status=info.status, planned=planned if isinstance(planned, int) else None, done=frame.rows,
+        without_outcome=int(missing.sum()), errors=errors, cost=_cost(manifest),
+        mde=float(mde) if isinstance(mde, (int, float)) else None, created=info.created,
+        t_unit=str(manifest.get("t_unit") or "t"), horizon=_num(horizon),
+        outcomes=tuple(universe), failures=tuple(failures), conditions=tuple(conditions),
+        curves=curves, failed=failed, failed_total=int(failed_rows.size),
+    )
+
+
+def unreadable_view(info: RunInfo, problem: str) -> RunView:
+    """A run whose episodes cannot be read (a damaged batch): its manifest and the reason."""
+    manifest = info.manifest
+    counts = manifest.get("counts") or {}
+    planned = counts.get("planned") if isinstance(counts, dict) else None
+    done = counts.get("done") if isinstance(counts, dict) else None
+    return RunView(
+        run_id=info.run_id, name=info.name, target=str(manifest.get("target") or "-"),
+        spec=str(manifest.get("spec_path") or "-"), salt=str(manifest.get("salt") or "-"),
+        status=info.status, planned=planned if isinstance(planned, int) else None,
+        done=done if isinstance(done, int) else 0, without_outcome=0, errors=(), cost=_cost(manifest),
+        mde=None, created=info.created, t_unit=str(manifest.get("t_unit") or "t"), horizon=None,
+        outcomes=(), failures=(), conditions=(), curves=None, failed=(), failed_total=0, problem=problem,
+    )

@@ -1,0 +1,89 @@
+"""The comparisons the dashboard shows: the latest pair, then each one printed before.
+
+Every one is a `compare()` result, the very object `diff --json` prints, so the page's
+numbers are diff's numbers. A logged comparison that cannot be made again (a run deleted,
+declarations changed) is shown as its refusal, not dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from poisson_prove.compare_result import Comparison
+from poisson_prove.errors import ProveError
+from poisson_prove.store import RunStore
+
+MAX_LOGGED = 8  # the most recent distinct comparisons from the log
+
+
+@dataclass(frozen=True)
+class ComparisonView:
+    source: str  # "latest pair" or "diff at <UTC time>"
+    before: str
+    after: str
+    comparison: Comparison | None
+    refusal: str | None
+
+
+def _logged(log: Path | None, run_ids: set[str]) -> list[dict[str, Any]]:
+    """Log lines about two runs of this store, newest first, one per distinct request."""
+    if log is None:
+        return []
+    try:
+        lines = log.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    seen: set[tuple[Any, ...]] = set()
+    out = []
+    for line in reversed(lines):
+        try:
+            entry = json.loads(line)
+            before, after = entry["before"]["run_id"], entry["after"]["run_id"]
+        except (ValueError, TypeError, KeyError):
+            continue  # a torn or foreign line
+        if before not in run_ids or after not in run_ids:
+            continue
+        key = (before, after, entry.get("method"), entry.get("event"), entry.get("q"))
+        if key in seen:
+            continue
+        seen.add(key)
+        out.append(entry)
+        if len(out) == MAX_LOGGED:
+            break
+    return out
+
+
+def comparison_views(store: str | os.PathLike[str] | None, log: Path | None) -> list[ComparisonView]:
+    from poisson_prove.compare import compare, default_runs
+
+    runs = RunStore(store).runs()
+    if len(runs) < 2:
+        return []
+    names = {r.run_id: r.name for r in runs}
+    views: list[ComparisonView] = []
+    done: set[tuple[Any, ...]] = set()
+    try:
+        before, after = default_runs(None, None, store=store)
+        result = compare(before, after, store=store)
+        views.append(ComparisonView("latest pair", result.before.name, result.after.name, result, None))
+        done.add((result.before.run_id, result.after.run_id, result.method, None, result.q))
+    except ProveError as err:
+        views.append(ComparisonView("latest pair", "latest pair", "", None, err.message))
+    for entry in _logged(log, set(names)):
+        b, a = entry["before"]["run_id"], entry["after"]["run_id"]
+        key = (b, a, entry.get("method"), entry.get("event"), entry.get("q"))
+        if key in done:
+            continue
+        done.add(key)
+        source = f"{entry.get('command') or 'diff'} at {entry.get('at') or '?'}"
+        try:
+            q = float(entry.get("q") or 0.05)
+            result = compare(b, a, method=entry.get("method"), event=entry.get("event"), q=q, store=store)
+            views.append(ComparisonView(source, names[b], names[a], result, None))
+        except (ProveError, ValueError) as err:
+            views.append(ComparisonView(source, names[b], names[a], None, str(getattr(err, "message", err))))
+    return views

@@ -1,0 +1,74 @@
+"""The dashboard as one self-contained HTML page: no script, no request, everything escaped.
+
+Jinja2 autoescapes every value; the only markup not escaped is the SVG matplotlib wrote
+(its text is XML-escaped by matplotlib). Exact numbers ride in `data-*` attributes beside
+the rounded text, so a reader (or a test) can check them against `diff --json`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from markupsafe import Markup
+
+from poisson_prove.dashboard.collect import RunView
+from poisson_prove.dashboard.comparisons import ComparisonView
+
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    "base-uri 'none'; form-action 'none'"
+)
+
+
+def exact(value: Any) -> str:
+    """A number as JSON writes it (the text `diff --json` prints), `null` when missing."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return "null"
+    return json.dumps(value)
+
+
+def share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def pvalue(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.1e}" if value < 0.001 else f"{value:.3f}"
+
+
+def mde_text(rise: float | None, fall: float | None) -> str:
+    up = f"+{math.ceil(rise * 1000) / 1000:.3f}" if rise is not None else "no rise"
+    down = f"-{math.ceil(fall * 1000) / 1000:.3f}" if fall is not None else "no fall"
+    return f"could have shown {up} / {down}"
+
+
+TEMPLATE = Path(__file__).with_name("dashboard.html.j2")
+
+
+def render_page(
+    *,
+    store: str,
+    written: str,
+    runs: Sequence[RunView],
+    comparisons: Sequence[ComparisonView],
+    forests: Sequence[str],
+    incidence: dict[str, str],
+    plotted: int,
+    refresh: int | None = None,
+) -> str:
+    from jinja2 import Environment
+
+    env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(exact=exact, share=share, pvalue=pvalue)
+    template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
+    return template.render(
+        csp=CSP, store=store, written=written, runs=list(runs), comparisons=list(comparisons),
+        forests=[Markup(svg) for svg in forests],  # matplotlib's SVG: its text is XML-escaped
+        incidence={k: Markup(v) for k, v in incidence.items()}, plotted=plotted,
+        refresh=refresh, mde_text=mde_text,
+    )

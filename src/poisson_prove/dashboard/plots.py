@@ -1,0 +1,156 @@
+"""The dashboard's plots: matplotlib figures written as SVG text to inline in the page.
+
+matplotlib draws without a display and without a script in the output, so the page keeps a
+Content-Security-Policy with no script at all. Text stays text (`svg.fonttype: none`, small
+pages) and matplotlib escapes it as XML; mathtext is off so a `$` in a condition or an
+outcome name is drawn as itself; the id salt is fixed so the same store gives the same page.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+import warnings
+from collections.abc import Sequence
+from typing import Any
+
+from poisson_prove.compare_result import Comparison
+from poisson_prove.dashboard.collect import ConditionCurves
+from poisson_prove.errors import ProveError
+
+WORSE, SAFER, TRADE, NEUTRAL, BEFORE = "#c62828", "#2e7d32", "#f9a825", "#607d8b", "#9e9e9e"
+OUTCOME_COLORS = ("#c62828", "#6a1b9a", "#ef6c00", "#1565c0", "#00838f", "#5d4037")
+INSTALL = "pip install 'poisson-prove[dashboard]'"
+
+
+def _matplotlib() -> Any:
+    try:
+        import matplotlib
+        from matplotlib.figure import Figure
+    except ImportError as exc:
+        raise ProveError(
+            "the dashboard draws its plots with matplotlib, which is not installed",
+            suggestions=[INSTALL],
+        ) from exc
+    return matplotlib, Figure
+
+
+def require_matplotlib() -> None:
+    """Raise the install hint before any work when matplotlib is missing."""
+    _matplotlib()
+
+
+def _rc(salt: str) -> dict[str, Any]:
+    return {
+        "svg.fonttype": "none",
+        "svg.hashsalt": salt,
+        "text.parse_math": False,
+        "font.size": 8,
+        "axes.spines.top": False,
+        "axes.spines.right": False,
+        "axes.titlesize": 8,
+    }
+
+
+def _short(text: str, limit: int = 44) -> str:
+    """A label cut to fit beside a plot (the tables beside it carry the full text)."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _svg(figure: Any, tight: bool = True) -> str:
+    buffer = io.StringIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # layout advice is for the page's author, not the user
+        figure.savefig(buffer, format="svg", metadata={"Date": None}, bbox_inches="tight" if tight else None)
+    text = buffer.getvalue()
+    return _compact(text[text.index("<svg") :])  # no XML prolog or DOCTYPE: inline in HTML
+
+
+_PATH_DATA = re.compile(r' d="([^"]*)"')
+_DECIMALS = re.compile(r"(\d+\.\d)\d+")
+
+
+def _compact(svg: str) -> str:
+    """Path coordinates to a tenth of a point and one line each: a third of the bytes, the
+    same picture (a tenth of a point is far below a screen pixel)."""
+
+    def shorten(match: re.Match[str]) -> str:
+        return ' d="' + " ".join(_DECIMALS.sub(r"\1", match.group(1)).split()) + '"'
+
+    return _PATH_DATA.sub(shorten, svg)
+
+
+def incidence_svg(panels: Sequence[ConditionCurves], t_unit: str, salt: str) -> str:
+    """One panel per condition: each failure outcome's cumulative incidence over t, banded."""
+    matplotlib, Figure = _matplotlib()
+    columns = min(3, max(1, len(panels)))
+    rows = math.ceil(len(panels) / columns)
+    with matplotlib.rc_context(_rc(salt)):
+        # Fixed margins, not a layout engine: measuring every tick label of every panel was
+        # most of the dashboard's time (BENCHMARKS.md, Dashboard); titles are cut to fit.
+        width, height = 3.0 * columns + 0.6, 2.1 * rows + 0.5
+        figure = Figure(figsize=(width, height))
+        figure.subplots_adjust(
+            left=0.6 / width, right=1 - 0.1 / width, bottom=0.45 / height, top=1 - 0.45 / height,
+            wspace=0.12, hspace=0.45,
+        )
+        axes = figure.subplots(rows, columns, squeeze=False, sharex=True, sharey=True)
+        for index, ax in enumerate(axes.flat):
+            if index >= len(panels):
+                ax.set_visible(False)
+                continue
+            panel = panels[index]
+            for i, curve in enumerate(panel.curves):
+                color = OUTCOME_COLORS[i % len(OUTCOME_COLORS)]
+                ax.fill_between(curve.times, curve.lo, curve.hi, step="post", color=color, alpha=0.15, lw=0)
+                name = _short(curve.outcome, 30)
+                ax.step(curve.times, curve.share, where="post", color=color, lw=1.4, label=name)
+            ax.set_title(_short(panel.label), loc="left")
+            ax.set_ylim(0, 1)
+            ax.grid(alpha=0.3, lw=0.5)
+        for ax in axes[-1]:
+            ax.set_xlabel(t_unit)
+        for ax in axes[:, 0]:
+            ax.set_ylabel("cumulative incidence")
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        if handles:
+            figure.legend(handles, labels, loc="upper right", ncols=len(labels), frameon=False)
+        return _svg(figure, tight=False)
+
+
+def _row_color(verdict: str, adverse: bool) -> str:
+    if verdict == "rose":
+        return WORSE if adverse else SAFER
+    if verdict == "fell":
+        return SAFER if adverse else WORSE
+    return NEUTRAL
+
+
+def forest_svg(comparison: Comparison, salt: str) -> str:
+    """Per condition and event: before (grey) and after (the verdict's colour), each with its
+    95% interval as the comparison reports it; a trade condition is marked."""
+    matplotlib, Figure = _matplotlib()
+    rows = [(c, o) for c in comparison.conditions for o in c.outcomes if o.verdict != "not tested"]
+    with matplotlib.rc_context(_rc(salt)):
+        figure = Figure(figsize=(7.5, 0.9 + 0.26 * max(len(rows), 1)), layout="constrained")
+        ax = figure.subplots()
+        for y, (condition, result) in enumerate(rows):
+            color = _row_color(result.verdict, result.outcome not in comparison.successes)
+            for rate, shade, dy in ((result.before, BEFORE, -0.12), (result.after, color, 0.12)):
+                if rate.share is None:
+                    continue
+                low = rate.share - (rate.lo if rate.lo is not None else rate.share)
+                high = (rate.hi if rate.hi is not None else rate.share) - rate.share
+                ax.errorbar(rate.share, y + dy, xerr=[[low], [high]], fmt="o", ms=3.5, color=shade,
+                            ecolor=shade, elinewidth=1.2, capsize=2)
+            if condition.verdict == "trade":
+                ax.plot([1.02], [y], marker="D", ms=4, color=TRADE, clip_on=False)
+        labels = [_short(f"{c.label} · {o.outcome}", 60) for c, o in rows]
+        ax.set_yticks(range(len(rows)), labels)
+        ax.invert_yaxis()
+        ax.set_xlim(0, 1)
+        ax.set_xlabel(f"rate by {comparison.horizon:g} {comparison.t_unit} (grey: before; "
+                      "red worse, green safer; yellow diamond: trade)")
+        ax.grid(axis="x", alpha=0.3, lw=0.5)
+        return _svg(figure)
