@@ -16,7 +16,10 @@ VERBS = {
     "check": "the CI gate: compare two runs, exit 4 when a failure outcome rose",
     "inspect": "errors, episodes without an outcome, and one episode in full",
     "init": "write a sweep spec (prove.toml) for the example agent",
+    "import": "store Inspect AI or lm-evaluation-harness logs as a run, to diff them",
 }
+# verbs whose module is not the verb's own name (`import` is a Python keyword)
+MODULES = {"import": "import_logs"}
 
 
 def add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
@@ -51,4 +54,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         package="poisson_prove.cli",
         argv=argv,
         common=add_common_options,
+        modules=MODULES,
     )
