@@ -21,19 +21,30 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     tools = parser.add_subparsers(dest="tool", metavar="TOOL", required=True, parser_class=type(parser))
     inspect = tools.add_parser("inspect", parents=[parent], help="Inspect AI logs (.eval, .json)")
     inspect.add_argument("paths", nargs="+", metavar="PATH", help="log files or folders of logs")
-    inspect.add_argument("--scorer", metavar="NAME", help="the scorer whose value is the outcome (default: the first)")
     inspect.add_argument(
-        "--t", choices=("none", "messages", "tokens"), default="none",
+        "--scorer", metavar="NAME", help="the scorer whose value is the outcome (default: the first)"
+    )
+    inspect.add_argument(
+        "--t",
+        choices=("none", "messages", "tokens"),
+        default="none",
         help="the episode time: none (every sample 1), messages, or tokens of the sample",
     )
     lm_eval = tools.add_parser("lm-eval", parents=[parent], help="lm-evaluation-harness --log_samples output")
-    lm_eval.add_argument("paths", nargs="+", metavar="PATH", help="samples_*.jsonl files or their --output_path")
-    lm_eval.add_argument("--metric", metavar="NAME", help="the 0/1 metric that is the outcome (default: the first)")
+    lm_eval.add_argument(
+        "paths", nargs="+", metavar="PATH", help="samples_*.jsonl files or their --output_path"
+    )
+    lm_eval.add_argument(
+        "--metric", metavar="NAME", help="the 0/1 metric that is the outcome (default: the first)"
+    )
     for sub in (inspect, lm_eval):
         sub.add_argument(
-            "--map", action="append", default=[], metavar="VALUE=OUTCOME",
+            "--map",
+            action="append",
+            default=[],
+            metavar="VALUE=OUTCOME",
             help="score value to outcome, over the defaults C/1/true=correct I/0/false=incorrect "
-            "P=partial N=no_answer (repeatable)",
+            "P=partial N=incorrect (repeatable)",
         )
         sub.add_argument("--name", help="the run's name (default: <tool> <date> <letter>)")
         sub.add_argument("--json", action="store_true", help="print what was stored as one JSON document")
@@ -61,16 +72,32 @@ def run(args: argparse.Namespace) -> int:
         samples = lm_eval_logs.read_samples(files, mapping, metric=args.metric)
         options, t_unit = {"metric": args.metric}, "sample"
     result: ImportResult = write_import(
-        store, tool=args.tool, samples=samples, sources=files, mapping=mapping, options=options,
-        t_unit=t_unit, name=args.name,
+        store,
+        tool=args.tool,
+        samples=samples,
+        sources=files,
+        mapping=mapping,
+        options=options,
+        t_unit=t_unit,
+        name=args.name,
     )
     if args.json:
-        sys.stdout.write(json.dumps({
-            "schema": "poisson-prove.import/1", "run_id": result.run.run_id, "name": result.run.name,
-            "created": result.created, "episodes": result.episodes, "errored": result.errored,
-            "conditions": result.conditions, "paired_with": result.run.manifest.get("paired_with_name"),
-            "files": [str(f) for f in files],
-        }) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                {
+                    "schema": "poisson-prove.import/1",
+                    "run_id": result.run.run_id,
+                    "name": result.run.name,
+                    "created": result.created,
+                    "episodes": result.episodes,
+                    "errored": result.errored,
+                    "conditions": result.conditions,
+                    "paired_with": result.run.manifest.get("paired_with_name"),
+                    "files": [str(f) for f in files],
+                }
+            )
+            + "\n"
+        )
         return 0
     name = result.run.name
     if not result.created:

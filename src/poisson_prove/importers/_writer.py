@@ -35,8 +35,14 @@ class OutcomeMapping:
 
     table: Mapping[str, str] = field(
         default_factory=lambda: {
-            "C": "correct", "I": "incorrect", "P": "partial", "N": "no_answer",
-            "1": "correct", "0": "incorrect", "true": "correct", "false": "incorrect",
+            "C": "correct",
+            "I": "incorrect",
+            "P": "partial",
+            "N": "incorrect",
+            "1": "correct",
+            "0": "incorrect",
+            "true": "correct",
+            "false": "incorrect",
         }
     )
     between: str = "partial"
@@ -136,7 +142,8 @@ def _conditions(samples: Sequence[ImportedSample]) -> tuple[list[str], list[dict
     for sample in samples:
         names.extend(k for k in sample.axes if k not in names)
     varying = [
-        n for n in names
+        n
+        for n in names
         if n == "task" or len({json.dumps(s.axes.get(n), sort_keys=True) for s in samples}) > 1
     ]
     return varying, [{n: s.axes.get(n) for n in varying} for s in samples]
@@ -157,8 +164,12 @@ def write_import(
     hashes = [{"path": str(p.resolve()), "sha256": file_sha256(p)} for p in sources]
     fingerprint = hashlib.sha256(
         json.dumps(
-            {"tool": tool, "files": sorted(h["sha256"] for h in hashes), "options": options,
-             "mapping": dict(mapping.table)},
+            {
+                "tool": tool,
+                "files": sorted(h["sha256"] for h in hashes),
+                "options": options,
+                "mapping": dict(mapping.table),
+            },
             sort_keys=True,
         ).encode()
     ).hexdigest()
@@ -201,7 +212,9 @@ def write_import(
         "backend": "import",
         "concurrency": None,
         "replicates": max(sum(1 for k in keys if k == c) for c in cells),
-        "cells": [{"key": c, "label": cell_label(json.loads(c), axis_order), "cfg": json.loads(c)} for c in cells],
+        "cells": [
+            {"key": c, "label": cell_label(json.loads(c), axis_order), "cfg": json.loads(c)} for c in cells
+        ],
         "axis_order": axis_order,
         "outcomes": outcomes,
         "failures": [o for o in outcomes if o != SUCCESS],
@@ -212,8 +225,13 @@ def write_import(
         "episode_timeout": None,
         "counts": {"planned": len(samples), "done": 0, "errored": 0},
         "resumed_at": [],
-        "import": {"tool": tool, "fingerprint": fingerprint, "files": hashes, "options": dict(options),
-                   "mapping": dict(mapping.table)},
+        "import": {
+            "tool": tool,
+            "fingerprint": fingerprint,
+            "files": hashes,
+            "options": dict(options),
+            "mapping": dict(mapping.table),
+        },
         "versions": {"poisson_prove": _version(), "python": platform.python_version()},
     }
     writer = store.create_run(target_id=tool, name=name, manifest=manifest)
@@ -228,8 +246,11 @@ def write_import(
         "horizon": [None if s.outcome is None else horizon for s in samples],
         "case_id": [None] * len(samples),  # the sample is the replicate: a condition pools its samples
         "meta": [
-            json.dumps({"sample_id": s.sample_id, "epoch": s.epoch, "source": s.source, **s.meta},
-                       ensure_ascii=False, default=str)
+            json.dumps(
+                {"sample_id": s.sample_id, "epoch": s.epoch, "source": s.source, **s.meta},
+                ensure_ascii=False,
+                default=str,
+            )
             for s in samples
         ],
         "error_kind": [s.error_kind if s.outcome is None else None for s in samples],

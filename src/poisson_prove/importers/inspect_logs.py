@@ -23,7 +23,9 @@ def find_logs(paths: Sequence[str]) -> list[Path]:
         elif path.is_file():
             found.append(path)
         else:
-            raise ProveError(f"{path} does not exist", suggestions=["poisson-prove import inspect LOG.eval ..."])
+            raise ProveError(
+                f"{path} does not exist", suggestions=["poisson-prove import inspect LOG.eval ..."]
+            )
     if not found:
         raise ProveError(
             f"no Inspect AI log (.eval or .json) in {', '.join(paths)}",
@@ -53,8 +55,10 @@ def read_samples(
                 suggestions=["give the .eval or .json files inspect eval wrote (its --log-dir)"],
             ) from exc
         if log.samples is None:
-            raise ProveError(f"{path} is an Inspect AI log without samples (written with --no-log-samples?)",
-                             suggestions=["run inspect eval again without --no-log-samples"])
+            raise ProveError(
+                f"{path} is an Inspect AI log without samples (written with --no-log-samples?)",
+                suggestions=["run inspect eval again without --no-log-samples"],
+            )
         axes: dict[str, Any] = {"task": log.eval.task, "model": log.eval.model}
         axes.update({f"arg.{k}": v for k, v in sorted((log.eval.task_args or {}).items())})
         for sample in log.samples:
@@ -62,8 +66,9 @@ def read_samples(
     return samples
 
 
-def _sample(path: Path, axes: dict[str, Any], sample: Any, mapping: OutcomeMapping, scorer: str | None,
-            t: str) -> ImportedSample:
+def _sample(
+    path: Path, axes: dict[str, Any], sample: Any, mapping: OutcomeMapping, scorer: str | None, t: str
+) -> ImportedSample:
     outcome: str | None = None
     kind = message = None
     if sample.error is not None:

@@ -28,16 +28,22 @@ def find_logs(paths: Sequence[str]) -> list[Path]:
         elif path.is_file():
             found.append(path)
         else:
-            raise ProveError(f"{path} does not exist", suggestions=["poisson-prove import lm-eval OUTPUT_PATH"])
+            raise ProveError(
+                f"{path} does not exist", suggestions=["poisson-prove import lm-eval OUTPUT_PATH"]
+            )
     if not found:
         raise ProveError(
             f"no lm-eval samples file (samples_<task>_<time>.jsonl) in {', '.join(paths)}",
-            suggestions=["lm_eval ... --output_path out --log_samples, then: poisson-prove import lm-eval out"],
+            suggestions=[
+                "lm_eval ... --output_path out --log_samples, then: poisson-prove import lm-eval out"
+            ],
         )
     return found
 
 
-def read_samples(paths: Sequence[Path], mapping: OutcomeMapping, *, metric: str | None = None) -> list[ImportedSample]:
+def read_samples(
+    paths: Sequence[Path], mapping: OutcomeMapping, *, metric: str | None = None
+) -> list[ImportedSample]:
     samples: list[ImportedSample] = []
     for path in paths:
         match = _SAMPLES.match(path.name)
@@ -70,8 +76,15 @@ def _model(results: Path) -> str | None:
     return f"{config.get('model')}({args})" if args else str(config.get("model"))
 
 
-def _sample(path: Path, number: int, line: str, task: str, model: str | None, mapping: OutcomeMapping,
-            metric: str | None) -> ImportedSample:
+def _sample(
+    path: Path,
+    number: int,
+    line: str,
+    task: str,
+    model: str | None,
+    mapping: OutcomeMapping,
+    metric: str | None,
+) -> ImportedSample:
     try:
         record: Any = json.loads(line)
     except json.JSONDecodeError as exc:
@@ -100,6 +113,10 @@ def _sample(path: Path, number: int, line: str, task: str, model: str | None, ma
         )
     axes: dict[str, Any] = {"task": task, "model": model, "filter": record.get("filter")}
     return ImportedSample(
-        axes=axes, sample_id=record["doc_id"], epoch=1, outcome=outcome, source=path.name,
+        axes=axes,
+        sample_id=record["doc_id"],
+        epoch=1,
+        outcome=outcome,
+        source=path.name,
         meta={"doc_hash": record.get("doc_hash"), "metric": name},
     )
