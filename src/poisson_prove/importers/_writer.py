@@ -190,7 +190,8 @@ def write_import(
         other = seen.setdefault((key, replicate), sample)
         if other is not sample:
             raise ProveError(
-                f"sample {sample.sample_id!r} epoch {sample.epoch} of {cell_label(json.loads(key), axis_order)} "
+                f"sample {sample.sample_id!r} epoch {sample.epoch} of "
+                f"{cell_label(json.loads(key), axis_order)} "
                 f"is in two logs ({other.source} and {sample.source}, or two ids share a hash); "
                 "one import holds each (sample, epoch) once",
                 suggestions=["import the two logs separately, then: poisson-prove diff BEFORE AFTER"],
@@ -226,6 +227,7 @@ def write_import(
         "counts": {"planned": len(samples), "done": 0, "errored": 0},
         "resumed_at": [],
         "import": {
+            "constant": {k: v for k, v in samples[0].axes.items() if k not in axis_order},
             "tool": tool,
             "fingerprint": fingerprint,
             "files": hashes,

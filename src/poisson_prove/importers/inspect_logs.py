@@ -87,7 +87,8 @@ def _sample(
         outcome = mapping.outcome(value)
         if outcome is None:
             raise ProveError(
-                f'{path}: sample {sample.id!r} scored {value!r} by "{name}", which the outcome mapping does not read',
+                f'{path}: sample {sample.id!r} scored {value!r} by "{name}", '
+                "which the outcome mapping does not read",
                 suggestions=[f"--map {value}=correct (or another outcome)"],
                 exit_code=2,
             )

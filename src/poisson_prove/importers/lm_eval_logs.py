@@ -89,7 +89,8 @@ def _sample(
         record: Any = json.loads(line)
     except json.JSONDecodeError as exc:
         raise ProveError(
-            f"line {number} of {path} is not JSON ({exc.msg}); the file is truncated or not an lm-eval samples file",
+            f"line {number} of {path} is not JSON ({exc.msg}); "
+            "the file is truncated or not an lm-eval samples file",
             suggestions=["run lm_eval again with --log_samples, or give the whole file"],
         ) from exc
     if not isinstance(record, dict) or "doc_id" not in record:
