@@ -22,10 +22,10 @@ def _offline_env() -> dict[str, str]:
     return env
 
 
-def run_inspect(log_dir: Path, log_format: str, variant: str) -> Path:
+def run_inspect(log_dir: Path, log_format: str, variant: str, model: str = "mockllm/model") -> Path:
     pytest.importorskip("inspect_ai")
     subprocess.run(
-        [sys.executable, str(HERE / "inspect_task.py"), str(log_dir), log_format, variant],
+        [sys.executable, str(HERE / "inspect_task.py"), str(log_dir), log_format, variant, model],
         check=True,
         capture_output=True,
         text=True,
@@ -38,12 +38,14 @@ def run_inspect(log_dir: Path, log_format: str, variant: str) -> Path:
 
 @pytest.fixture(scope="session")
 def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """before (.json), after (.eval, the change), errors (.eval, q7 raising) logs."""
+    """before (.json), after (.eval, the change), errors (.eval, q7 raising), other_model (the
+    after answers from a model of another name) logs."""
     root = tmp_path_factory.mktemp("inspect")
     return {
         "before": run_inspect(root / "before", "json", "before"),
         "after": run_inspect(root / "after", "eval", "after"),
         "errors": run_inspect(root / "errors", "eval", "errors"),
+        "other_model": run_inspect(root / "other_model", "eval", "after", "mockllm/other"),
     }
 
 

@@ -1,4 +1,4 @@
-"""A small Inspect AI eval run for real with `mockllm/model`: `python inspect_task.py LOG_DIR FORMAT VARIANT`.
+"""A small Inspect AI eval run for real with a mock model: `inspect_task.py LOG_DIR FORMAT VARIANT [MODEL]`.
 
 The mock model answers each prompt by how many times it was asked it (its epoch), rambling
 around the number; VARIANT changes which (sample, epoch) it gets right, as a prompt change
@@ -53,7 +53,7 @@ def fail_on_q7(enabled: bool):
     return solve
 
 
-def main(log_dir: str, log_format: str, variant: str) -> None:
+def main(log_dir: str, log_format: str, variant: str, model_name: str = "mockllm/model") -> None:
     dataset = MemoryDataset(
         [Sample(id=f"q{i}", input=f"what is seven times {i}?", target=str(i * 7)) for i in range(SAMPLES)]
     )
@@ -64,7 +64,7 @@ def main(log_dir: str, log_format: str, variant: str) -> None:
         epochs=EPOCHS,
         name="times_seven",
     )
-    model = get_model("mockllm/model", custom_outputs=answer("before" if variant == "errors" else variant))
+    model = get_model(model_name, custom_outputs=answer("before" if variant == "errors" else variant))
     inspect_eval(
         task,
         model=model,
@@ -77,4 +77,4 @@ def main(log_dir: str, log_format: str, variant: str) -> None:
 
 
 if __name__ == "__main__":
-    main(*sys.argv[1:4])
+    main(*sys.argv[1:5])

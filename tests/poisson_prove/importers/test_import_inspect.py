@@ -46,7 +46,8 @@ def test_two_logs_pair_on_sample_and_epoch_and_diff_is_mcnemar(
 
     plain = prove("diff", "--plain")
     assert plain.returncode == 0 and "McNemar" in plain.stdout
-    assert prove("check", "--plain").returncode in (0, 4)
+    gate = prove("check", "--plain")
+    assert gate.returncode == (4 if report["any_worse"] else 0), gate.stderr
 
 
 def test_manifest_records_sources_and_importing_twice_writes_nothing(
@@ -130,3 +131,20 @@ def test_the_same_sample_twice_in_one_import_is_refused(
     shutil.copy(inspect_logs["before"], copy)
     result = prove("import", "inspect", str(inspect_logs["before"]), str(copy))
     assert_clean_error(result, 1, "is in two logs")
+
+
+def test_a_change_of_model_still_pairs(prove: CLI, inspect_logs: dict[str, Path]) -> None:
+    before = _import(prove, str(inspect_logs["before"]))
+    after = _import(prove, str(inspect_logs["other_model"]))
+    assert after["paired_with"] == before["name"]
+    report = json.loads(prove("diff", "--json").stdout)
+    (condition,) = report["conditions"]
+    row = next(r for r in condition["outcomes"] if r["outcome"] == "incorrect")
+    b, c, p = mcnemar_exact(
+        inspect_scores(inspect_logs["before"]), inspect_scores(inspect_logs["other_model"]), failed={"I"}
+    )
+    assert (report["method"], row["b"], row["c"]) == ("mcnemar", b, c)
+    assert row["p_exact"] == pytest.approx(p, rel=1e-9)
+    both = prove("import", "inspect", str(inspect_logs["after"]), str(inspect_logs["other_model"]), "--json")
+    assert both.returncode == 0, both.stderr
+    assert json.loads(both.stdout)["conditions"] == 2  # one import, two models: the model is an axis
