@@ -17,7 +17,10 @@ VERBS = {
     "inspect": "errors, episodes without an outcome, and one episode in full",
     "init": "write a sweep spec (prove.toml) for the example agent",
     "dashboard": "write (or serve) one HTML page of the store's runs and comparisons",
+    "import": "store Inspect AI or lm-evaluation-harness logs as a run, to diff them",
 }
+# verbs whose module is not the verb's own name (`import` is a Python keyword)
+MODULES = {"import": "import_logs"}
 
 
 def add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
@@ -52,4 +55,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         package="poisson_prove.cli",
         argv=argv,
         common=add_common_options,
+        modules=MODULES,
     )

@@ -99,11 +99,13 @@ def run_app(
     argv: Sequence[str] | None,
     common: Callable[[argparse.ArgumentParser, bool], None],
     unexpected_exit: int = EXIT_UNEXPECTED,
+    modules: Mapping[str, str] | None = None,
 ) -> int:
     """Parse `argv`, run the verb's `run(args) -> int`, render errors.
 
     Each verb lives in `<package>.<verb>` (verb names with '-' use '_') and exposes
-    `register(subparsers, parent)`; `common(parser, suppress)` adds the options every verb
+    `register(subparsers, parent)` (`modules` names another module for a verb that is a
+    Python keyword, such as `import`); `common(parser, suppress)` adds the options every verb
     shares (suppress=True on the verb level so the global value is kept when not repeated).
     """
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -114,7 +116,8 @@ def run_app(
     common(parent, True)
     sub = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=UsageParser)
     for verb in verbs:
-        importlib.import_module(f"{package}.{verb.replace('-', '_')}").register(sub, parent)
+        module = (modules or {}).get(verb, verb.replace("-", "_"))
+        importlib.import_module(f"{package}.{module}").register(sub, parent)
     args = parser.parse_args(argv)
     warnings.showwarning = one_line_warning
     if not getattr(args, "verb", None):
