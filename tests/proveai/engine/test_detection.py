@@ -1,0 +1,109 @@
+"""Planted failures against a real engine process: the right root cause, a clean run not flagged,
+detections written beside the trace and listed by `proveai status --filter detection=flagged`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from proveai import AnalyzeResponse, ProveAI
+from tests.proveai.engine import pipelines
+
+
+def client(url: str) -> ProveAI:
+    return ProveAI(endpoint=url, run_id="run-1", customer_id="acme", mas_name="research-pipeline")
+
+
+@pytest.mark.parametrize(
+    ("mode", "root", "layer", "mode_code", "downstream"),
+    [
+        ("loop", "researcher", "loops", "FM-1.3", ["synthesizer"]),
+        ("check", "synthesizer", "checks", "FM-1.1", []),
+        ("exception", "researcher", "errors", "FM-3.1", ["synthesizer"]),
+    ],
+)
+def test_a_planted_failure_is_traced_to_the_agent_it_was_planted_in(
+    engine, proveai_cli, mode, root, layer, mode_code, downstream
+):
+    t = pipelines.run(mode, seed=3)
+    response = client(engine.url).analyze(t)
+
+    assert isinstance(response, AnalyzeResponse) and t.result is response
+    assert response.detected and response.status == "flagged"
+    first = response.propagation[0]
+    assert (first.agent_name, first.role, first.root_cause_agent) == (root, "root_cause", root)
+    assert mode_code in first.failure_modes and first.remediation[mode_code]
+    assert response.remediation == first.remediation
+    assert [(p.agent_name, p.parent_agent) for p in response.propagation[1:]] == [(a, root) for a in downstream]
+    assert {d.root_cause_agent for d in response.diagnoses} == {root}
+    assert any(d.layer == layer and d.agent_name == root for d in response.diagnoses)
+    assert all(root in d.root_cause for d in response.diagnoses)
+
+    # the detection beside the trace, read back with json, and the store's own listing
+    detection = json.loads((engine.store / f"{t.trace_id}.detection.json").read_text())
+    assert detection["status"] == "flagged" and detection["trace_id"] == t.trace_id
+    assert {f["agent"] for f in detection["fired"] if f.get("source") == "engine"} == {root, *downstream}
+    assert json.loads((engine.store / f"{t.trace_id}.json").read_text())["resourceSpans"]
+    listed = proveai_cli("status", "--filter", "detection=flagged", "--traces", str(engine.store))
+    assert listed.returncode == 0, listed.stderr
+    assert t.trace_id in listed.stdout and "flagged" in listed.stdout and listed.stderr == ""
+
+
+def test_a_clean_pipeline_is_not_flagged(engine, proveai_cli):
+    t = pipelines.run("clean", seed=1)
+    assert t.outcome == "good"
+    response = client(engine.url).analyze(t)
+
+    assert not response.detected and response.status == "clean"
+    assert response.diagnoses == () and response.propagation == () and response.remediation == {}
+    statuses = {layer.name: layer.status for layer in response.layers}
+    assert statuses == {"checks": "clean", "errors": "clean", "loops": "clean", "path": "skipped",
+                        "judge": "skipped", "propagation": "clean"}
+    detection = json.loads((engine.store / f"{t.trace_id}.detection.json").read_text())
+    assert detection["status"] == "clean" and detection["fired"] == []
+    flagged = proveai_cli("status", "--filter", "detection=flagged", "--traces", str(engine.store))
+    assert flagged.returncode == 0 and t.trace_id not in flagged.stdout
+    clean = proveai_cli("status", "--filter", "detection=clean", "--traces", str(engine.store))
+    assert t.trace_id in clean.stdout
+
+
+def test_a_trace_without_checks_or_failures_stays_suspect_not_clean(engine):
+    from proveai import trace
+
+    with trace("bare") as t:
+        pipelines.planner("tidal power")
+    response = client(engine.url).analyze(t)
+    assert not response.detected and response.status == "suspect"
+    assert response.layers[0].status == "skipped" and "no checks" in response.layers[0].summary
+
+
+def test_analyze_batch_returns_one_response_per_trace_in_order(engine, proveai_cli):
+    traces = [pipelines.run(mode, seed=i) for i, mode in enumerate(("clean", "loop", "check", "clean"))]
+    responses = client(engine.url).analyze_batch(traces)
+
+    assert [r.trace_id for r in responses] == [t.trace_id for t in traces]
+    assert [r.detected for r in responses] == [False, True, True, False]
+    assert [r.propagation[0].agent_name for r in responses if r.detected] == ["researcher", "synthesizer"]
+    assert all(t.result is r for t, r in zip(traces, responses, strict=True))
+    for t, r in zip(traces, responses, strict=True):
+        stored = json.loads((engine.store / f"{t.trace_id}.detection.json").read_text())
+        assert stored["status"] == r.status
+    listed = proveai_cli("status", "--filter", "detection=flagged", "--traces", str(engine.store))
+    assert sum(t.trace_id in listed.stdout for t in traces) == 2
+
+
+def test_a_trace_already_in_the_store_keeps_its_file_and_gets_the_engine_detection(engine, proveai_cli):
+    from proveai import FileExporter
+
+    t = pipelines.run("loop", seed=2, exporters=[FileExporter(engine.store)])
+    before = (engine.store / f"{t.trace_id}.json").read_bytes()
+    captured = json.loads((engine.store / f"{t.trace_id}.detection.json").read_text())
+    assert captured["status"] == "flagged"  # the capture-time check already failed
+
+    client(engine.url).analyze(t)
+    assert (engine.store / f"{t.trace_id}.json").read_bytes() == before
+    after = json.loads((engine.store / f"{t.trace_id}.detection.json").read_text())
+    assert any(f.get("name") == "loops" and f["agent"] == "researcher" for f in after["fired"])
+    outcomes = (engine.store / "outcomes.jsonl").read_text().splitlines()
+    assert sum(json.loads(row)["source"] == "composite" for row in outcomes) == 1  # not appended twice
