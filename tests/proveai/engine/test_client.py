@@ -52,7 +52,8 @@ def test_the_stream_sends_every_stage_in_order_before_the_result(engine):
     assert seen == ["received", *LAYERS, "result"]
     assert [e.get("name", "received") for e in response.events] == ["received", *LAYERS]
     assert [layer.name for layer in response.layers] == list(LAYERS)
-    assert (response.run_id, response.customer_id, response.mas_name) == ("run-7", "acme", "research-pipeline")
+    identity = (response.run_id, response.customer_id, response.mas_name)
+    assert identity == ("run-7", "acme", "research-pipeline")
 
 
 def test_analyze_async_and_batch_async_match_the_sync_calls(engine):

@@ -35,7 +35,8 @@ def test_a_planted_failure_is_traced_to_the_agent_it_was_planted_in(
     assert (first.agent_name, first.role, first.root_cause_agent) == (root, "root_cause", root)
     assert mode_code in first.failure_modes and first.remediation[mode_code]
     assert response.remediation == first.remediation
-    assert [(p.agent_name, p.parent_agent) for p in response.propagation[1:]] == [(a, root) for a in downstream]
+    affected = [(p.agent_name, p.parent_agent) for p in response.propagation[1:]]
+    assert affected == [(a, root) for a in downstream]
     assert {d.root_cause_agent for d in response.diagnoses} == {root}
     assert any(d.layer == layer and d.agent_name == root for d in response.diagnoses)
     assert all(root in d.root_cause for d in response.diagnoses)
