@@ -64,9 +64,10 @@ def run(mode: str = "clean", seed: int = 0, exporters: list[Any] | None = None) 
         notes = []
         parts = ("background", "recent results")
         calls = [parts[0]] * 6 if mode == "loop" else list(parts)
+        style = rng.choice(STYLES)  # a loop repeats the very same call
         for part in calls:
             try:
-                notes.append(researcher(plan, part, mode, rng.choice(STYLES)))
+                notes.append(researcher(plan, part, mode, style))
             except ConnectionError:
                 notes.append("")
         draft = synthesizer(notes, mode)
