@@ -131,7 +131,9 @@ def create_app(settings: EngineSettings, store: Path | None) -> Any:
 
 def bind(port: int) -> socket.socket:
     """A listening socket on 127.0.0.1:port (0 picks a free port); ProveAIError when taken."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted connections only for
+    # sockets that say they are TCP; without it Nagle + delayed ACKs add ~40 ms per request
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         sock.bind((HOST, port))
