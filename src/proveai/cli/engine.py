@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from pathlib import Path
 
@@ -87,6 +88,10 @@ def _health(endpoint: str) -> int:
     return 0
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _serve(args: argparse.Namespace) -> int:
     try:
         import starlette  # noqa: F401
@@ -114,9 +119,14 @@ def _serve(args: argparse.Namespace) -> int:
         "  press Ctrl-C to stop\n"
     )
     out.flush()
+    # uvicorn drains on SIGINT/SIGTERM, then re-raises the signal it caught: SIGTERM is made to
+    # raise like Ctrl-C so that both end here, with the line below and exit 0
+    previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
         serve(create_app(settings, store), sock)
     except KeyboardInterrupt:
-        pass  # uvicorn re-raises the Ctrl-C it handled; stopping is this command's normal end
+        pass  # stopping is this command's normal end
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     out.write("proveai engine stopped\n")
     return 0

@@ -68,7 +68,8 @@ def test_the_judge_examines_flagged_agents_within_its_bound_and_is_cached(projec
         t = pipelines.run("check", seed=6)
         first = client(engine.url).analyze(t)
         judged = [d for d in first.diagnoses if d.layer == "judge"]
-        assert [(d.agent_name, d.verdict, d.confidence) for d in judged] == [("synthesizer", "judged worse", 0.9)]
+        got = [(d.agent_name, d.verdict, d.confidence) for d in judged]
+        assert got == [("synthesizer", "judged worse", 0.9)]
         assert judged[0].evidence == "judge gpt-4o-mini: the summary lost every citation"
         assert judged[0].failure_modes == ("FM-1.1",)
         assert models.count("/v1/chat/completions") == 1
@@ -83,7 +84,8 @@ def test_the_judge_examines_flagged_agents_within_its_bound_and_is_cached(projec
         crashed = client(engine.url).analyze(pipelines.run("exception", seed=7))
         stage = next(x for x in crashed.layers if x.name == "judge")
         assert models.count("/v1/chat/completions") == 2
-        assert stage.summary.startswith("researcher: worse") and "1 more flagged agent(s) not judged" in stage.summary
+        assert stage.summary.startswith("researcher: worse")
+        assert "1 more flagged agent(s) not judged" in stage.summary
         assert crashed.propagation[0].agent_name == "researcher"
         stored = json.loads((engine.store / f"{t.trace_id}.detection.json").read_text())
         assert any(f["name"] == "judge" for f in stored["fired"])

@@ -108,8 +108,9 @@ def test_the_page_example_runs_as_written_against_the_engine(workdir, home, engi
     assert len(stored) == 1
 
 
-def test_ctrl_c_stops_the_engine_cleanly(engine):
-    code, out, err = engine.stop(signal.SIGINT)
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM])
+def test_ctrl_c_or_sigterm_stops_the_engine_cleanly(engine, sig):
+    code, out, err = engine.stop(sig)
     assert code == 0 and out == "proveai engine stopped\n"
     assert "Traceback" not in err and "error" not in err.lower()
 
