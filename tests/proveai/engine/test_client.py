@@ -181,3 +181,62 @@ def test_a_missing_sse_library_is_a_clear_error(tmp_path, home):
     assert done.stdout.strip() == (
         "ProveAI.analyze streams with httpx-sse, which is not installed | pip install 'poisson-prove[engine]'"
     )
+
+
+class _Flaky:
+    """A real HTTP front on 127.0.0.1 that answers 503 to the first `failures` requests and
+    forwards the rest to the engine (whole bodies, so a stream arrives as one piece)."""
+
+    def __init__(self, target: str, failures: int) -> None:
+        import threading
+        from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+        self.seen = 0
+        flaky = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                flaky.seen += 1
+                if flaky.seen <= failures:
+                    self.send_response(503)
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                wanted = ("x-", "content-type")
+                headers = {k: v for k, v in self.headers.items() if k.lower().startswith(wanted)}
+                reply = httpx.post(target + self.path, content=body, headers=headers, timeout=30)
+                self.send_response(reply.status_code)
+                self.send_header("Content-Type", reply.headers["content-type"])
+                self.send_header("Content-Length", str(len(reply.content)))
+                self.end_headers()
+                self.wfile.write(reply.content)
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def test_busy_answers_are_retried_then_reported(engine):
+    t = pipelines.run("check", seed=2)
+    flaky = _Flaky(engine.url, failures=2)
+    try:
+        response = client(flaky.url, retries=2, backoff=0.01).analyze(t)
+        assert response.propagation[0].agent_name == "synthesizer" and flaky.seen == 3
+        assert client(flaky.url, retries=0).analyze_batch([t])[0].detected and flaky.seen == 4
+    finally:
+        flaky.close()
+    always = _Flaky(engine.url, failures=100)
+    try:
+        with pytest.raises(ProveAIError, match="answered 503"):
+            client(always.url, retries=1, backoff=0.01).analyze_batch([t])
+        assert always.seen == 2
+    finally:
+        always.close()
