@@ -34,7 +34,7 @@ def _port(text: str) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    from proveai.engine.server import DEFAULT_PORT
+    from proveai.engine import DEFAULT_PORT
 
     actions = add_actions(subparsers, parent, "engine", HELP, run)
     serve = actions.add_parser(

@@ -24,7 +24,6 @@ from proveai.engine.model import LAYERS
 from proveai.errors import ProveAIError
 
 HOST = "127.0.0.1"  # never another interface: the engine has no authentication
-DEFAULT_PORT = 19000
 
 
 @dataclass
