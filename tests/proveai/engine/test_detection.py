@@ -122,3 +122,10 @@ def test_the_stored_engine_detection_is_narrated_by_the_mast_renderer(engine):
     assert lines[1].startswith("- checks on synthesizer failed: check regex_match failed: synthesizer output")
     assert lines[2].startswith("- loops on researcher failed: ran 6 times; the limit without a baseline")
     assert narrate_cohort([stored]).splitlines()[0] == "1 trace(s): 1 flagged."
+
+
+def test_result_is_none_until_the_trace_is_analyzed(engine):
+    t = pipelines.run("clean", seed=4)
+    assert t.result is None
+    client(engine.url).analyze(t)
+    assert t.result is not None and t.result.trace_id == t.trace_id
