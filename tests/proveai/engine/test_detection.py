@@ -129,3 +129,29 @@ def test_result_is_none_until_the_trace_is_analyzed(engine):
     assert t.result is None
     client(engine.url).analyze(t)
     assert t.result is not None and t.result.trace_id == t.trace_id
+
+
+def test_an_exception_re_raised_by_its_caller_is_blamed_on_the_agent_that_raised(engine):
+    from proveai import monitor, trace
+
+    @monitor("fetcher", kind="TOOL")
+    def fetcher(url: str) -> str:
+        raise TimeoutError(f"{url} did not answer")
+
+    @monitor("orchestrator")
+    def orchestrator(task: str) -> str:
+        return fetcher(f"https://example.invalid/{task}")  # not caught: the caller fails too
+
+    with trace("nested") as t:
+        try:
+            orchestrator("prices")
+        except TimeoutError:
+            pass
+    response = client(engine.url).analyze(t)
+    links = [(p.agent_name, p.role, p.parent_agent) for p in response.propagation]
+    assert links == [("fetcher", "root_cause", None), ("orchestrator", "propagated", "fetcher")]
+    verdicts = {d.agent_name: (d.verdict, d.severity, d.caused_by) for d in response.diagnoses}
+    assert verdicts == {
+        "fetcher": ("raised", "critical", None), "orchestrator": ("re-raised", "high", "fetcher"),
+    }
+    assert response.execution_flags == ("exception:fetcher",)
