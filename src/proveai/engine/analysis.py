@@ -99,8 +99,19 @@ def analyze(trace: Any, settings: EngineSettings, identity: Identity, store: Pat
     run = Run(Analysis(trace, settings))
     for _ in stages(run):
         pass
-    stored = str(persist(store, run)) if store is not None else None
-    return respond(run, identity, stored)
+    return respond(run, identity, store_safely(store, run))
+
+
+def store_safely(store: Path | None, run: Run) -> str | None:
+    """The detection file written, or None; a store that cannot be written costs the write,
+    not the analysis: the response says so in execution_flags."""
+    if store is None:
+        return None
+    try:
+        return str(persist(store, run))
+    except OSError as exc:
+        run.analysis.flags.append(f"store: could not write to {store}: {exc.strerror or exc}")
+        return None
 
 
 def persist(store: Path, run: Run) -> Path:

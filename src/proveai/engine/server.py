@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proveai.engine.analysis import Identity, Run, analyze, persist, respond, stages
+from proveai.engine.analysis import Identity, Run, analyze, respond, stages, store_safely
 from proveai.engine.ingest import MAX_BODY_BYTES, split_traces
 from proveai.engine.layers import Analysis, EngineSettings
 from proveai.engine.model import LAYERS
@@ -110,7 +110,7 @@ def create_app(settings: EngineSettings, store: Path | None) -> Any:
                 for number in range(1, len(LAYERS) + 1):
                     result = await run_in_threadpool(next, steps)
                     yield sse("stage", result.to_dict(), number)
-                stored = str(await run_in_threadpool(persist, store, run)) if store is not None else None
+                stored = await run_in_threadpool(store_safely, store, run)
             except Exception as exc:  # the client gets a named failure instead of a cut stream
                 failure = {"error": f"analysis failed: {type(exc).__name__}: {exc}"}
                 yield sse("error", failure, len(LAYERS) + 1)

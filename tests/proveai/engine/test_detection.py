@@ -155,3 +155,23 @@ def test_an_exception_re_raised_by_its_caller_is_blamed_on_the_agent_that_raised
         "fetcher": ("raised", "critical", None), "orchestrator": ("re-raised", "high", "fetcher"),
     }
     assert response.execution_flags == ("exception:fetcher",)
+
+
+def test_an_unwritable_store_costs_the_write_not_the_analysis(engines, workdir, home):
+    import os
+
+    from tests.proveai.engine.conftest import start_engine
+
+    if os.geteuid() == 0:  # root writes through permission bits: use a file where the folder should be
+        blocked = workdir / "blocked"
+        blocked.write_text("not a folder")
+        store = blocked / "traces"
+    else:
+        store = workdir / "ro"
+        store.mkdir()
+        store.chmod(0o500)
+    engine = start_engine(workdir, home, "--traces", str(store))
+    engines.append(engine)
+    response = client(engine.url).analyze(pipelines.run("loop", seed=1))
+    assert response.detected and response.stored is None
+    assert any(flag.startswith(f"store: could not write to {store}") for flag in response.execution_flags)
