@@ -112,21 +112,23 @@ def _serve(args: argparse.Namespace) -> int:
     sock = bind(args.port)
     port = sock.getsockname()[1]
     out = sys.stdout
-    out.write(f"proveai engine listening on http://{HOST}:{port}\n")
-    out.write(
-        f"  baseline: {baseline.name + f' ({baseline.traces} trace(s))' if baseline else 'none'}; "
-        f"judge: {args.judge_model or 'off'}; store: {store or 'off'}\n"
-        "  press Ctrl-C to stop\n"
-    )
-    out.flush()
     # uvicorn drains on SIGINT/SIGTERM, then re-raises the signal it caught: SIGTERM is made to
-    # raise like Ctrl-C so that both end here, with the line below and exit 0
+    # raise like Ctrl-C, before the banner tells anyone the engine is up, so that a signal at
+    # any moment from here ends below, with the "stopped" line and exit 0
     previous = signal.signal(signal.SIGTERM, _interrupt)
     try:
+        out.write(f"proveai engine listening on http://{HOST}:{port}\n")
+        out.write(
+            f"  baseline: {baseline.name + f' ({baseline.traces} trace(s))' if baseline else 'none'}; "
+            f"judge: {args.judge_model or 'off'}; store: {store or 'off'}\n"
+            "  press Ctrl-C to stop\n"
+        )
+        out.flush()
         serve(create_app(settings, store), sock)
     except KeyboardInterrupt:
         pass  # stopping is this command's normal end
     finally:
         signal.signal(signal.SIGTERM, previous)
+        sock.close()
     out.write("proveai engine stopped\n")
     return 0
