@@ -240,3 +240,10 @@ def test_busy_answers_are_retried_then_reported(engine):
         assert always.seen == 2
     finally:
         always.close()
+
+
+def test_a_malformed_endpoint_is_refused_at_construction():
+    with pytest.raises(ProveAIError, match="endpoint must be an http"):
+        ProveAI(endpoint="localhost:19000", run_id="r", customer_id="c", mas_name="m")
+    with pytest.raises(ProveAIError, match="analyze needs a proveai Trace, not dict"):
+        client("http://127.0.0.1:9").analyze({"resourceSpans": []})

@@ -175,3 +175,19 @@ def test_an_unwritable_store_costs_the_write_not_the_analysis(engines, workdir, 
     response = client(engine.url).analyze(pipelines.run("loop", seed=1))
     assert response.detected and response.stored is None
     assert any(flag.startswith(f"store: could not write to {store}") for flag in response.execution_flags)
+
+
+def test_concurrent_analyses_all_land_in_the_store(engine, proveai_cli):
+    from concurrent.futures import ThreadPoolExecutor
+
+    traces = [pipelines.run(("loop", "clean")[i % 2], seed=i) for i in range(12)]
+    with ThreadPoolExecutor(6) as pool:
+        responses = list(pool.map(client(engine.url).analyze, traces))
+    assert [r.detected for r in responses] == [i % 2 == 0 for i in range(12)]
+    listed = proveai_cli("status", "--filter", "detection=flagged", "--limit", "100",
+                         "--traces", str(engine.store))
+    assert sorted(line.split()[0] for line in listed.stdout.splitlines() if "flagged" in line) == sorted(
+        t.trace_id for t in traces[::2]
+    )
+    index = json.loads((engine.store / "manifest.json").read_text())
+    assert set(index) == {t.trace_id for t in traces}
