@@ -61,24 +61,17 @@ _LAZY = {
     "dispatch": "proveai.providers",
     # Mock surface
     "mock": "proveai.mock",
+    # Engine integration (original surface)
+    "ProveAI": "proveai.engine.client",
+    "on_detection": "proveai.engine.handlers",
+    "AnalyzeResponse": "proveai.engine.model",
 }
 
 __all__ = ["__version__", *_LAZY]
 
-# The detection-engine client of the original SDK; this package has no engine to talk to.
-ENGINE_SURFACE = ("ProveAI", "on_detection", "AnalyzeResponse")
-
 
 def __getattr__(name: str) -> Any:
     module_name = _LAZY.get(name)
-    if name in ENGINE_SURFACE:
-        # ImportError, not AttributeError: `from proveai import ProveAI` keeps this message
-        raise ImportError(
-            f"proveai.{name} belongs to the detection-engine integration (ProveAI client, "
-            "on_detection, AnalyzeResponse), which is not part of this package; capture, "
-            "snapshot and replay work without it (see docs/proveai-capture.md)",
-            name="proveai",
-        )
     if module_name is None:
         raise AttributeError(f"module 'proveai' has no attribute {name!r}")
     module = importlib.import_module(module_name)

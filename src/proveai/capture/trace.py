@@ -74,6 +74,8 @@ class Trace:
     composite outcome is computed, then exporters fire (this trace's, then the global ones).
     """
 
+    result: Any = None  # the engine's AnalyzeResponse once ProveAI.analyze has run on this trace
+
     def __init__(
         self,
         name: str = "proveai",

@@ -21,6 +21,7 @@ VERBS = {
     "calibrate": "per-agent Tier-2 similarity thresholds from known-good traces",
     "ci": "scaffold the GitHub Actions gate (ci init)",
     "validate-fix": "deprecated: use proveai run --hold-at",
+    "engine": "the local detection engine the ProveAI client talks to: serve / health",
 }
 
 

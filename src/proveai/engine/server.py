@@ -1,0 +1,158 @@
+"""The local detection engine: a Starlette app served by uvicorn on 127.0.0.1 only.
+
+GET  /health               -> {"status": "ok", layers, baseline, judge, store, analyzed}
+POST /ingest/traces/stream -> text/event-stream: `received`, one `stage` per layer, `result`
+POST /ingest/traces        -> {"count": N, "results": [AnalyzeResponse, ...]} (no stream)
+Bodies are OTLP JSON documents as FileExporter writes them; X-Prove-Run-Id,
+X-Prove-Customer-Id and X-Prove-Mas-Name headers are echoed in each response.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from proveai.engine.analysis import Identity, Run, analyze, respond, stages, store_safely
+from proveai.engine.ingest import MAX_BODY_BYTES, split_traces
+from proveai.engine.layers import Analysis, EngineSettings
+from proveai.engine.model import LAYERS
+from proveai.errors import ProveAIError
+
+HOST = "127.0.0.1"  # never another interface: the engine has no authentication
+
+
+@dataclass
+class EngineState:
+    settings: EngineSettings
+    store: Path | None
+    analyzed: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, n: int) -> None:
+        with self.lock:
+            self.analyzed += n
+
+
+def sse(event: str, data: dict[str, Any], event_id: int) -> bytes:
+    return f"id: {event_id}\nevent: {event}\ndata: {json.dumps(data, separators=(',', ':'))}\n\n".encode()
+
+
+def create_app(settings: EngineSettings, store: Path | None) -> Any:
+    """The ASGI app (Starlette); needs the `engine` extra."""
+    from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
+    from starlette.requests import Request
+    from starlette.responses import JSONResponse, StreamingResponse
+    from starlette.routing import Route
+
+    from proveai import __version__
+
+    state = EngineState(settings, store)
+
+    def identity(request: Request) -> Identity:
+        h = request.headers
+        return Identity(h.get("x-prove-run-id"), h.get("x-prove-customer-id"), h.get("x-prove-mas-name"))
+
+    async def read_traces(request: Request) -> list[Any]:
+        size = int(request.headers.get("content-length") or 0)
+        if size > MAX_BODY_BYTES:
+            raise ProveAIError(f"body of {size} bytes is over the {MAX_BODY_BYTES}-byte limit")
+        return await run_in_threadpool(split_traces, await request.body())
+
+    def refused(err: ProveAIError) -> JSONResponse:
+        return JSONResponse({"error": err.message}, status_code=400)
+
+    async def health(request: Request) -> JSONResponse:
+        baseline = settings.baseline
+        return JSONResponse({
+            "status": "ok", "engine": "proveai", "version": __version__, "layers": list(LAYERS),
+            "baseline": baseline.describe() if baseline else None, "judge": settings.judge_model,
+            "judge_max": settings.judge_max, "max_iterations": settings.max_iterations,
+            "store": str(store) if store else None, "analyzed": state.analyzed,
+        })
+
+    async def ingest(request: Request) -> JSONResponse:
+        try:
+            traces = await read_traces(request)
+        except ProveAIError as err:
+            return refused(err)
+        who = identity(request)
+        try:
+            results = [await run_in_threadpool(analyze, t, settings, who, store) for t in traces]
+        except Exception as exc:  # a named failure, not a bare 500 page
+            return JSONResponse({"error": f"analysis failed: {type(exc).__name__}: {exc}"}, status_code=500)
+        state.count(len(results))
+        return JSONResponse({"count": len(results), "results": [r.to_dict() for r in results]})
+
+    async def ingest_stream(request: Request) -> Any:
+        try:
+            traces = await read_traces(request)
+        except ProveAIError as err:
+            return refused(err)
+        if len(traces) != 1:
+            return refused(ProveAIError(
+                f"the stream analyzes one trace per request; this body holds {len(traces)} "
+                "(POST several to /ingest/traces)"
+            ))
+        trace, who = traces[0], identity(request)
+
+        async def events() -> AsyncIterator[bytes]:
+            run = Run(Analysis(trace, settings))
+            yield sse("received", {"trace_id": trace.trace_id, "spans": len(trace.spans),
+                                   "agents": trace.agents, "layers": list(LAYERS)}, 0)
+            try:
+                steps = stages(run)
+                for number in range(1, len(LAYERS) + 1):
+                    result = await run_in_threadpool(next, steps)
+                    yield sse("stage", result.to_dict(), number)
+                stored = await run_in_threadpool(store_safely, store, run)
+            except Exception as exc:  # the client gets a named failure instead of a cut stream
+                failure = {"error": f"analysis failed: {type(exc).__name__}: {exc}"}
+                yield sse("error", failure, len(LAYERS) + 1)
+                return
+            state.count(1)
+            yield sse("result", respond(run, who, stored).to_dict(), len(LAYERS) + 1)
+
+        return StreamingResponse(events(), media_type="text/event-stream",
+                                 headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
+
+    return Starlette(routes=[
+        Route("/health", health, methods=["GET"]),
+        Route("/ingest/traces", ingest, methods=["POST"]),
+        Route("/ingest/traces/stream", ingest_stream, methods=["POST"]),
+    ])
+
+
+def bind(port: int) -> socket.socket:
+    """A listening socket on 127.0.0.1:port (0 picks a free port); ProveAIError when taken."""
+    # proto IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY on accepted connections only for
+    # sockets that say they are TCP; without it Nagle + delayed ACKs add ~40 ms per request
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((HOST, port))
+    except OSError as exc:
+        sock.close()
+        raise ProveAIError(
+            f"cannot listen on {HOST}:{port}: {exc.strerror or exc}",
+            suggestions=(f"proveai engine serve --port {port + 1}  (or stop what holds the port)",),
+        ) from None
+    sock.listen(128)
+    return sock
+
+
+def serve(app: Any, sock: socket.socket) -> None:
+    """Serve until Ctrl-C / SIGTERM; uvicorn drains open requests, then returns."""
+    import uvicorn
+
+    config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sock.close()
