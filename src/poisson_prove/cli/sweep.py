@@ -274,6 +274,8 @@ def run(args: argparse.Namespace) -> int:
             err = _exit_at_import(err)
         _refused(out, err, "failed" if err.exit_code == EXIT_STOPPED else "refused")
         raise err from None
+    if getattr(args, "budget", None) is None and prepared.spec.raw.get("budget") is not None:
+        args.budget = float(prepared.spec.raw["budget"])  # the spec's budget; --budget wins
     if getattr(args, "budget", None) is not None:
         prepared = _budgeted(args, out, request, prepared)
     try:

@@ -36,3 +36,17 @@ def test_a_budget_that_cannot_reach_max_mde_is_refused(prove, workdir: Path) -> 
     assert "Traceback" not in result.stderr
     needed = replicates_needed(2, 1, max_mde=0.3)
     assert f"(--replicates {needed}) detects a rise of 0.300" in result.stderr
+
+
+def test_budget_in_the_spec(prove, workdir: Path) -> None:
+    write(workdir, "agent.py", AGENT)
+    small_spec(workdir, replicates=20, extra=OWN_COST)
+    spec = workdir / "prove.toml"
+    spec.write_text("budget = 40\n" + spec.read_text())
+    result = prove("sweep", "--dry-run", "--json", "--max-mde", "0.3")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["budget"]["replicates"] == 2000
+    spec.write_text(spec.read_text().replace("budget = 40", "budget = -1"))
+    bad = prove("sweep", "--dry-run")
+    assert bad.returncode == 1 and "budget must be a positive number of dollars" in bad.stderr
+    assert "Traceback" not in bad.stderr
