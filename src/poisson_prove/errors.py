@@ -10,6 +10,7 @@ EXIT_REFUSED = 1  # refused before anything ran; nothing written
 EXIT_USAGE = 2  # the command line is wrong
 EXIT_STOPPED = 3  # stopped or failed after work started
 EXIT_WORSE = 4  # `check`: a failure outcome rose
+EXIT_INCONCLUSIVE = 5  # `check`: nothing rose, but too few episodes to see a rise of --max-mde
 EXIT_UNEXPECTED = 70  # an unexpected failure (a bug): details in the errors log
 EXIT_INTERRUPTED = 130
 

@@ -24,6 +24,7 @@ TOP_KEYS = (
     "target_id",
     "t_unit",
     "replicates",
+    "budget",  # dollars: `sweep --budget` from the spec (see poisson_prove.budget)
     "axes",
     "declare",
     "capture",
@@ -330,6 +331,10 @@ def _validate(raw: Mapping[str, Any], path: Path, where: _Where) -> SweepSpec:
         raise ProveError(f"{path}: no replicates (add replicates = 200)")
     if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
         raise where.error("", "replicates", f"replicates must be a positive integer, got {replicates!r}")
+    budget = raw.get("budget")
+    usable = isinstance(budget, (int, float)) and not isinstance(budget, bool) and budget > 0
+    if budget is not None and not usable:
+        raise where.error("", "budget", f"budget must be a positive number of dollars, got {budget!r}")
 
     axes_table = raw.get("axes", {})
     if not isinstance(axes_table, Mapping):

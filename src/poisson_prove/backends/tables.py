@@ -67,6 +67,11 @@ BACKEND_TABLES: dict[str, Schema] = {
     },
 }
 
+# Every backend takes the user's own cost per episode (model calls), which `--budget` adds to
+# the backend's compute estimate (see poisson_prove.budget).
+for _schema in BACKEND_TABLES.values():
+    _schema["cost_per_episode"] = _NUMBER  # type: ignore[index]
+
 
 def validate_backend_table(name: str, table: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Check one backend table's keys and value types; `where` names the file for errors.

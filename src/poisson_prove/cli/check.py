@@ -1,4 +1,5 @@
-"""`poisson-prove check [BEFORE] [AFTER]`: the CI gate, exit 4 when a failure outcome rose."""
+"""`poisson-prove check [BEFORE] [AFTER]`: the CI gate, exit 4 when a failure outcome rose,
+5 when nothing rose but the comparison could not have seen a rise of --max-mde."""
 
 from __future__ import annotations
 
@@ -9,15 +10,38 @@ from poisson_prove.cli.diff import add_comparison_arguments, run_comparison
 HELP = "the CI gate: compare two runs, exit 4 when a failure outcome rose"
 DESCRIPTION = (
     "The same comparison and report as diff; exits 4 when any failure outcome rose in any "
-    "condition (a worse or trade verdict), 0 otherwise, 1 when the runs cannot be compared."
+    "condition (a worse or trade verdict); exits 5 (inconclusive) when nothing rose but some "
+    "no-change row could not have shown a rise of --max-mde (default: the after run's plan); "
+    "0 otherwise; 1 when the runs cannot be compared."
 )
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     parser = subparsers.add_parser("check", parents=[parent], help=HELP, description=DESCRIPTION)
     add_comparison_arguments(parser)
+    parser.add_argument(
+        "--max-mde",
+        type=_fraction,
+        metavar="X",
+        help="the rise the comparison must have been able to show (default: the after run's plan)",
+    )
+    parser.add_argument(
+        "--allow-inconclusive",
+        action="store_true",
+        help="exit 0 on a no-rise too small to trust (the behaviour before exit code 5)",
+    )
     parser.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
     return run_comparison(args, "check")
+
+
+def _fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--max-mde must be a number, got {text!r}") from None
+    if not 0.0001 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"--max-mde must be between 0.0001 and 1, got {text}")
+    return value

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from poisson_prove.cli.dashboard import refresh_after
 from poisson_prove.errors import EXIT_OK, EXIT_WORSE
@@ -51,11 +52,17 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
     before, after = default_runs(args.before, args.after, store=store)
     comparison = compare(before, after, method=args.method, event=args.event, q=args.q, store=store)
     code = EXIT_WORSE if command == "check" and comparison.any_worse else EXIT_OK
+    gated = _gate(args, comparison, after) if command == "check" else None
+    if gated is not None:
+        code = gated.exit_code
     notes = _compared.resumed_notes(comparison)
     if args.json:
         from poisson_prove.render.json import comparison_document, dumps
 
-        sys.stdout.write(dumps(comparison_document(comparison, notes=notes, command=command, exit_code=code)))
+        document = comparison_document(comparison, notes=notes, command=command, exit_code=code)
+        if gated is not None:
+            document["gate"] = gated.to_dict()
+        sys.stdout.write(dumps(document))
     elif is_pretty(args):
         from rich.console import Console
 
@@ -66,10 +73,35 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
         from poisson_prove.render.text import plain_report
 
         sys.stdout.write(plain_report(comparison, notes))
+    if gated is not None and not args.json:
+        _print_gate(gated)
     sys.stdout.flush()
     _compared.record(comparison, command)
     refresh_after(args)  # the store's dashboard, if it has one
     return code
+
+
+def _gate(args: argparse.Namespace, comparison: Any, after: Any) -> Any:
+    from poisson_prove.gate import gate, planned_max_mde
+
+    max_mde = getattr(args, "max_mde", None)
+    if max_mde is None:
+        max_mde = planned_max_mde(after.manifest)
+    return gate(comparison, max_mde, allow_inconclusive=bool(getattr(args, "allow_inconclusive", False)))
+
+
+def _print_gate(gated: Any) -> None:
+    message = gated.message()
+    if message is None:
+        return
+    if gated.allow_inconclusive:
+        message += " (allowed by --allow-inconclusive)"
+    sys.stdout.write(message + "\n")
+    if gated.replicates_needed is not None:
+        sys.stdout.write(
+            f"next: sweep both runs with --replicates {gated.replicates_needed} "
+            f"to see a rise of {gated.max_mde:.3f}\n"
+        )
 
 
 def run(args: argparse.Namespace) -> int:

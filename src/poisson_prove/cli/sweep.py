@@ -53,6 +53,13 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         help="import path of the rollout function; wins over the spec's target (default: the spec's target)",
     )
     p.add_argument(
+        "--budget",
+        type=float,
+        metavar="USD",
+        help="size the run to the largest replicates this many dollars buy (backend estimate plus "
+        "the backend table's cost_per_episode); refused when it cannot reach --max-mde",
+    )
+    p.add_argument(
         "--replicates",
         type=int,
         metavar="N",
@@ -269,6 +276,10 @@ def run(args: argparse.Namespace) -> int:
             err = _exit_at_import(err)
         _refused(out, err, "failed" if err.exit_code == EXIT_STOPPED else "refused")
         raise err from None
+    if getattr(args, "budget", None) is None and prepared.spec.raw.get("budget") is not None:
+        args.budget = float(prepared.spec.raw["budget"])  # the spec's budget; --budget wins
+    if getattr(args, "budget", None) is not None:
+        prepared = _budgeted(args, out, request, prepared)
     try:
         return _planned(args, out, prepared, stdin_tty)
     except (ProveError, KeyboardInterrupt):
@@ -277,6 +288,31 @@ def run(args: argparse.Namespace) -> int:
         # The dispatcher logs it and exits 70; a --json caller still gets its one document.
         _refused(out, ProveError(f"unexpected failure: {type(exc).__name__}: {exc}"), "failed")
         raise
+
+
+def _budgeted(args: argparse.Namespace, out: _Output, request: Any, prepared: Any) -> Any:
+    """Re-plan at the replicates `--budget` buys, or refuse with the cheapest design that can."""
+    import dataclasses
+
+    from poisson_prove.backends.pricing import per_episode_usd
+    from poisson_prove.budget import budget_design, per_episode_cost, refusal
+    from poisson_prove.sweep import prepare_sweep
+
+    plan = prepared.plan
+    try:
+        price = per_episode_cost(per_episode_usd(plan.backend, plan.settings), plan.settings)
+        design = budget_design(
+            args.budget, price, len(plan.cells), len(plan.failures), q=plan.q, max_mde=plan.max_mde
+        )
+        if not design.fits:
+            raise refusal(design)
+    except ProveError as err:
+        _refused(out, err, "refused")
+        raise err from None
+    args.budget_design = design
+    isolated = args.dry_run or args.episode_timeout is not None
+    budgeted = dataclasses.replace(request, replicates=design.replicates)
+    return prepare_sweep(budgeted, import_check="child" if isolated else "process")
 
 
 def _exit_at_import(err: ProveError) -> ProveError:
@@ -296,6 +332,10 @@ def _planned(args: argparse.Namespace, out: _Output, prepared: Any, stdin_tty: b
     document = plan_dict(prepared)
     for line in plan_lines(prepared):
         out.line(line)
+    budgeted = getattr(args, "budget_design", None)
+    if budgeted is not None:
+        document["budget"] = budgeted.to_dict()
+        out.line(budgeted.line())
     if not prepared.plan.passes:
         err = underpowered_error(prepared)
         argv = _argv()
