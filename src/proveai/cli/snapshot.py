@@ -414,18 +414,47 @@ def _render_verify(args: argparse.Namespace, result: Any) -> None:
         sys.stderr.write(f"warning: drifted (not failing): {', '.join(drifted)}\n")
     unjudged = result.unjudged
     if unjudged:
-        names = ", ".join(v.agent for v in unjudged)
-        if result.metrics.get("judge_model") is None:
-            sys.stderr.write(
-                f"warning: hash-only mode: {len(unjudged)} agent(s) changed and were not graded: {names}\n"
-            )
-        else:
-            sys.stderr.write(
-                f"warning: {len(unjudged)} agent(s) changed but the judge could not grade them: {names}. "
-                "This run did NOT check them"
-                + ("; --strict-judge makes this exit 3" if result.exit_code not in (1, 3) else "")
-                + "\n"
-            )
+        _warn_unjudged(result, unjudged)
+    judge = result.metrics.get("judge")
+    if judge and (judge.get("calls") or judge.get("malformed")):
+        sys.stderr.write(
+            f"judge: {judge['calls']} live call(s), {judge['malformed']} malformed repl(ies), "
+            f"{judge['seconds']:.1f} s (max_tokens {judge['max_tokens']})\n"
+        )
+
+
+def _warn_unjudged(result: Any, unjudged: Any) -> None:
+    """The loud warning for changes nobody checked, with a next: line saying what is wrong."""
+    names = ", ".join(v.agent for v in unjudged)
+    if result.metrics.get("judge_model") is None:
+        sys.stderr.write(
+            f"warning: hash-only mode: {len(unjudged)} agent(s) changed and were not graded: {names}\n"
+        )
+        return
+    noisy = [v for v in unjudged if v.rationale.startswith("outputs vary")]
+    judged = [v for v in unjudged if v not in noisy]
+    if noisy:
+        sys.stderr.write(
+            f"warning: the outputs of {', '.join(v.agent for v in noisy)} vary from run to run (sampled "
+            "model, same input, unchanged agent): one run cannot call that a regression\n"
+            f"next: proveai snapshot init {result.snapshot.name} --replicates 10, then verify with "
+            "--replicates 10\n"
+        )
+    if not judged:
+        return
+    tail = "; --strict-judge makes this exit 3" if result.exit_code not in (1, 3) else ""
+    sys.stderr.write(
+        f"warning: {len(judged)} agent(s) changed but the judge could not grade them: "
+        f"{', '.join(v.agent for v in judged)}. This run did NOT check them{tail}\n"
+    )
+    unfit = result.metrics.get("judge_unfit")
+    if unfit and " unreachable: " in unfit:
+        sys.stderr.write(f"next: the judge is unreachable ({unfit}); check its endpoint and key\n")
+    elif unfit:
+        sys.stderr.write(
+            f"next: the judge failed its known-pair check ({unfit}); pass a stronger model with "
+            "--judge-model\n"
+        )
 
 
 def _update(args: argparse.Namespace) -> int:

@@ -122,6 +122,7 @@ class AgentDefinition:
     source_file: str | None = None
     description: str | None = None
     settings: Mapping[str, Any] | None = None  # request kwargs but the seed (temperature, ...)
+    code_hash: str | None = None  # sha256 of the agent function's source, when captured
 
     @property
     def prompt_hash(self) -> str:
@@ -147,6 +148,7 @@ class AgentDefinition:
             "description": self.description,
             "settings": dict(self.settings) if self.settings else None,
             "settings_hash": self.settings_hash,
+            **({"code_hash": self.code_hash} if self.code_hash else {}),
         }
 
     @classmethod
@@ -162,6 +164,7 @@ class AgentDefinition:
             source_file=data.get("source_file"),
             description=data.get("description"),
             settings=data.get("settings") if isinstance(data.get("settings"), Mapping) else None,
+            code_hash=data.get("code_hash") if isinstance(data.get("code_hash"), str) else None,
         )
 
 

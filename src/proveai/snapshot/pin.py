@@ -148,6 +148,7 @@ def definition_from_spans(name: str, spans: Sequence[Span]) -> AgentDefinition:
         source_file=first.source_file,
         description=first.description,
         settings=settings or None,
+        code_hash=first.code_hash,
     )
 
 

@@ -131,6 +131,9 @@ def capture_replicates(
                     exit_code=EXIT_USAGE,
                 )
             fresh = named[-1]
+            outage = model_outage(fresh)
+            if outage is not None:
+                raise outage
             if result.returncode != 0 and notes is not None:
                 notes.append(
                     f"replicate {replicate}: the pipeline exited {result.returncode} (graded its trace)"
@@ -145,6 +148,34 @@ def capture_replicates(
     if progress is not None:
         progress(count, count)
     return traces
+
+
+# what a model call that never reached a working model records (providers/_http.py)
+_OUTAGE_MARKERS = ("could not connect", "timed out after", "after ")
+_OUTAGE_STATUSES = ("HTTP 5", "HTTP 429", "HTTP 408")
+
+
+def model_outage(trace: Trace) -> ProveAIError | None:
+    """An error about the model when a fresh run's agent failed because its model endpoint
+    was down (connection refused, timeouts, 5xx after retries): an outage is not a regression
+    of the code under test, so verify stops instead of grading it."""
+    for span in trace.spans:
+        error = str(span.error or "")
+        if span.status != "error" or not error.startswith("ProviderError"):
+            continue
+        down = "could not connect" in error or "timed out after" in error
+        down = down or ("attempt(s))" in error and any(s in error for s in _OUTAGE_STATUSES))
+        if down:
+            detail = error.split(": ", 1)[-1]
+            return ProveAIError(
+                f"the model was unreachable during the re-run (agent {span.name!r}): {detail}",
+                suggestions=[
+                    "this is an outage, not a regression: check that the model endpoint is up, "
+                    "then verify again",
+                ],
+                exit_code=EXIT_USAGE,
+            )
+    return None
 
 
 def make_grader(options: VerifyOptions, snapshots_dir: Path) -> Any:
@@ -185,6 +216,9 @@ def verify_snapshot(
             f"this snapshot pins {snapshot.replicates} replicates but --replicates 1 compared one fresh "
             "run with the first pinned capture, without the noise-aware test"
         )
+    from proveai.replay.judge import JudgeStats, judge_max_tokens
+
+    JudgeStats.reset()
     grader = make_grader(options, snapshots_dir)
     replicate_rows: tuple[ReplicateVerdict, ...] = ()
     fresh_dir = run_dir / "fresh"
@@ -220,6 +254,13 @@ def verify_snapshot(
         "judge_cache_hits": grader.cache.hits if grader is not None and grader.cache else 0,
         "replicates": options.replicates if mode == "replicates" else 1,
         "exit_code": exit_code,
+        "judge_unfit": getattr(grader, "unfit", None),
+        "judge": {
+            "calls": JudgeStats.calls,
+            "malformed": JudgeStats.malformed,
+            "seconds": round(JudgeStats.seconds, 3),
+            "max_tokens": judge_max_tokens(),
+        },
     }
     result = VerifyResult(
         snapshot=snapshot,
@@ -326,13 +367,18 @@ def replicate_check(
             fresh_agents_of_trace(trace),
             grader=grader,
             replicate=reference_for(index, pinned_count),
+            single_sample=False,
         )
         for verdict in grading.verdicts:
             fresh_rows.setdefault(verdict.agent, []).append(verdict)
     pinned_statuses: dict[str, list[str]] = {}
     for graded, reference in leave_one_out_pairs(pinned_count):
         grading = grade_agents(
-            snapshot, fresh_agents_of_capture(snapshot, graded), grader=grader, replicate=reference
+            snapshot,
+            fresh_agents_of_capture(snapshot, graded),
+            grader=grader,
+            replicate=reference,
+            single_sample=False,
         )
         for verdict in grading.verdicts:
             pinned_statuses.setdefault(verdict.agent, []).append(verdict.status)

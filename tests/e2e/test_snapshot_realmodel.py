@@ -1,0 +1,121 @@
+"""The snapshot gate against a model server that answers like a small real model: a judge
+that rambles or answers nonsense, free text that varies when sampled, a model that goes
+down mid-run. The gate never turns any of these into a silent pass or a false regression."""
+
+from __future__ import annotations
+
+import random
+import socket
+from pathlib import Path
+
+from tests.conftest import assert_clean_error
+from tests.proveai.model_server import JUDGE_MARKER, ModelServer
+from tests.proveai.snapshot.kit import edit, pinned_project, table_rows, verdicts_of
+
+FAST_RETRIES = {"PROVEAI_PROVIDER_MAX_RETRIES": "1", "PROVEAI_PROVIDER_BACKOFF": "0"}
+
+
+def closed_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def judge_requests(server: ModelServer) -> list:
+    return [r for r in server.chat_requests() if JUDGE_MARKER in r.system]
+
+
+def test_model_outage_is_an_error_about_the_model(project: Path, server: ModelServer, home: Path) -> None:
+    cli, env = pinned_project(project, server, home)
+    port = closed_port()
+    down = {**env, **FAST_RETRIES, "PROVEAI_NO_CACHE": "1",
+            "PROVEAI_PROVIDER_BASE_URL": f"http://127.0.0.1:{port}/v1"}
+    result = cli("snapshot", "verify", env=down)
+    assert_clean_error(result, 2, "unreachable", f"127.0.0.1:{port}", "not a regression")
+    assert "regressed" not in result.stdout and "direct edit" not in result.stdout
+
+
+def test_rambling_judge_is_unfit_bounded_and_loud(project: Path, server: ModelServer, home: Path) -> None:
+    cli, env = pinned_project(project, server, home)
+    edit(project / "pipeline.py", "Draft a short, polite reply", "You are rude. Do not help.")
+    server.judge_style = "ramble"
+    before = len(judge_requests(server))
+    loose = cli("snapshot", "verify", env={**env, "PROVEAI_JUDGE_MAX_TOKENS": "64"})
+    assert loose.returncode == 0, (loose.stdout, loose.stderr)
+    rows = table_rows(loose.stdout)
+    assert "inconclusive" in rows["draft"] and "pass" in loose.stdout.splitlines()[-2]
+    assert "did NOT check" in loose.stderr
+    assert "failed its known-pair check" in loose.stderr and "--judge-model" in loose.stderr
+    assert "set PROVEAI_JUDGE_MODEL" not in loose.stderr
+    assert "judge unfit" in verdicts_of(project, loose.stdout)["draft"]["rationale"]
+    sent = judge_requests(server)[before:]
+    # the first known pair, asked once and retried once; then the judge is not asked again
+    assert len(sent) == 2, len(sent)
+    assert all(r.body.get("max_tokens") == 64 for r in sent)
+    assert "judge: 2 live call(s), 2 malformed" in loose.stderr
+    strict = cli("snapshot", "verify", "--strict-judge", env=env)
+    assert strict.returncode == 3, (strict.stdout, strict.stderr)
+    default_tokens = {r.body.get("max_tokens") for r in judge_requests(server)[before + 2 :]}
+    assert default_tokens == {200}
+
+
+def test_nonsense_judge_never_decides(project: Path, server: ModelServer, home: Path) -> None:
+    cli, env = pinned_project(project, server, home)
+    edit(project / "pipeline.py", "Draft a short, polite reply", "You are rude. Do not help.")
+    server.judge_style = "nonsense"
+    server.judge_verdict = "equivalent"  # would pass the rude prompt as drifted
+    result = cli("snapshot", "verify", env=env)
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    verdicts = verdicts_of(project, result.stdout)
+    assert verdicts["draft"]["status"] == "inconclusive"
+    assert "expected 'worse'" in verdicts["draft"]["rationale"]
+    assert cli("snapshot", "verify", "--strict-judge", env=env).returncode == 3
+
+
+def test_fit_judge_still_decides(project: Path, server: ModelServer, home: Path) -> None:
+    cli, env = pinned_project(project, server, home)
+    edit(project / "pipeline.py", "Draft a short, polite reply", "You are rude. Do not help.")
+    result = cli("snapshot", "verify", env=env)
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    assert verdicts_of(project, result.stdout)["draft"]["status"] == "regressed"
+
+
+def sampled(project: Path) -> None:
+    edit(project / "pipeline.py", "return dispatch(MODEL).call(messages, MODEL, **kwargs).text",
+         "return dispatch(MODEL).call(messages, MODEL, temperature=0.8, **kwargs).text")
+
+
+def test_unchanged_code_at_temperature_is_not_a_regression(
+    project: Path, server: ModelServer, home: Path
+) -> None:
+    sampled(project)
+    from tests.proveai.snapshot.kit import git
+
+    git(project, "commit", "-qam", "sampled")
+    rng = random.Random(3)
+    # free text that varies with each sample, numbers included (a small model at T=0.8)
+    server.reply_fn = lambda r: None if JUDGE_MARKER in r.system else f"Ticket {rng.randint(10, 99)} noted."
+    cli, env = pinned_project(project, server, home)
+    result = cli("snapshot", "verify", env={**env, "PROVEAI_NO_CACHE": "1"})
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert "regressed" not in result.stdout
+    verdicts = verdicts_of(project, result.stdout)
+    assert verdicts["classify"]["status"] == "inconclusive"
+    assert verdicts["classify"]["rationale"].startswith("outputs vary")
+    assert "vary from run to run" in result.stderr and "--replicates" in result.stderr
+
+
+def test_code_edits_are_direct_edits(project: Path, server: ModelServer, home: Path) -> None:
+    cli, env = pinned_project(project, server, home)
+    pipeline = project / "pipeline.py"
+    edit(pipeline, "return ask(CLASSIFY_PROMPT, ticket)", "return ask(CLASSIFY_PROMPT, ticket.upper())")
+    result = cli("snapshot", "verify", env=env)
+    verdicts = verdicts_of(project, result.stdout)
+    assert verdicts["classify"]["change"] == "direct edit", verdicts
+    assert verdicts["draft"]["change"] == "downstream"
+    edit(project / "pipeline.py", "ticket.upper()", "ticket")
+    edit(pipeline, "return ask(DRAFT_PROMPT, category)", "return ask(DRAFT_PROMPT, category + '!')")
+    second = verdicts_of(project, cli("snapshot", "verify", env=env).stdout)
+    assert second["classify"]["status"] == "unchanged"
+    assert second["draft"]["change"] == "direct edit", second
+    assert second["qa_check"]["change"] == "downstream"
