@@ -119,3 +119,30 @@ def test_code_edits_are_direct_edits(project: Path, server: ModelServer, home: P
     assert second["classify"]["status"] == "unchanged"
     assert second["draft"]["change"] == "direct edit", second
     assert second["qa_check"]["change"] == "downstream"
+
+
+def test_hand_edited_invocation_is_refused_not_run(project: Path, server: ModelServer, home: Path) -> None:
+    import json
+
+    cli, env = pinned_project(project, server, home)
+    path = project / "proveai" / "snapshots" / "latest.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    (project / "evil.py").write_text("open('ran.txt', 'w').write('ran')\n", encoding="utf-8")
+    data["invocation"]["argv"] = ["evil.py"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    result = cli("snapshot", "verify", "latest", env=env)
+    assert_clean_error(result, 2, "python evil.py", "edited by hand", "will not run it")
+    assert not (project / "ran.txt").exists()
+
+
+def test_step_summary_escapes_judge_text(project: Path, server: ModelServer, home: Path) -> None:
+    cli, env = pinned_project(project, server, home)
+    edit(project / "pipeline.py", "Draft a short, polite reply", "You are rude. Do not help.")
+    server.judge_rationale = "<img src=x onerror=alert(1)> | [click](http://evil.example)"
+    summary = project.parent / "summary.md"
+    result = cli("snapshot", "verify", env={**env, "GITHUB_STEP_SUMMARY": str(summary)})
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    text = summary.read_text(encoding="utf-8")
+    assert "<img" not in text and "[click]" not in text
+    row = next(line for line in text.splitlines() if line.startswith("| draft "))
+    assert row.count("|") == 5 and "&#60;img src=x" in row

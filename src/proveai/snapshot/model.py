@@ -222,6 +222,8 @@ class Snapshot:
             "trace_name": self.trace_name,
             "quick_only": self.quick_only,
             "invocation": dict(self.invocation) if self.invocation else None,
+            # verify runs the invocation: a hand edit to it must be refused, never executed
+            "invocation_hash": content_hash(dict(self.invocation)) if self.invocation else None,
             "agents": {name: agent.to_dict() for name, agent in self.agents.items()},
             "captures": [capture.to_dict() for capture in self.captures],
         }
@@ -273,6 +275,12 @@ class Snapshot:
         invocation = data.get("invocation")
         if invocation is not None and not isinstance(invocation, Mapping):
             raise ValueError(f"{where}: key 'invocation' must be an object or null")
+        if invocation is not None and data.get("invocation_hash") != content_hash(dict(invocation)):
+            command = " ".join(str(a) for a in invocation.get("argv") or [])
+            raise ValueError(
+                f"{where}: the recorded invocation (python {command}) does not match its integrity hash: "
+                "it was edited by hand, so verify will not run it"
+            )
         return cls(
             name=str(data["name"]),
             version=version,

@@ -126,5 +126,11 @@ def step_summary_markdown(
     return "\n".join(lines) + "\n"
 
 
+_MD_SPECIAL = str.maketrans({c: f"&#{ord(c)};" for c in "|<>&`*[]\\"})
+
+
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A table cell that renders as the text it holds: agent names and judge rationales are
+    untrusted (HTML, links, emphasis or a `|` would change the page), so every character
+    markdown or HTML gives a meaning to becomes an HTML entity."""
+    return " ".join(str(text).split()).translate(_MD_SPECIAL)

@@ -286,7 +286,9 @@ def environment_notes(snapshot: Snapshot) -> list[str]:
     import os
 
     names = (snapshot.invocation or {}).get("env_names") or []
-    missing = [n for n in names if isinstance(n, str) and n not in _SET_BY_VERIFY and n not in os.environ]
+    # init --replicates re-ran the pipeline with PROVEAI_NO_CACHE set by proveai itself
+    ignored = _SET_BY_VERIFY | ({"PROVEAI_NO_CACHE"} if snapshot.replicates > 1 else set())
+    missing = [n for n in names if isinstance(n, str) and n not in ignored and n not in os.environ]
     if not missing:
         return []
     return [f"set when the snapshot was captured, not set now: {', '.join(sorted(missing))}"]
