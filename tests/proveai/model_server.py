@@ -224,19 +224,28 @@ RAMBLE = (
 )
 
 
-def _judge_text(server: ModelServer, request: Request) -> str:
-    """The judge's reply: right on the fitness pairs, the scripted verdict otherwise."""
+def fitness_probe(request: Request) -> str | None:
+    """The right verdict when `request` asks the judge one of proveai's known pairs, else None
+    (a test's own judge `reply_fn` returns None for these to keep the judge competent)."""
     from proveai.replay.judge import FITNESS_PAIRS
 
+    user = next((str(m.get("content")) for m in request.messages if m.get("role") == "user"), "")
+    for _, old, new, expected in FITNESS_PAIRS:
+        if f"OLD OUTPUT:\n{old}\n" in user and f"NEW OUTPUT:\n{new}\n" in user:
+            return expected
+    return None
+
+
+def _judge_text(server: ModelServer, request: Request) -> str:
+    """The judge's reply: right on the fitness pairs, the scripted verdict otherwise."""
     if server.judge_style == "ramble":
         words = RAMBLE.split()
         cap = int(request.body.get("max_tokens") or 2000)
         return " ".join((words * (1 + cap // len(words)))[: max(1, cap)])
-    user = next((str(m.get("content")) for m in request.messages if m.get("role") == "user"), "")
     verdict = server.judge_verdict
-    for _, old, new, expected in FITNESS_PAIRS:
-        if f"OLD OUTPUT:\n{old}\n" in user and f"NEW OUTPUT:\n{new}\n" in user:
-            verdict = "equivalent" if server.judge_style == "nonsense" else expected
+    expected = fitness_probe(request)
+    if expected is not None:
+        verdict = "equivalent" if server.judge_style == "nonsense" else expected
     payload = {"verdict": verdict, "confidence": 0.9, "rationale": server.judge_rationale}
     return "```json\n" + json.dumps(payload) + "\n```"
 
