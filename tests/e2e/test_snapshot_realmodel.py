@@ -43,7 +43,7 @@ def test_rambling_judge_is_unfit_bounded_and_loud(project: Path, server: ModelSe
     loose = cli("snapshot", "verify", env={**env, "PROVEAI_JUDGE_MAX_TOKENS": "64"})
     assert loose.returncode == 0, (loose.stdout, loose.stderr)
     rows = table_rows(loose.stdout)
-    assert "inconclusive" in rows["draft"] and "pass" in loose.stdout.splitlines()[-2]
+    assert "inconclusive" in rows["draft"] and "2 change(s) NOT checked" in loose.stdout
     assert "did NOT check" in loose.stderr
     assert "failed its known-pair check" in loose.stderr and "--judge-model" in loose.stderr
     assert "set PROVEAI_JUDGE_MODEL" not in loose.stderr
@@ -102,6 +102,7 @@ def test_unchanged_code_at_temperature_is_not_a_regression(
     verdicts = verdicts_of(project, result.stdout)
     assert verdicts["classify"]["status"] == "inconclusive"
     assert verdicts["classify"]["rationale"].startswith("outputs vary")
+    assert verdicts["classify"]["change"] is None  # nothing was edited
     assert "vary from run to run" in result.stderr and "--replicates" in result.stderr
 
 

@@ -282,7 +282,7 @@ def grade_agents(
             AgentVerdict(
                 name,
                 status,
-                None if status == UNCHANGED else change,
+                None if status == UNCHANGED or decisive.rationale.startswith(NOISE_PREFIX) else change,
                 rationale if status != UNCHANGED else "—",
                 tier=decisive.tier,
                 iterations=tuple(g.status for g in grades),

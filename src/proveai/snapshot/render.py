@@ -88,6 +88,10 @@ def summary_line(result: VerifyResult) -> str:
         2: "not graded (hash-only mismatch)",
         3: "INCONCLUSIVE",
     }.get(result.exit_code, str(result.exit_code))
+    unchecked = counts.get("inconclusive", 0)
+    if result.exit_code == 0 and unchecked:
+        # the default exit stays 0 (documented), but the line must not read as a clean pass
+        verdict = f"pass, but {unchecked} change(s) NOT checked (--strict-judge exits 3)"
     return (
         f"snapshot '{result.snapshot.name}' v{result.snapshot.version}: {len(result.verdicts)} agent(s) — "
         f"{', '.join(parts) or 'nothing graded'} · {result.mode} · run {result.run_id} · {verdict}"
