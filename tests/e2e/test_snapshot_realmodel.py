@@ -40,7 +40,7 @@ def test_rambling_judge_is_unfit_bounded_and_loud(project: Path, server: ModelSe
     edit(project / "pipeline.py", "Draft a short, polite reply", "You are rude. Do not help.")
     server.judge_style = "ramble"
     before = len(judge_requests(server))
-    loose = cli("snapshot", "verify", env={**env, "PROVEAI_JUDGE_MAX_TOKENS": "64"})
+    loose = cli("snapshot", "verify", "--judge-max-tokens", "64", env=env)
     assert loose.returncode == 0, (loose.stdout, loose.stderr)
     rows = table_rows(loose.stdout)
     assert "inconclusive" in rows["draft"] and "2 change(s) NOT checked" in loose.stdout

@@ -77,6 +77,12 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     verify.add_argument("--strict-judge", action="store_true", help="exit 3 if a change could not be judged")
     verify.add_argument("--judge-model", help="the tier-3 judge model (default $PROVEAI_JUDGE_MODEL)")
     verify.add_argument(
+        "--judge-max-tokens",
+        type=int,
+        metavar="N",
+        help="max_tokens of each judge request (default $PROVEAI_JUDGE_MAX_TOKENS, else 200)",
+    )
+    verify.add_argument(
         "--embedder",
         choices=["none", "local", "openai"],
         help="tier 2 (default: openai if PROVEAI_EMBEDDER_MODEL)",
@@ -298,6 +304,10 @@ def _verify(args: argparse.Namespace) -> int:
         raise ProveAIError(
             "--replicates must be >= 1, --timeout > 0 and --alpha in (0, 1)", exit_code=EXIT_USAGE
         )
+    if args.judge_max_tokens is not None:
+        if args.judge_max_tokens < 1:
+            raise ProveAIError("--judge-max-tokens must be >= 1", exit_code=EXIT_USAGE)
+        os.environ["PROVEAI_JUDGE_MAX_TOKENS"] = str(args.judge_max_tokens)  # read per judge call
     if args.override and ((args.replicates or 1) > 1 or args.quick):
         raise ProveAIError(
             "--override replays pinned requests: it cannot be combined with --replicates or --quick",
