@@ -147,3 +147,37 @@ def test_step_summary_escapes_judge_text(project: Path, server: ModelServer, hom
     assert "<img" not in text and "[click]" not in text
     row = next(line for line in text.splitlines() if line.startswith("| draft "))
     assert row.count("|") == 5 and "&#60;img src=x" in row
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+
+
+def test_inconclusive_is_visible_in_the_verify_report(project: Path, server: ModelServer, home: Path) -> None:
+    import pytest
+
+    if not CHROMIUM.exists():
+        pytest.skip("/usr/bin/chromium is not installed")
+    from playwright.sync_api import sync_playwright
+
+    cli, env = pinned_project(project, server, home)
+    edit(project / "pipeline.py", "Draft a short, polite reply", "You are rude. Do not help.")
+    server.judge_style = "nonsense"
+    result = cli("snapshot", "verify", env=env)
+    run_id = next(w for w in result.stdout.split() if w.startswith("verify-"))
+    report = project / "proveai" / "runs" / run_id / "report.html"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox"])
+        try:
+            page = browser.new_page()
+            page.goto(report.as_uri())
+            badge = page.locator(".card .s-inconclusive").first
+            assert badge.inner_text() == "inconclusive"
+            # a coloured badge with white text, never white on white
+            colors = badge.evaluate(
+                "e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]"
+            )
+            assert colors[0] == "rgb(255, 255, 255)" and colors[1] not in ("rgba(0, 0, 0, 0)", colors[0])
+            card = page.locator(".card", has=page.locator(".s-inconclusive")).first
+            assert card.locator("b").inner_text() == "2"  # draft and qa_check
+        finally:
+            browser.close()
