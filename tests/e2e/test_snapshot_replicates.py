@@ -91,6 +91,8 @@ def test_replicate_gate_over_a_noisy_model(tmp_path: Path, noisy_server: ModelSe
     assert {r["agent"] for r in rows} == {"classify", "draft", "qa_check"}
     assert all(r["n_fresh"] == 6 and r["n_pinned"] == 6 for r in rows)
     assert "n=6" in first.stdout  # the per-agent distribution and its size are printed
+    # a pass says how small a rise 6 replicates could have missed (Fisher, alpha 0.05 / 3 agents)
+    assert "smallest failure-rate rise this test can detect" in first.stdout and "0 → 0.83" in first.stdout
     second = cli("snapshot", "verify", "--replicates", "6", "--seed", "3", env=env)
     assert second.returncode == 0
     assert replicate_rows(project, second.stdout) == rows  # same seed, same result

@@ -389,7 +389,28 @@ def replicate_check(
         pinned_statuses,
         alpha=options.alpha,
     )
+    notes.append(power_note(options.replicates, pinned_count, options.alpha, len(rows)))
     return Grading(tuple(_summary_row(row, fresh_rows.get(row.agent, [])) for row in rows)), tuple(rows)
+
+
+def power_note(n_fresh: int, n_pinned: int, alpha: float, agents: int) -> str:
+    """What the replicate test can detect at this size, so a pass is read as what it is."""
+    from proveai.snapshot.replicates import smallest_detectable_rise
+
+    # the gate corrects over agents (BH): the first rejection needs p <= alpha / agents
+    level = alpha / max(1, agents)
+    rise = smallest_detectable_rise(n_fresh, n_pinned, level)
+    if rise is None:
+        return (
+            f"underpowered: with {n_fresh} fresh vs {n_pinned} pinned replicates the test cannot flag "
+            f"any rise at alpha {alpha:g} (even every fresh run failing); a pass here is not evidence "
+            "of safety: raise --replicates (and pin as many)"
+        )
+    return (
+        f"power: with {n_fresh} fresh vs {n_pinned} pinned replicates the smallest failure-rate rise "
+        f"this test can detect (from 0, alpha {alpha:g} over {agents} agent(s)) is 0 → {rise:.2f}; "
+        "a smaller rise passes: raise --replicates to see it"
+    )
 
 
 def _summary_row(row: ReplicateVerdict, fresh: Sequence[AgentVerdict]) -> AgentVerdict:
