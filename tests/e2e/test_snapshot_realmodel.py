@@ -181,3 +181,19 @@ def test_inconclusive_is_visible_in_the_verify_report(project: Path, server: Mod
             assert card.locator("b").inner_text() == "2"  # draft and qa_check
         finally:
             browser.close()
+
+
+def test_quick_after_update_grades_against_the_new_pin(
+    project: Path, server: ModelServer, home: Path
+) -> None:
+    cli, env = pinned_project(project, server, home)
+    edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a warm reply")
+    server.judge_verdict = "better"
+    assert cli("snapshot", "verify", env=env).returncode == 0
+    updated = cli("snapshot", "update", env=env)
+    assert updated.returncode == 0 and "v1 → v2" in updated.stdout
+    # the store holds only the trace captured before the new pin (old prompt): not newer
+    quick = cli("snapshot", "verify", "--quick", env=env)
+    assert quick.returncode == 0, (quick.stdout, quick.stderr)
+    assert "drifted" not in quick.stdout and "direct edit" not in quick.stdout
+    assert "checked the pinned fixture's integrity only" in quick.stdout

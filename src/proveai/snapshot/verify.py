@@ -233,7 +233,7 @@ def verify_snapshot(
             notes.append(
                 "this snapshot cannot be re-run (pinned --quick-only or without an invocation): fixture check"
             )
-        grading = quick_check(snapshot, traces_dir, grader, fresh_dir, notes)
+        grading = quick_check(snapshot, traces_dir, grader, fresh_dir, notes, runs_dir)
     elif options.replicates > 1:
         mode = "replicates"
         grading, replicate_rows = replicate_check(snapshot, options, grader, fresh_dir, notes)
@@ -301,8 +301,28 @@ def _status_counts(verdicts: Sequence[AgentVerdict]) -> dict[str, int]:
     return counts
 
 
+def pinned_start_time(runs_dir: Path, pinned_ids: set[str]) -> float | None:
+    """When the pinned trace started (seconds), from the verify run that kept it, if any."""
+    from proveai.snapshot.pin import load_trace_file
+
+    for trace_id in pinned_ids:
+        for path in runs_dir.glob(f"verify-*/fresh/*-{trace_id}.json"):
+            try:
+                started = load_trace_file(path).started_ns
+            except ProveAIError:
+                continue
+            if started:
+                return started / 1e9
+    return None
+
+
 def quick_check(
-    snapshot: Snapshot, traces_dir: Path, grader: Any, keep_dir: Path, notes: list[str]
+    snapshot: Snapshot,
+    traces_dir: Path,
+    grader: Any,
+    keep_dir: Path,
+    notes: list[str],
+    runs_dir: Path | None = None,
 ) -> Grading:
     """No re-run: grade the newest stored trace of this pipeline against the pin.
 
@@ -312,12 +332,19 @@ def quick_check(
     from proveai.snapshot.pin import load_trace_file, trace_files
 
     pinned_ids = {c.trace_id for c in snapshot.captures}
+    # a pin accepted by `update` comes from a verify run's fresh trace, not from the store:
+    # only stored traces that started after it are newer than the pin
+    cutoff = pinned_start_time(runs_dir, pinned_ids) if runs_dir is not None else None
+    stored = trace_files(traces_dir) if traces_dir.is_dir() else []
+    in_store = any(tid in pinned_ids for tid, _, _ in stored)
     candidates = []
-    if traces_dir.is_dir():
-        for tid, path, _ in reversed(trace_files(traces_dir)):
-            if tid in pinned_ids:
+    if in_store or cutoff is not None:
+        for tid, path, started in reversed(stored):
+            if tid in pinned_ids or (cutoff is not None and started <= cutoff):
                 break  # only traces captured after the pin
             candidates.append(path)
+    elif stored:
+        notes.append("quick: the pinned trace is not in the store, so no stored trace is known to be newer")
     for path in candidates:
         trace = load_trace_file(path)
         if snapshot.trace_name is None or trace.name == snapshot.trace_name:
