@@ -34,6 +34,7 @@ from proveai.snapshot.replicates import (
     replicate_gate,
 )
 from proveai.snapshot.rerun import DEFAULT_TIMEOUT_S, project_root, replicate_seed, rerun
+from proveai.snapshot.soundness import model_outage, power_note
 
 if TYPE_CHECKING:
     from proveai.capture.trace import Trace
@@ -148,34 +149,6 @@ def capture_replicates(
     if progress is not None:
         progress(count, count)
     return traces
-
-
-# what a model call that never reached a working model records (providers/_http.py)
-_OUTAGE_MARKERS = ("could not connect", "timed out after", "after ")
-_OUTAGE_STATUSES = ("HTTP 5", "HTTP 429", "HTTP 408")
-
-
-def model_outage(trace: Trace) -> ProveAIError | None:
-    """An error about the model when a fresh run's agent failed because its model endpoint
-    was down (connection refused, timeouts, 5xx after retries): an outage is not a regression
-    of the code under test, so verify stops instead of grading it."""
-    for span in trace.spans:
-        error = str(span.error or "")
-        if span.status != "error" or not error.startswith("ProviderError"):
-            continue
-        down = "could not connect" in error or "timed out after" in error
-        down = down or ("attempt(s))" in error and any(s in error for s in _OUTAGE_STATUSES))
-        if down:
-            detail = error.split(": ", 1)[-1]
-            return ProveAIError(
-                f"the model was unreachable during the re-run (agent {span.name!r}): {detail}",
-                suggestions=[
-                    "this is an outage, not a regression: check that the model endpoint is up, "
-                    "then verify again",
-                ],
-                exit_code=EXIT_USAGE,
-            )
-    return None
 
 
 def make_grader(options: VerifyOptions, snapshots_dir: Path) -> Any:
@@ -418,26 +391,6 @@ def replicate_check(
     )
     notes.append(power_note(options.replicates, pinned_count, options.alpha, len(rows)))
     return Grading(tuple(_summary_row(row, fresh_rows.get(row.agent, [])) for row in rows)), tuple(rows)
-
-
-def power_note(n_fresh: int, n_pinned: int, alpha: float, agents: int) -> str:
-    """What the replicate test can detect at this size, so a pass is read as what it is."""
-    from proveai.snapshot.replicates import smallest_detectable_rise
-
-    # the gate corrects over agents (BH): the first rejection needs p <= alpha / agents
-    level = alpha / max(1, agents)
-    rise = smallest_detectable_rise(n_fresh, n_pinned, level)
-    if rise is None:
-        return (
-            f"underpowered: with {n_fresh} fresh vs {n_pinned} pinned replicates the test cannot flag "
-            f"any rise at alpha {alpha:g} (even every fresh run failing); a pass here is not evidence "
-            "of safety: raise --replicates (and pin as many)"
-        )
-    return (
-        f"power: with {n_fresh} fresh vs {n_pinned} pinned replicates the smallest failure-rate rise "
-        f"this test can detect (from 0, alpha {alpha:g} over {agents} agent(s)) is 0 → {rise:.2f}; "
-        "a smaller rise passes: raise --replicates to see it"
-    )
 
 
 def _summary_row(row: ReplicateVerdict, fresh: Sequence[AgentVerdict]) -> AgentVerdict:
