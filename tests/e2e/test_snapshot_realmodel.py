@@ -96,6 +96,14 @@ def test_unchanged_code_at_temperature_is_not_a_regression(
     # free text that varies with each sample, numbers included (a small model at T=0.8)
     server.reply_fn = lambda r: None if JUDGE_MARKER in r.system else f"Ticket {rng.randint(10, 99)} noted."
     cli, env = pinned_project(project, server, home)
+    from tests.conftest import isolated_env
+    from tests.proveai.snapshot.kit import run_pipeline
+
+    assert run_pipeline(project, isolated_env(home, {**env, "PROVEAI_NO_CACHE": "1"})).returncode == 0
+    again = cli("snapshot", "init", env=env)
+    assert again.returncode == 0, again.stderr
+    assert "classify" in again.stderr and "different outputs for the same input" in again.stderr
+    assert "next: proveai snapshot init latest --replicates 10" in again.stderr
     result = cli("snapshot", "verify", env={**env, "PROVEAI_NO_CACHE": "1"})
     assert result.returncode == 0, (result.stdout, result.stderr)
     assert "regressed" not in result.stdout

@@ -216,6 +216,13 @@ def _init(args: argparse.Namespace) -> int:
         print(f"Snapshot '{snap.name}' v{snap.version} already pins this — {tail}")
     else:
         print(f"Wrote snapshot '{snap.name}' v{snap.version} — {tail}")
+    if result.varying:
+        sys.stderr.write(
+            f"warning: {', '.join(result.varying)} gave different outputs for the same input "
+            "(a sampled model): a single-run verify cannot tell that noise from a regression\n"
+        )
+        if snap.replicates < 2:
+            sys.stderr.write(f"next: proveai snapshot init {snap.name} --replicates 10\n")
     return EXIT_OK
 
 
