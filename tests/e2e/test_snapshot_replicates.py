@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import CLI, isolated_env
-from tests.proveai.model_server import ModelServer, Request
+from tests.proveai.model_server import ModelServer, Request, fitness_probe
 from tests.proveai.snapshot.kit import edit, make_project, run_pipeline, server_env
 
 WRAPPERS = ("{a}", "Sure. {a}", "{a} Anything else?", "In short: {a}")
@@ -31,9 +31,11 @@ def words(key: str, count: int = 3) -> str:
     return " ".join(WORDS[b % len(WORDS)] for b in digest[:count])
 
 
-def noisy_reply(request: Request) -> str:
+def noisy_reply(request: Request) -> str | None:
     """Seeded noise: the wording varies with the seed, and 1 call in 10 gives a different answer."""
     if "You compare two outputs" in request.system:
+        if fitness_probe(request) is not None:
+            return None  # the server's own competent answer to proveai's known pairs
         user = request.messages[-1]["content"]
         old = re.search(r"OLD OUTPUT:\n(.*?)\n\nNEW OUTPUT:", user, re.DOTALL).group(1)
         new = re.search(r"NEW OUTPUT:\n(.*?)\n\nAnswer with", user, re.DOTALL).group(1)
@@ -89,6 +91,8 @@ def test_replicate_gate_over_a_noisy_model(tmp_path: Path, noisy_server: ModelSe
     assert {r["agent"] for r in rows} == {"classify", "draft", "qa_check"}
     assert all(r["n_fresh"] == 6 and r["n_pinned"] == 6 for r in rows)
     assert "n=6" in first.stdout  # the per-agent distribution and its size are printed
+    # a pass says how small a rise 6 replicates could have missed (Fisher, alpha 0.05 / 3 agents)
+    assert "smallest failure-rate rise this test can detect" in first.stdout and "0 → 0.83" in first.stdout
     second = cli("snapshot", "verify", "--replicates", "6", "--seed", "3", env=env)
     assert second.returncode == 0
     assert replicate_rows(project, second.stdout) == rows  # same seed, same result

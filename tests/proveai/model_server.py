@@ -24,6 +24,11 @@ text. `server.reply_fn = lambda request: str | None` overrides the text for chos
 Judge requests (proveai's judge prompt) get `{"verdict": server.judge_verdict, ...}` in a
 ```json fence unless scripted otherwise.
 
+The judge is competent on proveai's built-in fitness pairs (it answers each one right) unless
+`server.judge_style` says otherwise: "ramble" answers every judge request like a small local
+model that never closes its JSON (a long prose reply cut at the request's max_tokens),
+"nonsense" answers the fitness pairs wrong ("equivalent" for everything).
+
 Embeddings are a hashed bag of words (dimension 64, L2-normalised): texts sharing words are
 close, unrelated texts far, identical texts identical.
 
@@ -118,6 +123,7 @@ class ModelServer:
         self.seed = seed
         self.judge_verdict = judge_verdict
         self.judge_rationale = "the outputs say the same thing"
+        self.judge_style = "json"  # json | ramble | nonsense
         self.reply_fn: Callable[[Request], str | None] | None = None
         self.requests: list[Request] = []
         self._script: deque[Reply] = deque()
@@ -182,6 +188,9 @@ class ModelServer:
             return [r for r in self.requests if r.path in ("/v1/chat/completions", "/v1/messages")]
 
     # ---- reply logic ------------------------------------------------------------------------
+    def judge_text(self, request: Request) -> str:
+        return _judge_text(self, request)
+
     def _next_scripted(self) -> Reply | None:
         with self._lock:
             return self._script.popleft() if self._script else None
@@ -192,8 +201,7 @@ class ModelServer:
             if text is not None:
                 return text
         if JUDGE_MARKER in request.system:
-            payload = {"verdict": self.judge_verdict, "confidence": 0.9, "rationale": self.judge_rationale}
-            return "```json\n" + json.dumps(payload) + "\n```"
+            return self.judge_text(request)
         skip = ("model", "messages", "system", "max_tokens")
         kwargs = {k: v for k, v in request.body.items() if k not in skip}
         messages = request.messages
@@ -207,6 +215,39 @@ class ModelServer:
             rng = random.Random(f"{self.seed}:{position}")
             return rng.choice(PARAPHRASES).format(answer=answer)
         return answer
+
+
+RAMBLE = (
+    "Sure! Let me think about this step by step. The OLD output and the NEW output are both "
+    "responses to the customer, and when we compare them we should look at the tone, the facts, "
+    'the decision and the structure. {"verdict": "equi'
+)
+
+
+def fitness_probe(request: Request) -> str | None:
+    """The right verdict when `request` asks the judge one of proveai's known pairs, else None
+    (a test's own judge `reply_fn` returns None for these to keep the judge competent)."""
+    from proveai.replay.judge import FITNESS_PAIRS
+
+    user = next((str(m.get("content")) for m in request.messages if m.get("role") == "user"), "")
+    for _, old, new, expected in FITNESS_PAIRS:
+        if f"OLD OUTPUT:\n{old}\n" in user and f"NEW OUTPUT:\n{new}\n" in user:
+            return expected
+    return None
+
+
+def _judge_text(server: ModelServer, request: Request) -> str:
+    """The judge's reply: right on the fitness pairs, the scripted verdict otherwise."""
+    if server.judge_style == "ramble":
+        words = RAMBLE.split()
+        cap = int(request.body.get("max_tokens") or 2000)
+        return " ".join((words * (1 + cap // len(words)))[: max(1, cap)])
+    verdict = server.judge_verdict
+    expected = fitness_probe(request)
+    if expected is not None:
+        verdict = "equivalent" if server.judge_style == "nonsense" else expected
+    payload = {"verdict": verdict, "confidence": 0.9, "rationale": server.judge_rationale}
+    return "```json\n" + json.dumps(payload) + "\n```"
 
 
 def _make_handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:

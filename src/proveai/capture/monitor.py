@@ -10,6 +10,7 @@ threading.Thread starts with an empty context and its calls are not captured.
 from __future__ import annotations
 
 import functools
+import hashlib
 import inspect
 import os
 import random
@@ -35,6 +36,7 @@ class AgentMeta:
     """What @monitor was told about an agent, fixed at decoration time."""
 
     __slots__ = (
+        "code_hash",
         "description",
         "kind",
         "model",
@@ -58,6 +60,7 @@ class AgentMeta:
         self.parent_agent = parent_agent
         self.description = description
         self.source_file = _source_file(fn)
+        self.code_hash = _code_hash(fn)
         try:
             self.signature: inspect.Signature | None = inspect.signature(fn)
         except (TypeError, ValueError):
@@ -194,6 +197,7 @@ class SpanBuilder:
             source_file=meta.source_file, start_ns=self.start_ns, end_ns=end_ns, status=status,
             error=error, inputs=self.inputs, output=output, input_messages=self.input_messages,
             output_messages=self.output_messages, usage=self.usage, request=self.request,
+            code_hash=meta.code_hash,
         )
         # the same attributes a reader gets back from the OTLP file, so live == loaded
         span.attributes.update(span_attributes(span))
@@ -381,6 +385,15 @@ def project_root(start: Path) -> Path:
             break
     _roots[key] = found
     return found
+
+
+def _code_hash(fn: Callable[..., Any]) -> str | None:
+    """sha256 of the function's source text: a code edit changes the agent's identity."""
+    try:
+        source = inspect.getsource(inspect.unwrap(fn))
+    except (TypeError, OSError):
+        return None
+    return "sha256:" + hashlib.sha256(source.encode("utf-8")).hexdigest()
 
 
 def _source_file(fn: Callable[..., Any]) -> str | None:

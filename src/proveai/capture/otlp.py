@@ -42,6 +42,7 @@ def span_attributes(span: Span) -> dict[str, Any]:
         "proveai.version": span.version,
         "proveai.parent_agent": span.parent_agent,
         "proveai.source_file": span.source_file,
+        "proveai.code_hash": span.code_hash,
         "proveai.error": span.error,
     }
     attrs.update({k: v for k, v in optional.items() if v is not None})
@@ -255,6 +256,7 @@ def decode_span(raw: dict[str, Any], trace_id: str) -> Span:
         usage=usage or None,
         request=parsed["request"],
         attributes=attrs,
+        code_hash=attrs.get("proveai.code_hash"),
     )
 
 

@@ -52,6 +52,7 @@ class Span:
     usage: dict[str, int] | None = None
     request: dict[str, Any] | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
+    code_hash: str | None = None  # sha256 of the monitored function's source (code identity)
 
     @property
     def duration_ms(self) -> float:

@@ -86,17 +86,22 @@ def render(
         return
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
     no_color = bool(args.no_color or os.environ.get("NO_COLOR"))
     # --no-color strips every ANSI sequence (bold and italic too), not just the colours
     console = Console(color_system=None if no_color else "auto", highlight=False)
-    table = Table(title=title)
+    table = Table(title=Text(title))
+    # on a narrow terminal the 32-character trace id would squeeze every other column to "…"
+    narrow = console.width < 110
     for header in headers:
-        table.add_column(header, no_wrap=header in ("Trace ID", "Age", "Timestamp"))
+        table.add_column(header, no_wrap=header in ("Trace ID", "Age", "Timestamp"), min_width=len(header))
     for row in rows:
         cells: list[Any] = []
-        for cell, style in zip(row, styles, strict=True):
+        for header, cell, style in zip(headers, row, styles, strict=True):
             colour = (style or {}).get(cell)
-            cells.append(f"[{colour}]{cell}[/{colour}]" if colour and not no_color else cell)
+            shown = cell[:12] + "…" if narrow and header == "Trace ID" and len(cell) > 13 else cell
+            # Text, never a markup string: a name or value like "[/oops]" prints as is
+            cells.append(Text(shown, style=colour if colour and not no_color else ""))
         table.add_row(*cells)
     console.print(table)

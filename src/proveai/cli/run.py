@@ -233,4 +233,16 @@ def print_summary(result: Any, *, no_color: bool = False) -> None:
     if unjudged:  # loud: a drifted verdict the judge never saw is not evidence of equivalence
         reasons = "; ".join(result.metrics["unjudged_reasons"][:3])
         sys.stderr.write(f"warning: {unjudged} changed edge(s) were not judged ({reasons})\n")
-        sys.stderr.write("next: set PROVEAI_JUDGE_MODEL and its provider variables, or pass --judge-model\n")
+        sys.stderr.write(f"next: {_judge_hint(result.metrics['unjudged_reasons'])}\n")
+
+
+def _judge_hint(reasons: list[str]) -> str:
+    """What to do about unjudged edges, from why the judge did not decide them."""
+    text = " ".join(reasons)
+    if "malformed judge reply" in text:
+        return "the judge answered but not with a verdict: pass a stronger model with --judge-model"
+    if "could not connect" in text or "timed out" in text:
+        return "the judge's endpoint is unreachable: check that it is up and its base URL"
+    if "no provider for judge model" in text or "not set" in text:
+        return "set PROVEAI_JUDGE_MODEL and its provider variables, or pass --judge-model"
+    return "check the judge model and its provider (see the reasons above), or pass --judge-model"

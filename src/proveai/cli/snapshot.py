@@ -77,6 +77,12 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     verify.add_argument("--strict-judge", action="store_true", help="exit 3 if a change could not be judged")
     verify.add_argument("--judge-model", help="the tier-3 judge model (default $PROVEAI_JUDGE_MODEL)")
     verify.add_argument(
+        "--judge-max-tokens",
+        type=int,
+        metavar="N",
+        help="max_tokens of each judge request (default $PROVEAI_JUDGE_MAX_TOKENS, else 200)",
+    )
+    verify.add_argument(
         "--embedder",
         choices=["none", "local", "openai"],
         help="tier 2 (default: openai if PROVEAI_EMBEDDER_MODEL)",
@@ -210,6 +216,13 @@ def _init(args: argparse.Namespace) -> int:
         print(f"Snapshot '{snap.name}' v{snap.version} already pins this — {tail}")
     else:
         print(f"Wrote snapshot '{snap.name}' v{snap.version} — {tail}")
+    if result.varying:
+        sys.stderr.write(
+            f"warning: {', '.join(result.varying)} gave different outputs for the same input "
+            "(a sampled model): a single-run verify cannot tell that noise from a regression\n"
+        )
+        if snap.replicates < 2:
+            sys.stderr.write(f"next: proveai snapshot init {snap.name} --replicates 10\n")
     return EXIT_OK
 
 
@@ -298,6 +311,10 @@ def _verify(args: argparse.Namespace) -> int:
         raise ProveAIError(
             "--replicates must be >= 1, --timeout > 0 and --alpha in (0, 1)", exit_code=EXIT_USAGE
         )
+    if args.judge_max_tokens is not None:
+        if args.judge_max_tokens < 1:
+            raise ProveAIError("--judge-max-tokens must be >= 1", exit_code=EXIT_USAGE)
+        os.environ["PROVEAI_JUDGE_MAX_TOKENS"] = str(args.judge_max_tokens)  # read per judge call
     if args.override and ((args.replicates or 1) > 1 or args.quick):
         raise ProveAIError(
             "--override replays pinned requests: it cannot be combined with --replicates or --quick",
@@ -414,18 +431,47 @@ def _render_verify(args: argparse.Namespace, result: Any) -> None:
         sys.stderr.write(f"warning: drifted (not failing): {', '.join(drifted)}\n")
     unjudged = result.unjudged
     if unjudged:
-        names = ", ".join(v.agent for v in unjudged)
-        if result.metrics.get("judge_model") is None:
-            sys.stderr.write(
-                f"warning: hash-only mode: {len(unjudged)} agent(s) changed and were not graded: {names}\n"
-            )
-        else:
-            sys.stderr.write(
-                f"warning: {len(unjudged)} agent(s) changed but the judge could not grade them: {names}. "
-                "This run did NOT check them"
-                + ("; --strict-judge makes this exit 3" if result.exit_code not in (1, 3) else "")
-                + "\n"
-            )
+        _warn_unjudged(result, unjudged)
+    judge = result.metrics.get("judge")
+    if judge and (judge.get("calls") or judge.get("malformed")):
+        sys.stderr.write(
+            f"judge: {judge['calls']} live call(s), {judge['malformed']} malformed repl(ies), "
+            f"{judge['seconds']:.1f} s (max_tokens {judge['max_tokens']})\n"
+        )
+
+
+def _warn_unjudged(result: Any, unjudged: Any) -> None:
+    """The loud warning for changes nobody checked, with a next: line saying what is wrong."""
+    names = ", ".join(v.agent for v in unjudged)
+    if result.metrics.get("judge_model") is None:
+        sys.stderr.write(
+            f"warning: hash-only mode: {len(unjudged)} agent(s) changed and were not graded: {names}\n"
+        )
+        return
+    noisy = [v for v in unjudged if v.rationale.startswith("outputs vary")]
+    judged = [v for v in unjudged if v not in noisy]
+    if noisy:
+        sys.stderr.write(
+            f"warning: the outputs of {', '.join(v.agent for v in noisy)} vary from run to run (sampled "
+            "model, same input, unchanged agent): one run cannot call that a regression\n"
+            f"next: proveai snapshot init {result.snapshot.name} --replicates 10, then verify with "
+            "--replicates 10\n"
+        )
+    if not judged:
+        return
+    tail = "; --strict-judge makes this exit 3" if result.exit_code not in (1, 3) else ""
+    sys.stderr.write(
+        f"warning: {len(judged)} agent(s) changed but the judge could not grade them: "
+        f"{', '.join(v.agent for v in judged)}. This run did NOT check them{tail}\n"
+    )
+    unfit = result.metrics.get("judge_unfit")
+    if unfit and " unreachable: " in unfit:
+        sys.stderr.write(f"next: the judge is unreachable ({unfit}); check its endpoint and key\n")
+    elif unfit:
+        sys.stderr.write(
+            f"next: the judge failed its known-pair check ({unfit}); pass a stronger model with "
+            "--judge-model\n"
+        )
 
 
 def _update(args: argparse.Namespace) -> int:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email.utils
 import fnmatch
+import os
 import random
 import threading
 import time
@@ -17,7 +18,37 @@ from proveai.providers.base import Message, ProviderError, ProviderResponse, rec
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 MAX_RETRY_AFTER_S = 60.0
+DEFAULT_TIMEOUT_S = 60.0
+DEFAULT_MAX_RETRIES = 3
+DEFAULT_BACKOFF_S = 0.5
 
+
+def _env_number(name: str, default: float, *, integer: bool = False) -> float:
+    """A non-negative number from the environment, else `default` (a bad value raises)."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw) if integer else float(raw)
+    except ValueError:
+        value = -1
+    if value < 0 or value != value:
+        kind = "a whole number" if integer else "a number"
+        raise ProviderError(f"{name}={raw!r} is not {kind} >= 0", suggestions=(f"unset {name} or fix it",))
+    return value
+
+
+def http_settings(
+    timeout: float | None, max_retries: int | None, backoff_s: float | None
+) -> tuple[float, int, float]:
+    """Explicit arguments, else PROVEAI_PROVIDER_TIMEOUT / _MAX_RETRIES / _BACKOFF, else defaults."""
+    return (
+        timeout if timeout is not None else _env_number("PROVEAI_PROVIDER_TIMEOUT", DEFAULT_TIMEOUT_S),
+        max_retries
+        if max_retries is not None
+        else int(_env_number("PROVEAI_PROVIDER_MAX_RETRIES", DEFAULT_MAX_RETRIES, integer=True)),
+        backoff_s if backoff_s is not None else _env_number("PROVEAI_PROVIDER_BACKOFF", DEFAULT_BACKOFF_S),
+    )
 
 
 class HTTPEndpoint:
@@ -26,7 +57,10 @@ class HTTPEndpoint:
     garbage collection of the provider, or interpreter exit (weakref.finalize covers the last
     two, so no socket is left for the garbage collector to warn about)."""
 
-    def __init__(self, *, timeout: float, max_retries: int, backoff_s: float) -> None:
+    def __init__(
+        self, *, timeout: float | None, max_retries: int | None, backoff_s: float | None
+    ) -> None:
+        timeout, max_retries, backoff_s = http_settings(timeout, max_retries, backoff_s)
         self.timeout = timeout
         self.max_retries = max_retries
         self.backoff_s = backoff_s
@@ -77,7 +111,12 @@ class HTTPChatProvider(HTTPEndpoint):
     `supports`, and a call that posts, parses the reply and records it on the open span."""
 
     def __init__(
-        self, *, timeout: float, max_retries: int, backoff_s: float, patterns: Sequence[str]
+        self,
+        *,
+        timeout: float | None,
+        max_retries: int | None,
+        backoff_s: float | None,
+        patterns: Sequence[str],
     ) -> None:
         super().__init__(timeout=timeout, max_retries=max_retries, backoff_s=backoff_s)
         self.patterns = tuple(patterns)

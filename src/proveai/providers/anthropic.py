@@ -27,9 +27,9 @@ class AnthropicProvider(HTTPChatProvider):
         api_key: str | None = None,
         base_url: str | None = None,
         *,
-        timeout: float = 60.0,
-        max_retries: int = 3,
-        backoff_s: float = 0.5,
+        timeout: float | None = None,
+        max_retries: int | None = None,
+        backoff_s: float | None = None,
         version: str = ANTHROPIC_VERSION,
         patterns: Sequence[str] = ("claude-*",),
     ) -> None:

@@ -9,10 +9,15 @@ from __future__ import annotations
 import json
 import os
 import re
+import time
 from collections.abc import Sequence
 from typing import Any
 
 DEFAULT_JUDGE_MODEL = "claude-haiku-4-5"
+# a verdict object is ~40 tokens: a small cap stops a model that never closes its JSON from
+# generating to its context limit (tens of seconds per judged output on a small local model)
+DEFAULT_JUDGE_MAX_TOKENS = 200
+DEFAULT_JUDGE_RETRIES = 1  # extra attempts after a reply that is not a verdict
 VERDICTS = ("equivalent", "better", "worse")
 MAX_FIELD_CHARS = 6000
 
@@ -28,6 +33,36 @@ JUDGE_SYSTEM = (
 
 def judge_model_name(model: str | None = None) -> str:
     return model or os.environ.get("PROVEAI_JUDGE_MODEL") or DEFAULT_JUDGE_MODEL
+
+
+def judge_max_tokens() -> int:
+    """$PROVEAI_JUDGE_MAX_TOKENS (set by --judge-max-tokens too), else the default."""
+    return _env_int("PROVEAI_JUDGE_MAX_TOKENS", DEFAULT_JUDGE_MAX_TOKENS, minimum=1)
+
+
+def judge_retries() -> int:
+    """$PROVEAI_JUDGE_RETRIES: how many times a malformed reply is asked again (default 1)."""
+    return _env_int("PROVEAI_JUDGE_RETRIES", DEFAULT_JUDGE_RETRIES, minimum=0)
+
+
+def _env_int(name: str, default: int, *, minimum: int) -> int:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return max(minimum, int(raw)) if raw else default
+    except ValueError:
+        return default
+
+
+class JudgeStats:
+    """Judge requests made in this process (live, not from the cache), for the cost line."""
+
+    calls = 0
+    malformed = 0
+    seconds = 0.0
+
+    @classmethod
+    def reset(cls) -> None:
+        cls.calls, cls.malformed, cls.seconds = 0, 0, 0.0
 
 
 def _clip(text: str) -> str:
@@ -113,15 +148,75 @@ def llm_judge(
         if not isinstance(provider, CachedProvider):
             provider = CachedProvider(provider, cache if cache is not None else default_cache())
         messages = judge_messages(input_messages, old_output, new_output)
-        response = provider.call(messages, model, temperature=0)
     except ValueError as exc:  # no provider registered for the model
         return skip(f"no provider for judge model {model!r}; set PROVEAI_JUDGE_MODEL or register one ({exc})")
-    except Exception as exc:
-        reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
-        return skip(str(reason))
-    text = getattr(response, "text", response)
-    parsed = parse_verdict(str(text))
-    if parsed is None:
-        provider.evict(messages, model, temperature=0)  # never serve an unusable reply again
-        return skip(f"malformed judge reply from {model}")
-    return parsed
+    max_tokens = judge_max_tokens()
+    attempts = 1 + judge_retries()
+    for attempt in range(attempts):
+        # a retry after a malformed reply must reach the model, not the cache key it was under
+        kwargs: dict[str, Any] = {"temperature": 0, "max_tokens": max_tokens}
+        if attempt:
+            kwargs["seed"] = attempt
+        started = time.perf_counter()
+        try:
+            response = provider.call(messages, model, **kwargs)
+        except ValueError as exc:
+            return skip(f"no provider for judge model {model!r}; register one ({exc})")
+        except Exception as exc:
+            reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
+            return skip(str(reason))
+        finally:
+            JudgeStats.seconds += time.perf_counter() - started
+        if not getattr(response, "cached", False):
+            JudgeStats.calls += 1
+        parsed = parse_verdict(str(getattr(response, "text", response)))
+        if parsed is not None:
+            return parsed
+        JudgeStats.malformed += 1
+        provider.evict(messages, model, **kwargs)  # never serve an unusable reply again
+    return skip(f"malformed judge reply from {model} ({attempts} attempt(s), max_tokens {max_tokens})")
+
+
+# Known pairs a judge must decide right before a verify relies on it: (name, old, new, verdict)
+FITNESS_PAIRS: tuple[tuple[str, str, str, str], ...] = (
+    (
+        "identical meaning",
+        "Your refund of $40 was sent today and should arrive within 5 business days.",
+        "We sent your $40 refund today; it should arrive within 5 business days.",
+        "equivalent",
+    ),
+    (
+        "clearly worse",
+        "Your refund of $40 was sent today and should arrive within 5 business days.",
+        "I cannot help you with that. Do not contact us again.",
+        "worse",
+    ),
+    (
+        "clearly better",
+        "idk, maybe ask someone else",
+        "Your refund of $40 was sent today and should arrive within 5 business days.",
+        "better",
+    ),
+)
+FITNESS_INPUT = [{"role": "user", "content": "Where is my refund of $40?"}]
+
+
+def judge_fitness(model: str | None = None, provider: Any = None) -> tuple[bool, str]:
+    """(fit, why) after asking the judge the built-in known pairs; never raises.
+
+    `why` names the first pair it got wrong, or the reason it could not answer (unreachable,
+    malformed replies), so the warning says what is actually wrong with the judge.
+    """
+    model = judge_model_name(model)
+    for name, old, new, expected in FITNESS_PAIRS:
+        got = llm_judge(FITNESS_INPUT, old, new, model=model, provider=provider)
+        if got["verdict"] == "skip":
+            reason = str(got["rationale"]).removeprefix("judge skip: ")
+            if "malformed" not in reason:  # unreachable, no key, no provider: not the judge's skill
+                return False, f"judge {model} unreachable: {reason}"
+            return False, f"judge {model} could not answer a known pair ({name}): {reason}"
+        if got["verdict"] != expected:
+            return False, (
+                f"judge {model} answered {got['verdict']!r} on a known {name} pair (expected {expected!r})"
+            )
+    return True, f"judge {model} decided {len(FITNESS_PAIRS)} known pairs correctly"

@@ -80,7 +80,7 @@ def _trace_view(trace: Any, replayed: Any) -> dict[str, Any]:
         "name": trace.name,
         "outcome": trace.outcome or "—",
         "rows": rows,
-        "counts": [(s, counts.get(s, 0)) for s in STATUSES if counts.get(s)],
+        "counts": [(s, counts.get(s, 0)) for s in (*STATUSES, *_others(counts)) if counts.get(s)],
     }
 
 
@@ -116,7 +116,8 @@ def render_html(
         run_id=run_id,
         graph=build_graph(verdicts),
         traces=[_trace_view(trace, replayed) for trace, replayed in pairs],
-        totals=[(s, totals.get(s, 0)) for s in STATUSES],
+        # the five edge statuses always; any other one seen (inconclusive, missing, new) too
+        totals=[(s, totals.get(s, 0)) for s in (*STATUSES, *_others(totals))],
         n_traces=len(pairs),
         n_edges=len(verdicts),
         models=models,
@@ -143,3 +144,8 @@ def write_html_report(
 
 
 __all__ = ["render_html", "write_html_report"]
+
+
+def _others(counts: Counter[str]) -> list[str]:
+    """Statuses beyond the five edge statuses that occur, in a stable order."""
+    return sorted(s for s in counts if s not in STATUSES)

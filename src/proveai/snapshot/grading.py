@@ -110,9 +110,23 @@ def worst(statuses: Sequence[str]) -> str:
     return min(statuses, key=SEVERITY.index) if statuses else UNCHANGED
 
 
-def change_kind(pinned: AgentDefinition, fresh: AgentDefinition | None) -> str:
+def change_kind(
+    pinned: AgentDefinition,
+    fresh: AgentDefinition | None,
+    pinned_calls: Sequence[ExpectedIO] = (),
+    fresh_calls: Sequence[ExpectedIO] = (),
+) -> str:
+    """`direct edit` when the agent itself changed (prompt, model declared or actually called,
+    settings, code), or when it is a first agent (nothing above it to be collateral of);
+    otherwise `downstream`."""
     if fresh is None:
         return DOWNSTREAM
+    if not pinned.parent_agent:
+        return DIRECT_EDIT
+    if _called_models(pinned_calls) != _called_models(fresh_calls):
+        return DIRECT_EDIT
+    if pinned.code_hash and fresh.code_hash and pinned.code_hash != fresh.code_hash:
+        return DIRECT_EDIT
     if (
         fresh.prompt_hash != pinned.prompt_hash
         or fresh.model_hash != pinned.model_hash
@@ -120,6 +134,55 @@ def change_kind(pinned: AgentDefinition, fresh: AgentDefinition | None) -> str:
     ):
         return DIRECT_EDIT
     return DOWNSTREAM
+
+
+def _sampled_temperature(definition: AgentDefinition) -> float | None:
+    value = (definition.settings or {}).get("temperature")
+    return float(value) if isinstance(value, int | float) and value > 0 else None
+
+
+def _same_agent(
+    pinned: AgentDefinition,
+    fresh: AgentDefinition,
+    pinned_calls: Sequence[ExpectedIO],
+    fresh_calls: Sequence[ExpectedIO],
+) -> bool:
+    """Nothing of the agent itself changed: prompt, model (declared and called), settings, code."""
+    return (
+        pinned.prompt_hash == fresh.prompt_hash
+        and pinned.model_hash == fresh.model_hash
+        and pinned.settings_hash == fresh.settings_hash
+        and (not pinned.code_hash or not fresh.code_hash or pinned.code_hash == fresh.code_hash)
+        and _called_models(pinned_calls) == _called_models(fresh_calls)
+    )
+
+
+NOISE_PREFIX = "outputs vary"
+
+
+def _as_noise(
+    grade: PairGrade, pinned: ExpectedIO, fresh: ExpectedIO, temperature: float, upstream_noisy: bool
+) -> PairGrade:
+    """A sampled output that differs while the agent did not, and its input did not either (or
+    changed only because a sampled agent above it varied): one run cannot tell a regression
+    from the model's own variation, so it is not called one."""
+    if grade.status in (UNCHANGED, DRIFTED):
+        return grade
+    if pinned.inputs_hash != fresh.inputs_hash and not upstream_noisy:
+        return grade
+    if fresh.status == "error" and pinned.status != "error":
+        return grade
+    return PairGrade(
+        INCONCLUSIVE,
+        f"{NOISE_PREFIX}: sampled at temperature {temperature:g} with an unchanged agent and "
+        f"input ({grade.rationale}); one run cannot separate this from noise: verify with --replicates",
+        grade.tier,
+        judged=False,
+    )
+
+
+def _called_models(calls: Sequence[ExpectedIO]) -> list[Any]:
+    return [(c.request or {}).get("model") if isinstance(c.request, Mapping) else None for c in calls]
 
 
 def grade_iteration(
@@ -152,9 +215,11 @@ def grade_agents(
     grader: PairGrader | None,
     replicate: int = 0,
     only: Sequence[str] | None = None,
+    single_sample: bool = True,
 ) -> Grading:
     """Every pinned agent (or `only` those) against the fresh run, plus new agents."""
     verdicts: list[AgentVerdict] = []
+    noisy: set[str] = set()  # sampled agents whose output varied on its own
     names = [n for n in snapshot.agents if only is None or n in only]
     for name in names:
         definition = snapshot.agents[name]
@@ -172,7 +237,7 @@ def grade_agents(
                 )
             )
             continue
-        change = change_kind(definition, now.definition)
+        change = change_kind(definition, now.definition, pinned_calls, now.calls)
         common = dict(
             pinned_calls=len(pinned_calls),
             fresh_calls=len(now.calls),
@@ -194,6 +259,15 @@ def grade_agents(
         grades = [
             grade_iteration(p, f, definition, grader) for p, f in zip(pinned_calls, now.calls, strict=True)
         ]
+        temperature = _sampled_temperature(definition)
+        if single_sample and temperature and _same_agent(definition, now.definition, pinned_calls, now.calls):
+            upstream_noisy = definition.parent_agent in noisy
+            grades = [
+                _as_noise(g, p, f, temperature, upstream_noisy)
+                for g, p, f in zip(grades, pinned_calls, now.calls, strict=True)
+            ]
+            if any(g.rationale.startswith(NOISE_PREFIX) for g in grades):
+                noisy.add(name)
         status = worst([g.status for g in grades])
         decisive = (
             next(g for g in grades if g.status == status)
@@ -208,7 +282,7 @@ def grade_agents(
             AgentVerdict(
                 name,
                 status,
-                None if status == UNCHANGED else change,
+                None if status == UNCHANGED or decisive.rationale.startswith(NOISE_PREFIX) else change,
                 rationale if status != UNCHANGED else "—",
                 tier=decisive.tier,
                 iterations=tuple(g.status for g in grades),

@@ -122,6 +122,7 @@ class AgentDefinition:
     source_file: str | None = None
     description: str | None = None
     settings: Mapping[str, Any] | None = None  # request kwargs but the seed (temperature, ...)
+    code_hash: str | None = None  # sha256 of the agent function's source, when captured
 
     @property
     def prompt_hash(self) -> str:
@@ -147,6 +148,7 @@ class AgentDefinition:
             "description": self.description,
             "settings": dict(self.settings) if self.settings else None,
             "settings_hash": self.settings_hash,
+            **({"code_hash": self.code_hash} if self.code_hash else {}),
         }
 
     @classmethod
@@ -162,6 +164,7 @@ class AgentDefinition:
             source_file=data.get("source_file"),
             description=data.get("description"),
             settings=data.get("settings") if isinstance(data.get("settings"), Mapping) else None,
+            code_hash=data.get("code_hash") if isinstance(data.get("code_hash"), str) else None,
         )
 
 
@@ -219,6 +222,8 @@ class Snapshot:
             "trace_name": self.trace_name,
             "quick_only": self.quick_only,
             "invocation": dict(self.invocation) if self.invocation else None,
+            # verify runs the invocation: a hand edit to it must be refused, never executed
+            "invocation_hash": content_hash(dict(self.invocation)) if self.invocation else None,
             "agents": {name: agent.to_dict() for name, agent in self.agents.items()},
             "captures": [capture.to_dict() for capture in self.captures],
         }
@@ -270,6 +275,12 @@ class Snapshot:
         invocation = data.get("invocation")
         if invocation is not None and not isinstance(invocation, Mapping):
             raise ValueError(f"{where}: key 'invocation' must be an object or null")
+        if invocation is not None and data.get("invocation_hash") != content_hash(dict(invocation)):
+            command = " ".join(str(a) for a in invocation.get("argv") or [])
+            raise ValueError(
+                f"{where}: the recorded invocation (python {command}) does not match its integrity hash: "
+                "it was edited by hand, so verify will not run it"
+            )
         return cls(
             name=str(data["name"]),
             version=version,

@@ -148,6 +148,7 @@ def definition_from_spans(name: str, spans: Sequence[Span]) -> AgentDefinition:
         source_file=first.source_file,
         description=first.description,
         settings=settings or None,
+        code_hash=first.code_hash,
     )
 
 
@@ -234,6 +235,36 @@ class InitResult:
     snapshot: Snapshot
     path: Path
     unchanged: bool  # the file already held exactly this pin
+    varying: tuple[str, ...] = ()  # agents seen giving different outputs for the same input
+
+
+def varying_agents(traces: Sequence[Trace]) -> tuple[str, ...]:
+    """Agents that gave different outputs for the same input across `traces` (a sampled model):
+    a single-run verify of them cannot tell noise from a regression."""
+    seen: dict[tuple[str, str], set[str]] = {}
+    for trace in traces:
+        for name, spans in agent_spans(trace).items():
+            for span in spans:
+                io = expected_from_span(trace, span)
+                seen.setdefault((name, io.inputs_hash), set()).add(io.output_hash)
+    return tuple(sorted({name for (name, _), outputs in seen.items() if len(outputs) > 1}))
+
+
+def _same_pipeline_traces(traces_dir: Path, trace: Trace, limit: int = 20) -> list[Trace]:
+    """The most recent stored traces of the same pipeline (same trace name), for comparison."""
+    found = []
+    for tid, path, _ in reversed(trace_files(traces_dir)):
+        if len(found) >= limit:
+            break
+        if tid == trace.trace_id:
+            continue
+        try:
+            other = load_trace_file(path)
+        except ProveAIError:
+            continue
+        if other.name == trace.name:
+            found.append(other)
+    return found
 
 
 def init_snapshot(
@@ -299,4 +330,5 @@ def init_snapshot(
     from proveai.snapshot.judge_cache import ensure_gitignore
 
     ensure_gitignore(snapshots_dir)
-    return InitResult(snapshot=snapshot, path=path, unchanged=unchanged)
+    compared = traces if len(traces) > 1 else [trace, *_same_pipeline_traces(traces_dir, trace)]
+    return InitResult(snapshot=snapshot, path=path, unchanged=unchanged, varying=varying_agents(compared))

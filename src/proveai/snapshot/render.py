@@ -88,6 +88,10 @@ def summary_line(result: VerifyResult) -> str:
         2: "not graded (hash-only mismatch)",
         3: "INCONCLUSIVE",
     }.get(result.exit_code, str(result.exit_code))
+    unchecked = counts.get("inconclusive", 0)
+    if result.exit_code == 0 and unchecked:
+        # the default exit stays 0 (documented), but the line must not read as a clean pass
+        verdict = f"pass, but {unchecked} change(s) NOT checked (--strict-judge exits 3)"
     return (
         f"snapshot '{result.snapshot.name}' v{result.snapshot.version}: {len(result.verdicts)} agent(s) — "
         f"{', '.join(parts) or 'nothing graded'} · {result.mode} · run {result.run_id} · {verdict}"
@@ -126,5 +130,11 @@ def step_summary_markdown(
     return "\n".join(lines) + "\n"
 
 
+_MD_SPECIAL = str.maketrans({c: f"&#{ord(c)};" for c in "|<>&`*[]\\"})
+
+
 def _md(text: str) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    """A table cell that renders as the text it holds: agent names and judge rationales are
+    untrusted (HTML, links, emphasis or a `|` would change the page), so every character
+    markdown or HTML gives a meaning to becomes an HTML entity."""
+    return " ".join(str(text).split()).translate(_MD_SPECIAL)

@@ -71,6 +71,16 @@ def fisher_greater(a: int, n: int, b: int, m: int) -> float:
     return fisher_one_sided(a, n, b, m, alternative="greater")
 
 
+def smallest_detectable_rise(n_fresh: int, n_pinned: int, alpha: float) -> float | None:
+    """The smallest fresh failure share the one-sided Fisher test can call a rise over a pinned
+    share of 0 at `alpha` (None: not even all n_fresh failing would be). Any real rise smaller
+    than this passes the gate, so a pass with few replicates is underpowered, not safe."""
+    for failing in range(1, n_fresh + 1):
+        if fisher_greater(failing, n_fresh, 0, n_pinned) <= alpha:
+            return failing / n_fresh
+    return None
+
+
 def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     """BH-adjusted p-values, in input order."""
     from poisson_prove.stats.tests import benjamini_hochberg as bh

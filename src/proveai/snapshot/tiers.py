@@ -50,6 +50,8 @@ class TierGrader:
     judge_provider: Any = None  # None: dispatch(judge_model), resolved on first use
     tier_grades: int = 0  # pairs sent to the tier stack (cache misses)
     unjudged_reasons: list[str] = field(default_factory=list)
+    check_fitness: bool = True  # ask the judge known pairs before relying on it
+    unfit: str | None = None  # why the judge failed its fitness check, when it did
     _judge_resolved: bool = field(default=False, repr=False)
 
     def __call__(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> PairGrade:
@@ -97,6 +99,10 @@ class TierGrader:
             return PairGrade(INCONCLUSIVE, f"judge unavailable: {reason}", "judge", judged=False)
         tier = {1: "tier1", 2: "tier2", 3: "judge"}.get(verdict.tier, "tier1")
         rationale = str(verdict.rationale or verdict.status)
+        if tier == "judge" and self.unfit:
+            self.unjudged_reasons.append(self.unfit)
+            label = "judge unavailable" if " unreachable: " in self.unfit else "judge unfit"
+            return PairGrade(INCONCLUSIVE, f"{label}: {self.unfit}", "judge", judged=False)
         if verdict.inconclusive:
             self.unjudged_reasons.append(rationale)
             return PairGrade(INCONCLUSIVE, f"judge unavailable: {rationale}", "judge", judged=False)
@@ -115,7 +121,16 @@ class TierGrader:
         try:
             self.judge_provider = JudgeOnce(dispatch(self.judge_model))
         except ValueError:
-            pass  # no provider for the judge model: grade_outputs says so in the rationale
+            return  # no provider for the judge model: grade_outputs says so in the rationale
+        if self.check_fitness:
+            from proveai.replay.judge import judge_fitness
+
+            fit, why = judge_fitness(self.judge_model, self.judge_provider)
+            if not fit:
+                self.unfit = why
+                # an unfit judge is not asked again: its real verdicts would be decided by noise
+                self.judge_provider = _Unfit(why)
+
 
     def _thresholds(self, agent: str) -> tuple[float, float] | None:
         """Per-agent tier-2 thresholds from proveai.calibration.json, when there is one."""
@@ -153,3 +168,16 @@ class JudgeOnce:
             if exc.status is None:
                 self.down = exc
             raise
+
+
+class _Unfit:
+    """The judge provider after a failed fitness check: every call is refused at once."""
+
+    def __init__(self, why: str) -> None:
+        self.why = why
+        self.provider_id = "unfit-judge"
+
+    def call(self, messages: Any, model: str, **kwargs: Any) -> Any:
+        from proveai.providers.base import ProviderError
+
+        raise ProviderError(self.why, reason=f"unfit: {self.why}")

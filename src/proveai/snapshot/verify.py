@@ -34,6 +34,7 @@ from proveai.snapshot.replicates import (
     replicate_gate,
 )
 from proveai.snapshot.rerun import DEFAULT_TIMEOUT_S, project_root, replicate_seed, rerun
+from proveai.snapshot.soundness import model_outage, power_note
 
 if TYPE_CHECKING:
     from proveai.capture.trace import Trace
@@ -131,6 +132,9 @@ def capture_replicates(
                     exit_code=EXIT_USAGE,
                 )
             fresh = named[-1]
+            outage = model_outage(fresh)
+            if outage is not None:
+                raise outage
             if result.returncode != 0 and notes is not None:
                 notes.append(
                     f"replicate {replicate}: the pipeline exited {result.returncode} (graded its trace)"
@@ -185,6 +189,9 @@ def verify_snapshot(
             f"this snapshot pins {snapshot.replicates} replicates but --replicates 1 compared one fresh "
             "run with the first pinned capture, without the noise-aware test"
         )
+    from proveai.replay.judge import JudgeStats, judge_max_tokens
+
+    JudgeStats.reset()
     grader = make_grader(options, snapshots_dir)
     replicate_rows: tuple[ReplicateVerdict, ...] = ()
     fresh_dir = run_dir / "fresh"
@@ -199,7 +206,7 @@ def verify_snapshot(
             notes.append(
                 "this snapshot cannot be re-run (pinned --quick-only or without an invocation): fixture check"
             )
-        grading = quick_check(snapshot, traces_dir, grader, fresh_dir, notes)
+        grading = quick_check(snapshot, traces_dir, grader, fresh_dir, notes, runs_dir)
     elif options.replicates > 1:
         mode = "replicates"
         grading, replicate_rows = replicate_check(snapshot, options, grader, fresh_dir, notes)
@@ -220,6 +227,13 @@ def verify_snapshot(
         "judge_cache_hits": grader.cache.hits if grader is not None and grader.cache else 0,
         "replicates": options.replicates if mode == "replicates" else 1,
         "exit_code": exit_code,
+        "judge_unfit": getattr(grader, "unfit", None),
+        "judge": {
+            "calls": JudgeStats.calls,
+            "malformed": JudgeStats.malformed,
+            "seconds": round(JudgeStats.seconds, 3),
+            "max_tokens": judge_max_tokens(),
+        },
     }
     result = VerifyResult(
         snapshot=snapshot,
@@ -245,7 +259,9 @@ def environment_notes(snapshot: Snapshot) -> list[str]:
     import os
 
     names = (snapshot.invocation or {}).get("env_names") or []
-    missing = [n for n in names if isinstance(n, str) and n not in _SET_BY_VERIFY and n not in os.environ]
+    # init --replicates re-ran the pipeline with PROVEAI_NO_CACHE set by proveai itself
+    ignored = _SET_BY_VERIFY | ({"PROVEAI_NO_CACHE"} if snapshot.replicates > 1 else set())
+    missing = [n for n in names if isinstance(n, str) and n not in ignored and n not in os.environ]
     if not missing:
         return []
     return [f"set when the snapshot was captured, not set now: {', '.join(sorted(missing))}"]
@@ -258,8 +274,28 @@ def _status_counts(verdicts: Sequence[AgentVerdict]) -> dict[str, int]:
     return counts
 
 
+def pinned_start_time(runs_dir: Path, pinned_ids: set[str]) -> float | None:
+    """When the pinned trace started (seconds), from the verify run that kept it, if any."""
+    from proveai.snapshot.pin import load_trace_file
+
+    for trace_id in pinned_ids:
+        for path in runs_dir.glob(f"verify-*/fresh/*-{trace_id}.json"):
+            try:
+                started = load_trace_file(path).started_ns
+            except ProveAIError:
+                continue
+            if started:
+                return started / 1e9
+    return None
+
+
 def quick_check(
-    snapshot: Snapshot, traces_dir: Path, grader: Any, keep_dir: Path, notes: list[str]
+    snapshot: Snapshot,
+    traces_dir: Path,
+    grader: Any,
+    keep_dir: Path,
+    notes: list[str],
+    runs_dir: Path | None = None,
 ) -> Grading:
     """No re-run: grade the newest stored trace of this pipeline against the pin.
 
@@ -269,12 +305,19 @@ def quick_check(
     from proveai.snapshot.pin import load_trace_file, trace_files
 
     pinned_ids = {c.trace_id for c in snapshot.captures}
+    # a pin accepted by `update` comes from a verify run's fresh trace, not from the store:
+    # only stored traces that started after it are newer than the pin
+    cutoff = pinned_start_time(runs_dir, pinned_ids) if runs_dir is not None else None
+    stored = trace_files(traces_dir) if traces_dir.is_dir() else []
+    in_store = any(tid in pinned_ids for tid, _, _ in stored)
     candidates = []
-    if traces_dir.is_dir():
-        for tid, path, _ in reversed(trace_files(traces_dir)):
-            if tid in pinned_ids:
+    if in_store or cutoff is not None:
+        for tid, path, started in reversed(stored):
+            if tid in pinned_ids or (cutoff is not None and started <= cutoff):
                 break  # only traces captured after the pin
             candidates.append(path)
+    elif stored:
+        notes.append("quick: the pinned trace is not in the store, so no stored trace is known to be newer")
     for path in candidates:
         trace = load_trace_file(path)
         if snapshot.trace_name is None or trace.name == snapshot.trace_name:
@@ -326,13 +369,18 @@ def replicate_check(
             fresh_agents_of_trace(trace),
             grader=grader,
             replicate=reference_for(index, pinned_count),
+            single_sample=False,
         )
         for verdict in grading.verdicts:
             fresh_rows.setdefault(verdict.agent, []).append(verdict)
     pinned_statuses: dict[str, list[str]] = {}
     for graded, reference in leave_one_out_pairs(pinned_count):
         grading = grade_agents(
-            snapshot, fresh_agents_of_capture(snapshot, graded), grader=grader, replicate=reference
+            snapshot,
+            fresh_agents_of_capture(snapshot, graded),
+            grader=grader,
+            replicate=reference,
+            single_sample=False,
         )
         for verdict in grading.verdicts:
             pinned_statuses.setdefault(verdict.agent, []).append(verdict.status)
@@ -341,6 +389,7 @@ def replicate_check(
         pinned_statuses,
         alpha=options.alpha,
     )
+    notes.append(power_note(options.replicates, pinned_count, options.alpha, len(rows)))
     return Grading(tuple(_summary_row(row, fresh_rows.get(row.agent, [])) for row in rows)), tuple(rows)
 
 

@@ -205,3 +205,25 @@ def test_help_lists_every_verb_and_loads_no_heavy_library(proveai_cli, workdir):
     loaded = subprocess.run([sys.executable, "-c", HEAVY_IMPORTS], capture_output=True, text=True, timeout=60)
     assert loaded.returncode == 0, loaded.stderr
     assert loaded.stdout.splitlines()[-1] == "[]"
+
+
+@monitor("[bold]agent", version="[/oops]")
+def markup_named(text: str) -> str:
+    return text
+
+
+def test_markup_like_values_and_an_80_column_terminal(store, workdir, home):
+    with trace("t", exporters=[FileExporter(workdir / "proveai" / "traces")]):
+        markup_named("z")
+    env = isolated_env(home, {"TERM": "xterm-256color", "COLUMNS": "80"})
+    for verb in (["status"], ["list"], ["list", "--no-color"]):
+        code, drawn, errors = run_on_terminal("proveai", verb, workdir, env, timeout=60)
+        assert code == 0 and "Traceback" not in errors, errors
+        plain = re.sub(r"\x1b\[[0-9;]*m", "", drawn)
+        assert "[/oops]" in plain or "[bold]agent" in plain, plain
+        assert max(len(line) for line in plain.splitlines()) <= 80
+        assert store["bad"][:12] in plain
+    code, drawn, _ = run_on_terminal("proveai", ["list", "--no-color"], workdir, env, timeout=60)
+    plain = drawn
+    # every column keeps a readable value at 80 columns: the outcome reads in full
+    assert "good" in plain and "bad" in plain and "Version" in plain and "Outcome" in plain

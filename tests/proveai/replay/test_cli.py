@@ -264,6 +264,18 @@ def test_unjudged_changes_warn_and_strict_judge_exits_3(proveai_cli: CLI, store)
         "run", "--override", "qa_check=prompts/qa_v2.md", env={**env, "PROVEAI_STRICT_JUDGE": "1"}
     )
     assert via_env.returncode == 3
+    assert "next: set PROVEAI_JUDGE_MODEL" in result.stderr  # no key: setting the model is the fix
+
+
+def test_a_rambling_judge_gets_the_right_hint(proveai_cli: CLI, store, model_server: ModelServer) -> None:
+    model_server.judge_style = "ramble"  # set, reachable, but never a verdict
+    result = proveai_cli("run", "--override", "qa_check=prompts/qa_v2.md", env=store)
+    assert result.returncode == 0, result.stderr
+    assert "malformed judge reply" in result.stderr
+    assert "next: the judge answered but not with a verdict" in result.stderr
+    assert "set PROVEAI_JUDGE_MODEL" not in result.stderr
+    judged = [r for r in model_server.chat_requests() if "You compare two outputs" in r.system]
+    assert judged and all(r.body.get("max_tokens") == 200 for r in judged)
 
 
 def test_agents_without_a_captured_request_are_held_and_the_run_says_so(

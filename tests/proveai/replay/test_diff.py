@@ -216,7 +216,13 @@ def test_judge_model_env_is_read_at_call_time(model_server: ModelServer, monkeyp
 def test_a_malformed_judge_reply_is_not_served_from_cache_again(model_server: ModelServer, tmp_path) -> None:
     provider = OpenAICompatibleProvider(base_url=model_server.openai_url)
     cache = ResponseCache(root=tmp_path / "c")
-    model_server.enqueue(Reply(text="no json here"))
-    assert llm_judge([], "a", "b", model="j", provider=provider, cache=cache)["verdict"] == "skip"
+    # a malformed reply is asked again once (PROVEAI_JUDGE_RETRIES, default 1), then skipped
+    model_server.enqueue(Reply(text="no json here"), Reply(text="still no json"))
+    skipped = llm_judge([], "a", "b", model="j", provider=provider, cache=cache)
+    assert skipped["verdict"] == "skip" and "2 attempt(s), max_tokens 200" in skipped["rationale"]
+    assert [r.body["max_tokens"] for r in model_server.requests] == [200, 200]
     assert llm_judge([], "a", "b", model="j", provider=provider, cache=cache)["verdict"] == "equivalent"
-    assert model_server.count() == 2
+    assert model_server.count() == 3
+    model_server.enqueue(Reply(text="rambling"))
+    assert llm_judge([], "a", "c", model="j", provider=provider, cache=cache)["verdict"] == "equivalent"
+    assert model_server.count() == 5  # one malformed reply, one retry that parsed

@@ -97,9 +97,12 @@ def test_settings_change_is_a_direct_edit_but_the_seed_is_not_a_setting() -> Non
         change_kind(A, AgentDefinition("a", model="m2", prompt="P", settings={"temperature": 0}))
         == DIRECT_EDIT
     )
-    assert (
-        change_kind(A, AgentDefinition("a", model="m", prompt="P", settings={"temperature": 0})) == DOWNSTREAM
-    )
+    # a first agent is never collateral: nothing above it could have changed its output
+    same_root = AgentDefinition("a", model="m", prompt="P", settings={"temperature": 0})
+    assert change_kind(A, same_root) == DIRECT_EDIT
+    assert change_kind(B, AgentDefinition("b", model="m", prompt="Q", parent_agent="a")) == DOWNSTREAM
+    recoded = AgentDefinition("b", model="m", prompt="Q", parent_agent="a", code_hash="sha256:2")
+    assert change_kind(AgentDefinition(**{**B.__dict__, "code_hash": "sha256:1"}), recoded) == DIRECT_EDIT
 
 
 def test_pinned_settings_leave_the_seed_out() -> None:
@@ -116,7 +119,7 @@ def test_pinned_settings_leave_the_seed_out() -> None:
             kind="LLM",
             model="m",
             version=None,
-            parent_agent=None,
+            parent_agent="root",
             description=None,
             source_file="p.py",
             start_ns=1,

@@ -109,3 +109,18 @@ def test_design_helpers_and_seeds_are_deterministic() -> None:
     assert len(set(seeds)) == 5 and all(0 <= s < 2**31 for s in seeds)
     # pinning and verifying never share seeds
     assert not set(seeds) & {replicate_seed(7, "pin", r) for r in range(5)}
+
+
+def test_smallest_detectable_rise_matches_scipy_fisher() -> None:
+    from scipy.stats import fisher_exact
+
+    from proveai.snapshot.replicates import smallest_detectable_rise
+
+    for n, m, alpha in ((3, 3, 0.05), (6, 6, 0.05 / 3), (10, 10, 0.05), (30, 20, 0.01)):
+        expected = next(
+            (k / n for k in range(1, n + 1)
+             if fisher_exact([[k, n - k], [0, m]], alternative="greater").pvalue <= alpha),
+            None,
+        )
+        assert smallest_detectable_rise(n, m, alpha) == expected, (n, m, alpha)
+    assert smallest_detectable_rise(3, 3, 0.05) is None  # 3 vs 3 cannot reject at all
