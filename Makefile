@@ -13,7 +13,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[dashboard]'
 
 # Debian's Chromium drives the HTML report's browser test; installed only where we may (root + apt).
 system-deps:
@@ -28,6 +28,7 @@ demo: install
 	$(BIN)/poisson-prove --store $(STORE) sweep prove.toml --yes
 	$(BIN)/poisson-prove --store $(STORE) sweep prove.toml --yes --target poisson_prove.examples.mock_agent:rollout_patched --pair-with latest
 	$(BIN)/poisson-prove --store $(STORE) diff
+	$(BIN)/poisson-prove --store $(STORE) dashboard
 
 lint: install-dev
 	$(BIN)/ruff check src tests benchmarks
