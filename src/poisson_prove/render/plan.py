@@ -117,12 +117,16 @@ def result_lines(result: SweepResult) -> list[str]:
         line = f'done {_count(result.done)} rollouts in run "{result.name}" (complete) in {seconds}'
         if result.paired_with_name:
             line += f', paired with "{result.paired_with_name}"'
+        if result.sequential is not None:
+            line += f", {_settled_phrase(result)}"
     else:
         line = (
             f"stopped {_count(result.done)} of {_count(result.planned)} rollouts kept in run "
             f'"{result.name}" (partial) in {seconds}'
         )
     lines = [line]
+    if result.sequential is not None:
+        lines += settled_lines(result.sequential)
     if result.errored:
         lines.append(
             f"errors {_count(result.errored)} rollouts without an outcome (poisson-prove inspect shows them)"
@@ -196,6 +200,41 @@ def result_dict(document: dict[str, Any], result: SweepResult) -> dict[str, Any]
         "errored": result.errored,
         "ran": result.ran,
     }
+    if result.sequential is not None:
+        out["counts"]["saved"] = result.saved
+        out["sequential"] = dict(result.sequential)
     out["seconds"] = round(result.seconds, 3)
     out["interrupted"] = result.verdict == "interrupted"
     return out
+
+
+def _settled_phrase(result: SweepResult) -> str:
+    sequential = result.sequential or {}
+    settled, cells = int(sequential.get("settled") or 0), len(sequential.get("conditions") or {})
+    return (
+        f"{settled} of {cells} condition{'s' if cells != 1 else ''} stopped when settled, "
+        f"{_count(result.saved)} of {_count(result.planned)} planned rollouts saved"
+    )
+
+
+def settled_lines(sequential: Any) -> list[str]:
+    """One line per condition of a `--stop-when-settled` run: where and why it stopped."""
+    lines = []
+    planned = sequential.get("planned_replicates")
+    for entry in (sequential.get("conditions") or {}).values():
+        reason = entry.get("reason")
+        if reason == "settled":
+            verdicts = ", ".join(
+                f"{name} {o.get('direction')} (p {o.get('p'):.3g})"
+                for name, o in (entry.get("outcomes") or {}).items()
+            )
+            where = (
+                f"stopped after {entry['stopped_at']:,} of {planned:,} replicates, "
+                f"look {entry['look']}: {verdicts}"
+            )
+        elif reason == "planned replicates reached":
+            where = f"ran its {planned:,} planned replicates ({entry.get('look')} looks): not settled earlier"
+        else:
+            where = f"still running after {entry.get('replicates_run', 0):,} replicates"
+        lines.append(f"condition {entry.get('label')}: {where}")
+    return lines
