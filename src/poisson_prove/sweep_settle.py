@@ -174,3 +174,26 @@ class SettleWatcher:
             "saved": self.not_run(),
             "conditions": conditions,
         }
+
+
+def settled_lines(sequential: Any) -> list[str]:
+    """One line per condition of a `--stop-when-settled` run: where and why it stopped."""
+    lines = []
+    planned = sequential.get("planned_replicates")
+    for entry in (sequential.get("conditions") or {}).values():
+        reason = entry.get("reason")
+        if reason == "settled":
+            verdicts = ", ".join(
+                f"{name} {o.get('direction')} (p {o.get('p'):.3g})"
+                for name, o in (entry.get("outcomes") or {}).items()
+            )
+            where = (
+                f"stopped after {entry['stopped_at']} of {planned} replicates, "
+                f"look {entry['look']}: {verdicts}"
+            )
+        elif reason == "planned replicates reached":
+            where = f"ran its {planned} planned replicates ({entry.get('look')} looks): not settled earlier"
+        else:
+            where = f"still running after {entry.get('replicates_run', 0)} replicates"
+        lines.append(f"condition {entry.get('label')}: {where}")
+    return lines

@@ -4,6 +4,7 @@ change runs to the plan; what stopped where is read back from the manifest and e
 
 from __future__ import annotations
 
+import html
 import json
 from pathlib import Path
 
@@ -91,6 +92,15 @@ def test_a_large_rise_stops_early_and_diff_says_worse_sequentially(prove, workdi
         assert row["p_exact"] < 1e-3  # the fixed test on all stored pairs stays beside it
     check = prove("check")
     assert check.returncode == 4, check.stdout + check.stderr
+
+    made = prove("dashboard")
+    assert made.returncode == 0, made.stderr
+    page = html.unescape((workdir / "prove-runs" / "dashboard.html").read_text())
+    saved = f"{counts['saved']:,} of 400 planned rollouts saved"
+    assert f"stopped when settled (--stop-when-settled): {saved}" in page
+    for entry in block["conditions"].values():
+        where = f"stopped after {entry['stopped_at']} of {REPLICATES} replicates"
+        assert f"condition {entry['label']}: {where}" in page
 
     stored = episodes(workdir / "prove-runs", document["run"]["id"])
     assert len(stored) == counts["done"]
