@@ -537,6 +537,7 @@ def run_sweep(
     overrides: Mapping[str, Any] | None = None,
     max_mde: float | None = None,
     progress: Progress | None = None,
+    stop_when_settled: bool = False,
 ) -> SweepResult:
     """Plan and run a sweep in this process; the library form of `poisson-prove sweep --yes`.
 
@@ -560,6 +561,7 @@ def run_sweep(
         backend=backend,
         overrides=dict(overrides or {}),
         max_mde=max_mde,
+        stop_when_settled=stop_when_settled,
     )
     prepared = prepare_sweep(request, import_check="child" if episode_timeout is not None else "process")
     if not prepared.plan.passes:

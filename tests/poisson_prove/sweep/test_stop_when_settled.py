@@ -102,6 +102,9 @@ def test_a_large_rise_stops_early_and_diff_says_worse_sequentially(prove, workdi
         where = f"stopped after {entry['stopped_at']} of {REPLICATES} replicates"
         assert f"condition {entry['label']}: {where}" in page
 
+    listed = prove("runs")
+    assert listed.returncode == 0 and "complete, settled" in listed.stdout
+
     stored = episodes(workdir / "prove-runs", document["run"]["id"])
     assert len(stored) == counts["done"]
     again = prove("sweep", "--resume", document["run"]["name"], "--yes")
