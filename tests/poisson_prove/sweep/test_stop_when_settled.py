@@ -132,6 +132,24 @@ def test_no_change_runs_to_the_plan_and_says_no_change(prove, workdir: Path) -> 
         assert row["verdict"] == "no change"
 
 
+def test_a_partial_settling_run_resumes_with_its_looks_and_rule(prove, workdir: Path) -> None:
+    _before(prove, workdir)
+    first = prove("sweep", *SETTLED, "--max-rollouts", "60", "--json", env={"BAD_RATE": "0.8"})
+    assert first.returncode == 3, first.stderr  # stopped by --max-rollouts: partial
+    started = json.loads(first.stdout)
+    assert started["run"]["status"] == "partial"
+    assert {e["reason"] for e in started["sequential"]["conditions"].values()} == {"still running"}
+    looks_then = [e["looks"] for e in started["sequential"]["conditions"].values()]
+    resumed = prove("sweep", "--resume", "--yes", "--batch-size", "20", env={"BAD_RATE": "0.8"})
+    assert resumed.returncode == 0, resumed.stderr
+    assert "stopped when settled" in resumed.stdout
+    manifest = json.loads((_run_dir(workdir, started["run"]["name"]) / "manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["counts"]["settled_skipped"] > 0
+    for entry, before in zip(manifest["sequential"]["conditions"].values(), looks_then, strict=True):
+        assert entry["reason"] == "settled" and entry["looks"][: len(before)] == before
+    assert len(episodes(workdir / "prove-runs", started["run"]["id"])) == manifest["counts"]["done"]
+
+
 def test_stop_when_settled_needs_pair_with(prove, workdir: Path) -> None:
     write(workdir, "agent.py", TARGET)
     small_spec(workdir, replicates=REPLICATES)
