@@ -365,7 +365,8 @@ def compare(
     if chosen == "mcnemar":
         unpaired = _unpaired_share(results, tables)
         if unpaired and sequential is not None:
-            unpaired += f', including the twins of the replicates run "{sequential["run"]}" skipped once settled'
+            owner = sequential["run"]
+            unpaired += f', including the twins of the replicates run "{owner}" skipped once settled'
         if unpaired:
             warnings.append(unpaired)
     if sides[0].horizon != sides[1].horizon:
