@@ -96,6 +96,7 @@ def test_a_large_rise_stops_early_and_diff_says_worse_sequentially(prove, workdi
     made = prove("dashboard")
     assert made.returncode == 0, made.stderr
     page = html.unescape((workdir / "prove-runs" / "dashboard.html").read_text())
+    assert '<p class="gate" data-gate="worse">check at --max-mde 0.900: worse (exit 4)' in page
     saved = f"{counts['saved']:,} of 400 planned rollouts saved"
     assert f"stopped when settled (--stop-when-settled): {saved}" in page
     for entry in block["conditions"].values():
