@@ -81,6 +81,12 @@ def plan_lines(prepared: PreparedSweep) -> list[str]:
         )
         lines.append(f"axes {axes}")
     lines.append(f"seeds {_seeds_line(prepared)}")
+    if prepared.request.stop_when_settled and prepared.paired_with is not None:
+        lines.append(
+            f'stop when settled: after each batch, a condition stops once every failure outcome '
+            f'against "{prepared.paired_with.name}" is settled (group-sequential McNemar, '
+            f"alpha {prepared.plan.design.alpha:.3g})"
+        )
     capture = prepared.spec.capture
     if capture.instrument:
         lines.append(
@@ -155,6 +161,7 @@ def plan_dict(prepared: PreparedSweep) -> dict[str, Any]:
         },
         "design_mde": {"mde": d.mde, "base_rate": d.base_rate, "direction": d.direction},
         "design": plan.design_dict(),
+        "stop_when_settled": bool(prepared.request.stop_when_settled),
         "target": plan.target,
         "target_id": plan.target_id,
         "outcomes": {
