@@ -98,6 +98,7 @@ class SettleWatcher:
     def look(self, writer: RunWriter | None = None) -> list[str]:
         """One look at every running condition; returns the keys that stopped at it."""
         stopped: list[str] = []
+        looked = False
         failures = list(self.plan.failures)
         for cell in self.plan.cells:
             key = cell.key
@@ -108,6 +109,7 @@ class SettleWatcher:
             if reached == 0 or (looks and reached <= looks[-1]):
                 continue
             looks.append(reached)
+            looked = True
             if reached >= self.replicates:
                 continue  # the plan's end: the fixed-size tail of the rule, nothing left to skip
             before = self.before.get(key, [None] * self.replicates)
@@ -134,6 +136,10 @@ class SettleWatcher:
                     skipped=self.replicates - result.stopped_at,
                     outcomes=entry["outcomes"],
                 )
+        if writer is not None and looked:
+            # The looks are what diff's p-values are computed from: kept in the manifest as they
+            # happen (durably when a condition stopped), so a killed sweep resumes with them.
+            writer.update_manifest(durable=bool(stopped), sequential=self.record())
         return stopped
 
     @property
