@@ -357,7 +357,9 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             target_id=plan.target_id, name=request.name, manifest=_manifest(prepared), hold=True
         )
         skip, errored_before = set(), 0
-    watcher = _watcher(prepared, writer, skip)
+    from poisson_prove.sweep_settle import watcher_for
+
+    watcher = watcher_for(prepared, writer, skip)
     try:
         run_id = writer.manifest["run_id"]
         settings = plan.settings
@@ -483,22 +485,6 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         )
     finally:
         writer.release()
-
-
-def _watcher(prepared: PreparedSweep, writer: RunWriter, skip: set[tuple[str, int]]) -> Any:
-    """The `--stop-when-settled` watcher, or None (a resumed run keeps what it was started with)."""
-    from poisson_prove.sweep_settle import SettleWatcher, outcomes_by_replicate
-
-    previous = writer.manifest.get("sequential") if prepared.resume_run is not None else None
-    wanted = prepared.request.stop_when_settled or bool((previous or {}).get("stop_when_settled"))
-    if not wanted or prepared.paired_with is None:
-        return None
-    stored = None
-    if prepared.resume_run is not None and skip:
-        stored = outcomes_by_replicate(prepared.resume_run, prepared.plan.replicates)
-    watcher = SettleWatcher(prepared.plan, prepared.paired_with, skip, stored=stored, previous=previous)
-    writer.update_manifest(sequential=watcher.record())
-    return watcher
 
 
 def _halt_text(halted: ProcessExit, plan: Plan) -> str:

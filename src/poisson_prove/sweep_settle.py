@@ -21,6 +21,7 @@ from poisson_prove.settle import settle_condition
 if TYPE_CHECKING:
     from poisson_prove.plan import Plan
     from poisson_prove.store import RunInfo, RunWriter
+    from poisson_prove.sweep import PreparedSweep
 
 _CELL_AT = ROW_FIELDS.index("cell")
 _REPLICATE_AT = ROW_FIELDS.index("replicate")
@@ -180,6 +181,22 @@ class SettleWatcher:
             "saved": self.not_run(),
             "conditions": conditions,
         }
+
+
+def watcher_for(
+    prepared: PreparedSweep, writer: RunWriter, skip: set[tuple[str, int]]
+) -> SettleWatcher | None:
+    """The `--stop-when-settled` watcher, or None (a resumed run keeps what it was started with)."""
+    previous = writer.manifest.get("sequential") if prepared.resume_run is not None else None
+    wanted = prepared.request.stop_when_settled or bool((previous or {}).get("stop_when_settled"))
+    if not wanted or prepared.paired_with is None:
+        return None
+    stored = None
+    if prepared.resume_run is not None and skip:
+        stored = outcomes_by_replicate(prepared.resume_run, prepared.plan.replicates)
+    watcher = SettleWatcher(prepared.plan, prepared.paired_with, skip, stored=stored, previous=previous)
+    writer.update_manifest(sequential=watcher.record())
+    return watcher
 
 
 def settled_lines(sequential: Any) -> list[str]:
