@@ -282,9 +282,12 @@ def compare(
     )
     tables = Tables(cells=len(cells), universe=len(universe), before=before_rates, after=after_rates)
     adverse = [name not in successes for name in events]
+    sequential, sequential_p = _sequential(
+        chosen, before_info, after_info, sides, cells, len(universe), horizon
+    )
     results, tests = condition_tests(
         chosen, sides[0], sides[1], tables, event_index, horizon, q,
-        names=list(events), adverse=adverse, paired=chosen == "mcnemar",
+        names=list(events), adverse=adverse, paired=chosen == "mcnemar", sequential_p=sequential_p,
     )
     present_b = tables.before.rows_by_cell > 0
     present_a = tables.after.rows_by_cell > 0
@@ -361,6 +364,9 @@ def compare(
             )
     if chosen == "mcnemar":
         unpaired = _unpaired_share(results, tables)
+        if unpaired and sequential is not None:
+            owner = sequential["run"]
+            unpaired += f', including the twins of the replicates run "{owner}" skipped once settled'
         if unpaired:
             warnings.append(unpaired)
     if sides[0].horizon != sides[1].horizon:
@@ -388,7 +394,35 @@ def compare(
         only_before=only_before,
         only_after=only_after,
         warnings=tuple(warnings),
+        sequential=sequential,
     )
+
+
+def _sequential(
+    method: str, before: RunInfo, after: RunInfo, sides: Sequence[_Side], cells: Sequence[str],
+    universe: int, horizon: float,
+) -> tuple[dict[str, Any] | None, dict[tuple[int, int], float] | None]:
+    """For McNemar on a run swept with --stop-when-settled: what the method line says, and
+    the sequential p per (condition, outcome)."""
+    from poisson_prove.compare_sequential import sequential_p_values, sequential_record
+
+    record = sequential_record(before, after) if method == "mcnemar" else None
+    if record is None:
+        return None, None
+    owner = after if after.manifest.get("sequential") is record else before
+    conditions = record.get("conditions") or {}
+    summary = {
+        "run": owner.name,
+        "rule": record.get("rule"),
+        "alpha": record.get("alpha"),
+        "planned_replicates": record.get("planned_replicates"),
+        "looks": {key: list(entry.get("looks") or []) for key, entry in conditions.items()},
+        "stopped": {
+            key: {name: entry.get(name) for name in ("reason", "stopped_at", "look")}
+            for key, entry in conditions.items()
+        },
+    }
+    return summary, sequential_p_values(record, sides[0], sides[1], cells, universe, horizon)
 
 
 def _num(value: float) -> str:

@@ -146,9 +146,14 @@ class Comparison:
     only_before: tuple[str, ...]  # labels of conditions present in one run only
     only_after: tuple[str, ...]
     warnings: tuple[str, ...]
+    # McNemar against a run swept with --stop-when-settled: its looks, whose sequential
+    # p-values replaced the fixed design's (compare_sequential); None otherwise
+    sequential: dict[str, Any] | None = None
 
     @property
     def method_phrase(self) -> str:
+        if self.sequential is not None:
+            return "group-sequential paired test on shared seeds"
         return METHOD_PHRASES[self.method]
 
     @property

@@ -8,7 +8,7 @@ take and reads back what they give, per (condition, event).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -189,6 +189,7 @@ def condition_tests(
     names: Sequence[str],
     adverse: Sequence[bool],
     paired: bool,
+    sequential_p: Mapping[tuple[int, int], float] | None = None,
 ) -> tuple[dict[int, list[OutcomeResult]], int]:
     """Every (condition, event) test, BH-adjusted together; per condition its rows."""
     from poisson_prove.stats import tests as stats_tests
@@ -211,6 +212,10 @@ def condition_tests(
             bb, cc = b[cs, es].astype(float), c_[cs, es].astype(float)
             p[:], p_exact[:] = stats_tests.mcnemar_many(bb.astype(np.int64), cc.astype(np.int64))
             direction = np.sign(cc - bb)
+            if sequential_p:  # a --stop-when-settled run: the p of the looks it took
+                for i, key in enumerate(zip(cs.tolist(), es.tolist(), strict=True)):
+                    if key in sequential_p:
+                        p[i] = sequential_p[key]
         elif method == "fisher":
             # Episodes censored before the horizon have no known fate by it: not in n here.
             kb, nb = tables.before.k[cs, es].astype(float), tables.before.known[cs].astype(float)

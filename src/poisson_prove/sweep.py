@@ -79,6 +79,7 @@ class SweepRequest:
     overrides: Mapping[str, Any] = field(default_factory=dict)
     max_mde: float | None = None  # None: 0.200, or a resumed run's own
     q: float = DEFAULT_Q
+    stop_when_settled: bool = False  # needs pair_with; a resumed run keeps its own
 
 
 @dataclass(frozen=True)
@@ -123,6 +124,10 @@ class SweepResult:
     first_error: str | None = None
     capture_missing: Mapping[str, str] = field(default_factory=dict)
     process_exit: str | None = None  # the episode that called os._exit, with its code
+    # --stop-when-settled: the manifest's `sequential` block, and the planned rollouts not run
+    # because their condition settled (the rollouts saved)
+    sequential: Mapping[str, Any] | None = None
+    saved: int = 0
 
     @property
     def exit_code(self) -> int:
@@ -160,6 +165,13 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
     ]
     if len(chosen) > 1:
         raise ProveError(f"{' and '.join(chosen)} cannot be given together; choose one", exit_code=EXIT_USAGE)
+    if request.stop_when_settled and request.pair_with is None:
+        raise ProveError(
+            "--stop-when-settled needs --pair-with RUN: it stops a condition once its comparison "
+            "with the paired run is settled",
+            suggestions=["poisson-prove sweep --pair-with latest --stop-when-settled --yes"],
+            exit_code=EXIT_USAGE,
+        )
     if request.batch_size < 1:
         raise ProveError("--batch-size must be at least 1", exit_code=EXIT_USAGE)
     if request.max_rollouts is not None and request.max_rollouts < 1:
@@ -203,6 +215,13 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
         # The batch files, not the status, say what ran: a complete run missing a batch (one
         # moved out because it was damaged) resumes to its planned set again.
         planned = int((manifest.get("counts") or {}).get("planned") or 0)
+        settled = int((manifest.get("counts") or {}).get("settled_skipped") or 0)
+        if resume_run.status == "complete" and settled and len(resume_run.stored_keys()) + settled >= planned:
+            raise ProveError(
+                f'run "{resume_run.name}" is complete: it stopped when settled, {settled:,} planned '
+                "rollouts were not needed; there is nothing to resume",
+                suggestions=["poisson-prove sweep --yes (a new run to the full plan)"],
+            )
         if resume_run.status == "complete" and len(resume_run.stored_keys()) >= planned:
             raise ProveError(
                 f'run "{resume_run.name}" is complete; there is nothing to resume',
@@ -338,6 +357,9 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             target_id=plan.target_id, name=request.name, manifest=_manifest(prepared), hold=True
         )
         skip, errored_before = set(), 0
+    from poisson_prove.sweep_settle import watcher_for
+
+    watcher = watcher_for(prepared, writer, skip)
     try:
         run_id = writer.manifest["run_id"]
         settings = plan.settings
@@ -361,7 +383,15 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
 
         tuples_to_table(run_id, [])
         started = time.perf_counter()
-        sink = BatchSink(writer, request.batch_size, plan.rollouts, len(skip), errored_before)
+        stored_before = len(prepared.resume_run.stored_keys()) if prepared.resume_run is not None else 0
+        sink = BatchSink(writer, request.batch_size, plan.rollouts, stored_before, errored_before)
+        if watcher is not None:
+
+            def look(batch: list[Any], watcher: Any = watcher) -> None:
+                watcher.observe(batch)
+                watcher.look(writer)
+
+            sink.on_write = look
         interrupted = False
         halted: ProcessExit | None = None
         failure: Exception | None = None
@@ -391,15 +421,25 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
                 failure.exit_code = EXIT_REFUSED
             raise failure
         sink.flush()
-        done = len(skip) + ran
+        done = stored_before + ran
         errored = errored_before + errored_new
-        complete = done >= plan.rollouts
+        sequential, saved = None, 0
+        if watcher is not None:
+            saved = watcher.not_run()
+            sequential = watcher.record()
+        # A run that stopped because every remaining condition settled is complete for its
+        # purpose: its skipped replicates are counted as `settled_skipped`, not as missing.
+        complete = done + saved >= plan.rollouts
         status = "complete" if complete else "partial"
         seconds = time.perf_counter() - started
+        counts = {"planned": plan.rollouts, "done": done, "errored": errored}
+        if watcher is not None:
+            counts["settled_skipped"] = saved
         writer.update_manifest(
             status=status,
-            counts={"planned": plan.rollouts, "done": done, "errored": errored},
+            counts=counts,
             finished=utc_now().isoformat(timespec="seconds").replace("+00:00", "Z") if complete else None,
+            **({"sequential": sequential} if sequential is not None else {}),
         )
         if interrupted:
             verdict = "interrupted"
@@ -418,6 +458,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             done=done,
             errored=errored,
             seconds=round(seconds, 3),
+            **({"settled": sequential["settled"], "saved": saved} if sequential is not None else {}),
         )
         if failure is not None:
             raise failure  # what ran is kept; the run stays partial, to resume
@@ -439,6 +480,8 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             first_error=first_error,
             capture_missing=dict(prepared.capture_missing),
             process_exit=None if halted is None else _halt_text(halted, plan),
+            sequential=sequential,
+            saved=saved,
         )
     finally:
         writer.release()
@@ -480,6 +523,7 @@ def run_sweep(
     overrides: Mapping[str, Any] | None = None,
     max_mde: float | None = None,
     progress: Progress | None = None,
+    stop_when_settled: bool = False,
 ) -> SweepResult:
     """Plan and run a sweep in this process; the library form of `poisson-prove sweep --yes`.
 
@@ -503,6 +547,7 @@ def run_sweep(
         backend=backend,
         overrides=dict(overrides or {}),
         max_mde=max_mde,
+        stop_when_settled=stop_when_settled,
     )
     prepared = prepare_sweep(request, import_check="child" if episode_timeout is not None else "process")
     if not prepared.plan.passes:

@@ -126,6 +126,8 @@ class BatchSink:
         self.written = self.errored_written = 0
         self.first_error: str | None = None
         self._counts_refreshed = time.monotonic()
+        #: Called with each batch once it is written (`--stop-when-settled` looks there).
+        self.on_write: Callable[[list[tuple[Any, ...]]], None] | None = None
 
     def account(self) -> None:
         """Count the rows appended since the last call (errors, sys.exit calls)."""
@@ -168,6 +170,8 @@ class BatchSink:
         self._last_write = time.monotonic()
         self.written += len(batch)
         self.errored_written += sum(1 for row in batch if row[OUTCOME_AT] is None)
+        if self.on_write is not None:
+            self.on_write(batch)
 
     def flush(self) -> None:
         if self.pending:

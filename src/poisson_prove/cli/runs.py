@@ -56,6 +56,8 @@ def run_rows(store_root: Any, refusals: list[ProveError] | None = None) -> list[
                 "done": int(counts.get("done", 0)),
                 "planned": int(counts.get("planned", 0)),
                 "errored": int(counts.get("errored", 0)),
+                # --stop-when-settled: planned rollouts not run because their condition settled
+                "settled_skipped": int(counts.get("settled_skipped", 0) or 0),
                 "salt": m.get("salt"),
                 "paired_with": m.get("paired_with"),
                 "paired_with_name": m.get("paired_with_name"),
@@ -70,7 +72,7 @@ def _cells(row: dict[str, Any]) -> list[str]:
     return [
         row["name"],
         row["id"],
-        row["status"],
+        f"{row['status']}, settled" if row.get("settled_skipped") else row["status"],
         f"{row['done']:,}/{row['planned']:,}",
         f"{row['errored']:,}",
         (row["salt"] or "")[:8],

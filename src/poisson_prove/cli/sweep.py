@@ -90,6 +90,13 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "run; written after SPEC.toml when a spec is given, so the spec is not read "
         "as the run (default: none)",
     )
+    p.add_argument(
+        "--stop-when-settled",
+        action="store_true",
+        help="with --pair-with: after each written batch, stop a condition once the sequential "
+        "test has settled every failure outcome against the paired run, and the sweep when all "
+        "have (default: run every planned replicate)",
+    )
     p.add_argument("--name", metavar="TEXT", help="the name the new run goes by (default: computed)")
     p.add_argument(
         "--episode-timeout",
@@ -265,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
         backend=args.backend,
         overrides=overrides,
         max_mde=args.max_mde,
+        stop_when_settled=args.stop_when_settled,
     )
     try:
         # Under --episode-timeout the episodes import the target in their own child process, so

@@ -98,6 +98,9 @@ class RunView:
     failed: tuple[FailedEpisode, ...]
     failed_total: int
     problem: str | None = None  # why the run's episodes could not be read (the page goes on)
+    # a --stop-when-settled run: where and why each condition stopped, one line each
+    settled: tuple[str, ...] = ()
+    saved: int | None = None  # planned rollouts not run because their condition settled
 
 
 def _num(value: Any) -> float | None:
@@ -245,8 +248,20 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
         mde=float(mde) if isinstance(mde, (int, float)) else None, created=info.created,
         t_unit=str(manifest.get("t_unit") or "t"), horizon=_num(horizon),
         outcomes=tuple(universe), failures=tuple(failures), conditions=tuple(conditions),
-        curves=curves, failed=failed, failed_total=int(failed_rows.size),
+        curves=curves, failed=failed, failed_total=int(failed_rows.size), **_settled(manifest),
     )
+
+
+def _settled(manifest: dict[str, Any]) -> dict[str, Any]:
+    """The `settled` and `saved` fields of a --stop-when-settled run's view, else nothing."""
+    from poisson_prove.sweep_settle import settled_lines
+
+    block = manifest.get("sequential")
+    if not isinstance(block, dict) or not block.get("stop_when_settled"):
+        return {}
+    counts = manifest.get("counts") or {}
+    saved = counts.get("settled_skipped") if isinstance(counts, dict) else None
+    return {"settled": tuple(settled_lines(block)), "saved": saved if isinstance(saved, int) else None}
 
 
 def unreadable_view(info: RunInfo, problem: str) -> RunView:

@@ -15,6 +15,7 @@ from typing import Any
 
 from poisson_prove.compare_result import Comparison
 from poisson_prove.errors import ProveError
+from poisson_prove.gate import GateResult
 from poisson_prove.store import RunStore
 
 MAX_LOGGED = 8  # the most recent distinct comparisons from the log
@@ -27,6 +28,19 @@ class ComparisonView:
     after: str
     comparison: Comparison | None
     refusal: str | None
+    gate: GateResult | None = None  # what `check` would say, at the after run's planned --max-mde
+
+
+def _gated(view: ComparisonView, manifests: dict[str, Any]) -> ComparisonView:
+    """The view with `check`'s gate at the after run's planned max MDE (cheap: no recount)."""
+    from dataclasses import replace
+
+    from poisson_prove.gate import gate, planned_max_mde
+
+    if view.comparison is None:
+        return view
+    manifest = manifests.get(view.comparison.after.run_id) or {}
+    return replace(view, gate=gate(view.comparison, planned_max_mde(manifest)))
 
 
 def _logged(log: Path | None, run_ids: set[str]) -> list[dict[str, Any]]:
@@ -64,6 +78,7 @@ def comparison_views(store: str | os.PathLike[str] | None, log: Path | None) -> 
     if len(runs) < 2:
         return []
     names = {r.run_id: r.name for r in runs}
+    manifests = {r.run_id: r.manifest for r in runs}
     views: list[ComparisonView] = []
     done: set[tuple[Any, ...]] = set()
     try:
@@ -86,4 +101,4 @@ def comparison_views(store: str | os.PathLike[str] | None, log: Path | None) -> 
             views.append(ComparisonView(source, names[b], names[a], result, None))
         except (ProveError, ValueError) as err:
             views.append(ComparisonView(source, names[b], names[a], None, str(getattr(err, "message", err))))
-    return views
+    return [_gated(view, manifests) for view in views]

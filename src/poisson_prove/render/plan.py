@@ -10,6 +10,7 @@ from poisson_prove.chaos.config import chaos_summary, describe_fault
 from poisson_prove.conditions import format_value
 from poisson_prove.plan import Plan
 from poisson_prove.sweep import PreparedSweep, SweepResult
+from poisson_prove.sweep_settle import settled_lines
 
 JSON_SCHEMA = "poisson-prove.sweep/1"
 
@@ -80,6 +81,12 @@ def plan_lines(prepared: PreparedSweep) -> list[str]:
         )
         lines.append(f"axes {axes}")
     lines.append(f"seeds {_seeds_line(prepared)}")
+    if prepared.request.stop_when_settled and prepared.paired_with is not None:
+        lines.append(
+            f'stop when settled: after each batch, a condition stops once every failure outcome '
+            f'against "{prepared.paired_with.name}" is settled (group-sequential McNemar, '
+            f"alpha {prepared.plan.design.alpha:.3g})"
+        )
     capture = prepared.spec.capture
     if capture.instrument:
         lines.append(
@@ -117,12 +124,16 @@ def result_lines(result: SweepResult) -> list[str]:
         line = f'done {_count(result.done)} rollouts in run "{result.name}" (complete) in {seconds}'
         if result.paired_with_name:
             line += f', paired with "{result.paired_with_name}"'
+        if result.sequential is not None:
+            line += f", {_settled_phrase(result)}"
     else:
         line = (
             f"stopped {_count(result.done)} of {_count(result.planned)} rollouts kept in run "
             f'"{result.name}" (partial) in {seconds}'
         )
     lines = [line]
+    if result.sequential is not None:
+        lines += settled_lines(result.sequential)
     if result.errored:
         lines.append(
             f"errors {_count(result.errored)} rollouts without an outcome (poisson-prove inspect shows them)"
@@ -150,6 +161,7 @@ def plan_dict(prepared: PreparedSweep) -> dict[str, Any]:
         },
         "design_mde": {"mde": d.mde, "base_rate": d.base_rate, "direction": d.direction},
         "design": plan.design_dict(),
+        "stop_when_settled": bool(prepared.request.stop_when_settled),
         "target": plan.target,
         "target_id": plan.target_id,
         "outcomes": {
@@ -196,6 +208,19 @@ def result_dict(document: dict[str, Any], result: SweepResult) -> dict[str, Any]
         "errored": result.errored,
         "ran": result.ran,
     }
+    if result.sequential is not None:
+        out["counts"]["saved"] = result.saved
+        out["sequential"] = dict(result.sequential)
     out["seconds"] = round(result.seconds, 3)
     out["interrupted"] = result.verdict == "interrupted"
     return out
+
+
+def _settled_phrase(result: SweepResult) -> str:
+    sequential = result.sequential or {}
+    settled, cells = int(sequential.get("settled") or 0), len(sequential.get("conditions") or {})
+    return (
+        f"{settled} of {cells} condition{'s' if cells != 1 else ''} stopped when settled, "
+        f"{_count(result.saved)} of {_count(result.planned)} planned rollouts saved"
+    )
+

@@ -86,6 +86,10 @@ def method_line(comparison: Comparison) -> str:
         reason = "the default for runs paired at sweep time"
     else:
         reason = "the default for runs not paired at sweep time"
+    if comparison.sequential is not None:
+        looks = max((len(v) for v in comparison.sequential["looks"].values()), default=0)  # most of any
+        run = comparison.sequential["run"]
+        name += f', sequential p-values from the {looks} looks run "{run}" recorded with --stop-when-settled'
     return f"method {comparison.method_phrase} ({name}), {reason}"
 
 
