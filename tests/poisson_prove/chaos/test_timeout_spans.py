@@ -109,3 +109,31 @@ def test_a_timed_out_episode_keeps_its_spans_everywhere(prove: Any, workdir: Pat
     html = (workdir / "prove-runs" / "dashboard.html").read_text(encoding="utf-8")
     for needle in ("chaos tool_down", "stream tokens", "wait for model", stopped, "tool answered"):
         assert needle in html
+
+
+CRASHING = """
+import os
+from poisson_prove import Episode, record, step
+
+def rollout(cfg, seed):
+    record("loaded", n=1)
+    if cfg["x"] == "a":
+        with step("native call"):
+            os._exit(7)  # as a crash in C would: the process is gone, no answer
+    return Episode("ok", 1, 1, {})
+"""
+
+
+def test_a_child_that_dies_keeps_its_spans_on_the_process_exit_row(prove: Any, workdir: Path) -> None:
+    write(workdir, "agent.py", CRASHING)
+    write(workdir, "prove.toml", SPEC.split("[capture]")[0])
+    result = prove("sweep", "--yes", "--max-mde", "1", "--episode-timeout", "30")
+    assert result.returncode == 0, result.stderr
+    rows = [r for r in stored_rows(workdir / "prove-runs") if r["error_kind"]]
+    assert len(rows) == 5
+    for row in rows:
+        assert row["error_kind"] == "process_exit" and "exit code 7" in row["error_message"]
+        loaded, native = json.loads(row["spans"])
+        assert (loaded["name"], loaded["attributes"], loaded["status"]) == ("loaded", {"n": 1}, "ok")
+        assert native["name"] == "native call" and native["status"] == "error"
+        assert native["error"] == "process_exit: the episode's process ended while this step ran"
