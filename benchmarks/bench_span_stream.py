@@ -48,7 +48,7 @@ def main() -> int:
     done = threading.Event()
 
     def drain() -> None:
-        stream = SpansSoFar()
+        stream = SpansSoFar(0)
         while not done.is_set() or reader_end.poll(0):
             if reader_end.poll(0.05):
                 message: Any = reader_end.recv()
@@ -64,7 +64,7 @@ def main() -> int:
         with lock:
             writer_end.send(message)
 
-    traces._STREAMING[0] = lambda: StreamedSpans(send)
+    traces._STREAMING[0] = lambda: StreamedSpans(send, 0)
     try:
         streamed = {kind: per_span_ns(kind, args.spans, 5) for kind in ("record", "step")}
     finally:

@@ -21,17 +21,19 @@ from typing import Any
 
 from poisson_prove.traces import bounded
 
-SPAN = "span"  # the tag of a streamed span message: (SPAN, index, span)
+SPAN = "span"  # a streamed span message: (SPAN, episode, index, span)
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
 
 
 class StreamedSpans(list):  # type: ignore[type-arg]
-    """A span list that sends each span appended (and each step again as it ends) to `send`."""
+    """A span list that sends each span appended (and each step again as it ends) to `send`,
+    tagged with `episode` (a thread a finished episode left running may still record)."""
 
-    def __init__(self, send: Callable[[Any], None]) -> None:
+    def __init__(self, send: Callable[[Any], None], episode: Any) -> None:
         super().__init__()
         self._send = send
+        self._episode = episode
 
     def append(self, span: Any) -> None:
         super().append(span)
@@ -40,7 +42,7 @@ class StreamedSpans(list):  # type: ignore[type-arg]
     def resend(self, index: int) -> None:
         """Send the span at `index` as it is now (a step that has just ended)."""
         try:
-            self._send((SPAN, index, self[index]))
+            self._send((SPAN, self._episode, index, self[index]))
         except Exception:  # a span that cannot be sent (pipe gone, unpicklable) never fails a step
             pass
 
@@ -48,14 +50,16 @@ class StreamedSpans(list):  # type: ignore[type-arg]
 class SpansSoFar:
     """The parent's copy of one running episode's spans, by the child's index."""
 
-    def __init__(self) -> None:
+    def __init__(self, episode: Any) -> None:
+        self._episode = episode
         self._spans: dict[int, dict[str, Any]] = {}
 
     def take(self, message: Any) -> bool:
-        """Keep `message` if it is a streamed span; False for anything else (the answer)."""
-        if type(message) is tuple and len(message) == 3 and message[0] == SPAN:
-            index, span = message[1], message[2]
-            if isinstance(index, int) and isinstance(span, dict):
+        """Keep `message` if it is a span of this episode; True for any streamed span, False
+        for anything else (the answer)."""
+        if type(message) is tuple and len(message) == 4 and message[0] == SPAN:
+            _, episode, index, span = message
+            if episode == self._episode and isinstance(index, int) and isinstance(span, dict):
                 self._spans[index] = span
             return True
         return False

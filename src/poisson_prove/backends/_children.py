@@ -12,6 +12,7 @@ a rollout prints reaches stderr like everything else the target writes.
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
 import pickle
@@ -39,18 +40,20 @@ _READY = "ready"
 _LOST = (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError, AttributeError)
 
 
-def _stream_spans(conn: Connection) -> Any:
-    """Make every episode in this child stream its spans on `conn`; return the locked sender
-    (spans may be recorded on threads the rollout starts, and messages must not interleave)."""
-    from poisson_prove import traces
+def episode_tag(task: Task) -> tuple[str, int, int]:
+    """What tells one episode's streamed spans from another's on a child's pipe."""
+    return (task.cell, task.replicate, task.seed)
 
+
+def _locked_sender(conn: Connection) -> Any:
+    """Send on `conn` from any thread (spans may be recorded on threads the rollout starts,
+    and messages must not interleave)."""
     lock = threading.Lock()
 
     def send(message: Any) -> None:
         with lock:
             conn.send(message)
 
-    traces._STREAMING[0] = lambda: StreamedSpans(send)
     return send
 
 
@@ -63,7 +66,9 @@ def child_main(conn: Connection, job: Job) -> None:
         conn.send(("error", getattr(exc, "message", f"{type(exc).__name__}: {exc}")))
         return
     conn.send((_READY, None))
-    send = _stream_spans(conn)
+    from poisson_prove import traces
+
+    send = _locked_sender(conn)
     while True:
         try:
             task = conn.recv()
@@ -71,6 +76,8 @@ def child_main(conn: Connection, job: Job) -> None:
             return
         if task is None:
             return
+        # this episode's span lists stream, tagged with it
+        traces._STREAMING[0] = functools.partial(StreamedSpans, send, episode_tag(task))
         if is_async(rollout):
             import asyncio
 
@@ -162,7 +169,7 @@ class _Child:
         sys.stderr.flush()
         started = time.time()
         deadline = None if limit is None else time.monotonic() + limit
-        stream = SpansSoFar()
+        stream = SpansSoFar(episode_tag(task))
         try:
             conn.send(task)
             while True:  # spans stream in until the answer; read on so the child never blocks

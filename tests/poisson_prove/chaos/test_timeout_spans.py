@@ -7,11 +7,13 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.poisson_prove.chaos.conftest import stored_rows
 from tests.poisson_prove.sweep.helpers import write
 
 AGENT = """
-import os, time
+import asyncio, os, time
 import httpx
 from poisson_prove import Episode, record, step
 
@@ -27,6 +29,19 @@ def rollout(cfg, seed):
     with step("wait for model"):
         with step("stream tokens", model="m1"):
             time.sleep(120)
+    return Episode("ok", 1, 1, {})
+
+async def rollout_async(cfg, seed):
+    record("planned", task="task-" + "x" * 200)
+    with step("call tool", tool="search"):
+        async with httpx.AsyncClient() as client:
+            r = await client.get(f"{URL}/tool/0", timeout=5)
+    record("tool answered", status=r.status_code)
+    if cfg["x"] == "b":
+        return Episode("hit", 1, 1, {})
+    with step("wait for model"):
+        with step("stream tokens", model="m1"):
+            await asyncio.sleep(120)
     return Episode("ok", 1, 1, {})
 """
 SPEC = """
@@ -72,9 +87,12 @@ def _check_spans(spans: list[dict[str, Any]], stopped: str) -> None:
         assert open_step["end"] - open_step["start"] >= 1.0
 
 
-def test_a_timed_out_episode_keeps_its_spans_everywhere(prove: Any, workdir: Path, tool_server: Any) -> None:
+@pytest.mark.parametrize("target", ["rollout", "rollout_async"])
+def test_a_timed_out_episode_keeps_its_spans_everywhere(
+    prove: Any, workdir: Path, tool_server: Any, target: str
+) -> None:
     write(workdir, "agent.py", AGENT)
-    write(workdir, "prove.toml", SPEC)
+    write(workdir, "prove.toml", SPEC.replace("agent:rollout", f"agent:{target}"))
     env = {"TOOL_URL": tool_server.url}
     sweep = ("sweep", "--yes", "--max-mde", "1", "--episode-timeout", "1.5", "--concurrency", "2")
     result = prove(*sweep, env=env)
