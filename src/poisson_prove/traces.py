@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, Mapping, MutableMapping
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from typing import Any
@@ -32,10 +32,15 @@ _LIMIT: list[int | None] = [None]
 _SPANS: ContextVar[list[dict[str, Any]] | None] = ContextVar("poisson_prove_spans", default=None)
 _PARENT: ContextVar[int | None] = ContextVar("poisson_prove_parent", default=None)
 
+# In the child process of --episode-timeout, makes each episode's span list one that streams
+# its spans to the sweep (span_stream.StreamedSpans); None everywhere else: a plain list.
+_STREAMING: list[Callable[[], list[dict[str, Any]]] | None] = [None]
+
 
 def begin_episode() -> tuple[list[dict[str, Any]], Token[Any]]:
     """Start collecting one episode's spans; pass the token to `end_episode`."""
-    spans: list[dict[str, Any]] = []
+    make = _STREAMING[0]
+    spans: list[dict[str, Any]] = [] if make is None else make()
     return spans, _SPANS.set(spans)
 
 
@@ -119,8 +124,12 @@ def step(name: str, /, **attributes: Any) -> Iterator[dict[str, Any]]:
         "source": "step",
         "parent": _PARENT.get(),
     }
+    streamed = spans.__class__ is not list
+    if streamed:  # sent as it opens: with its attributes so far, in case the episode never ends
+        entry["attributes"] = _clean(dict(attrs))
     spans.append(entry)
-    token = _PARENT.set(len(spans) - 1)
+    index = len(spans) - 1
+    token = _PARENT.set(index)
     try:
         yield attrs
     except BaseException as exc:
@@ -131,6 +140,8 @@ def step(name: str, /, **attributes: Any) -> Iterator[dict[str, Any]]:
         _PARENT.reset(token)
         entry["end"] = time.time()
         entry["attributes"] = _clean(attrs)
+        if streamed:
+            spans.resend(index)  # type: ignore[attr-defined]
 
 
 # [capture] lives in poisson_prove.capture; these names stay importable from here.

@@ -4,17 +4,22 @@ Each child is started with the `spawn` method (never fork: the sweep has threads
 leader of its own session so that a kill reaches whatever the rollout started, loads the
 rollout once and then runs one episode per request. An episode past the job's timeout gets
 its whole process group SIGKILLed and is stored with no outcome (`episode_timeout`); the next
-episode gets a fresh child. Children inherit the sweep's file descriptors, so under --json what
+episode gets a fresh child. While an episode runs its child streams each span to the parent
+as it is recorded (span_stream), so a killed episode's row keeps the spans that came before the
+kill. Children inherit the sweep's file descriptors, so under --json what
 a rollout prints reaches stderr like everything else the target writes.
 """
 
 from __future__ import annotations
 
+import functools
 import multiprocessing
 import os
+import pickle
 import queue
 import signal
 import sys
+import threading
 import time
 from multiprocessing.connection import Connection
 from typing import Any
@@ -28,8 +33,28 @@ from poisson_prove.backends._attempt import (
 )
 from poisson_prove.backends.base import Job, Task
 from poisson_prove.errors import ProveError
+from poisson_prove.span_stream import SpansSoFar, StreamedSpans
 
 _READY = "ready"
+# What a broken or half-written message from a dying child raises on the parent's side.
+_LOST = (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError, AttributeError)
+
+
+def episode_tag(task: Task) -> tuple[str, int, int]:
+    """What tells one episode's streamed spans from another's on a child's pipe."""
+    return (task.cell, task.replicate, task.seed)
+
+
+def _locked_sender(conn: Connection) -> Any:
+    """Send on `conn` from any thread (spans may be recorded on threads the rollout starts,
+    and messages must not interleave)."""
+    lock = threading.Lock()
+
+    def send(message: Any) -> None:
+        with lock:
+            conn.send(message)
+
+    return send
 
 
 def child_main(conn: Connection, job: Job) -> None:
@@ -41,6 +66,9 @@ def child_main(conn: Connection, job: Job) -> None:
         conn.send(("error", getattr(exc, "message", f"{type(exc).__name__}: {exc}")))
         return
     conn.send((_READY, None))
+    from poisson_prove import traces
+
+    send = _locked_sender(conn)
     while True:
         try:
             task = conn.recv()
@@ -48,6 +76,8 @@ def child_main(conn: Connection, job: Job) -> None:
             return
         if task is None:
             return
+        # this episode's span lists stream, tagged with it
+        traces._STREAMING[0] = functools.partial(StreamedSpans, send, episode_tag(task))
         if is_async(rollout):
             import asyncio
 
@@ -56,7 +86,7 @@ def child_main(conn: Connection, job: Job) -> None:
             attempt = attempt_with(rollout, job, task)
         sys.stdout.flush()
         sys.stderr.flush()
-        conn.send(attempt)
+        send(attempt)
 
 
 class _Child:
@@ -86,6 +116,23 @@ class _Child:
             self.kill()
             raise ProveError(str(payload))
         return parent_end
+
+    def _drain_after_kill(self, stream: SpansSoFar) -> None:
+        """SIGKILL the child's group, then keep the spans it sent before it died."""
+        process, conn = self._process, self._conn
+        if process is None or conn is None:
+            return
+        try:
+            os.killpg(process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        process.kill()
+        process.join(timeout=5.0)
+        try:
+            while conn.poll(0):  # finite: the writer is dead, what it wrote is in the pipe
+                stream.take(conn.recv())
+        except _LOST:  # a message cut by the kill ends what can be read
+            pass
 
     def kill(self) -> None:
         process, self._process = self._process, None
@@ -121,16 +168,36 @@ class _Child:
         sys.stdout.flush()
         sys.stderr.flush()
         started = time.time()
+        deadline = None if limit is None else time.monotonic() + limit
+        stream = SpansSoFar(episode_tag(task))
         try:
             conn.send(task)
-            if conn.poll(limit):
-                return conn.recv()
-        except (EOFError, OSError):
+            while True:  # spans stream in until the answer; read on so the child never blocks
+                left = None if deadline is None else max(0.0, deadline - time.monotonic())
+                if not conn.poll(left):
+                    break
+                message = conn.recv()
+                if not stream.take(message):
+                    return message  # type: ignore[no-any-return]
+        except _LOST:
             code = self._process.exitcode if self._process is not None else None
+            if code is None and self._process is not None:
+                self._process.join(timeout=1.0)
+                code = self._process.exitcode
             self.kill()
-            return Attempt(lost_row(self._job, task, started, code))
+            row = lost_row(self._job, task, started, code)
+            why = "process_exit: the episode's process ended while this step ran"
+            return Attempt(self._with_spans(row, stream, why))
+        self._drain_after_kill(stream)
         self.kill()
-        return Attempt(timeout_row(self._job, task, float(limit or 0.0), started))
+        row = timeout_row(self._job, task, float(limit or 0.0), started)
+        why = f"episode_timeout: still running when the episode was stopped after {limit or 0.0:g} s"
+        return Attempt(self._with_spans(row, stream, why))
+
+    def _with_spans(self, row: dict[str, Any], stream: SpansSoFar, why: str) -> dict[str, Any]:
+        limit = (self._job.capture or {}).get("max_observation_bytes")
+        row["spans"] = stream.json_text(time.time(), why, limit)
+        return row
 
 
 class ChildSlots:
