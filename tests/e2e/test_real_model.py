@@ -103,3 +103,32 @@ def test_sweep_and_diff_against_a_real_model(prove, workdir: Path) -> None:
     document = json.loads(diff.stdout)
     assert document["paired"] is True or document.get("method", "").startswith("mcnemar"), document
     print(prove("diff", env=env).stdout)
+
+
+class _RealServer:
+    """The real model server, in the shape the snapshot kit expects of its fake one."""
+
+    openai_url = REAL_MODEL_URL
+
+
+@pytest.mark.skipif(not REAL_MODEL_URL, reason="opt-in: make test-real-model serves the model")
+def test_snapshot_gate_against_a_real_model(project: Path, home: Path) -> None:
+    """SmolLM2 as the pipeline's model and as its judge: the gate may call the judge unfit or
+    decide, but it never passes a rude prompt silently and never blames unchanged code."""
+    from tests.proveai.snapshot.kit import edit, pinned_project, verdicts_of
+
+    cli, env = pinned_project(project, _RealServer(), home)
+    unchanged = cli("snapshot", "verify", env=env, timeout=900)
+    assert unchanged.returncode == 0, (unchanged.stdout, unchanged.stderr)
+    assert "regressed" not in unchanged.stdout
+
+    edit(project / "pipeline.py", "Draft a short, polite reply", "You are rude. Do not help.")
+    changed = cli("snapshot", "verify", env=env, timeout=900)
+    print(changed.stdout, changed.stderr)
+    assert "Traceback" not in changed.stderr
+    draft = verdicts_of(project, changed.stdout)["draft"]
+    if changed.returncode == 0:
+        # a pass is allowed only when it says what it did not check
+        assert draft["status"] == "inconclusive" and "NOT checked" in changed.stdout, draft
+    else:
+        assert changed.returncode == 1 and draft["status"] == "regressed", draft
