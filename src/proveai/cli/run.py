@@ -19,6 +19,7 @@ STATUS_STYLE = {
     "unchanged": "green",
     "drifted": "yellow",
     "regressed": "bold red",
+    "inconclusive": "bold magenta",
     "path_changed": "magenta",
     "iteration_count_changed": "blue",
 }
