@@ -231,7 +231,13 @@ def print_summary(result: Any, *, no_color: bool = False) -> None:
             "their model through proveai's providers record one)\n"
         )
         sys.stderr.write("next: add --override AGENT=PATH, or re-run the pipeline: proveai snapshot verify\n")
-    if unjudged:  # loud: a drifted verdict the judge never saw is not evidence of equivalence
+    for agent, count in result.metrics["reinvoked"].items():
+        sys.stderr.write(
+            f"note: {agent}: re-executed {count} time(s) by calling its captured function with new inputs\n"
+        )
+    for agent, why in result.metrics["not_reexecuted"].items():  # per agent: why its output is stale
+        sys.stderr.write(f"warning: {agent}: inputs changed upstream but it was {why}\n")
+    if unjudged:  # loud: a changed edge the judge never saw is not evidence of equivalence
         reasons = "; ".join(result.metrics["unjudged_reasons"][:3])
         sys.stderr.write(f"warning: {unjudged} changed edge(s) were not judged ({reasons})\n")
         sys.stderr.write(f"next: {_judge_hint(result.metrics['unjudged_reasons'])}\n")

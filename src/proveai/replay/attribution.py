@@ -168,6 +168,14 @@ def grade_outputs(
     return verdict(INCONCLUSIVE, 3, rationale, 0.0, unified, inconclusive=True)
 
 
+def _held_reason(entry: Any) -> str:
+    """Why a span whose inputs changed upstream kept its recorded output."""
+    note = str(getattr(entry, "note", "") or "")
+    if note.startswith("not re-executed"):
+        return f"inputs changed upstream; {note}"
+    return "inputs changed upstream; no captured request to re-send, recorded output kept"
+
+
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -253,7 +261,7 @@ def attribute_edges(
                 "",
                 DRIFTED,
                 0,
-                "inputs changed upstream; no captured request to re-send, recorded output kept",
+                _held_reason(entry),
                 0.0,
                 span.output,
                 new_output,

@@ -289,6 +289,8 @@ def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses:
     tokens: Counter[str] = Counter()
     unjudged = 0
     reasons: set[str] = set()
+    reinvoked: Counter[str] = Counter()
+    not_rerun: dict[str, str] = {}  # agent -> why its changed inputs could not be re-executed
     for _, replayed in pairs:
         for verdict in replayed.edge_verdicts:
             if verdict.inconclusive:
@@ -297,6 +299,10 @@ def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses:
             by_status[verdict.status] += 1
             by_edge[verdict.edge][verdict.status] += 1
         for span in replayed.replayed_spans:
+            if span.reinvoked:
+                reinvoked[span.agent] += 1
+            elif span.held == "no_request" and span.inputs_changed:
+                not_rerun.setdefault(span.agent, str(span.note or ""))
             if span.live:
                 live += 1
                 cached += int(span.cached)
@@ -318,4 +324,6 @@ def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses:
         "tokens": dict(tokens),
         "unjudged": unjudged,
         "unjudged_reasons": sorted(reasons),
+        "reinvoked": dict(reinvoked),
+        "not_reexecuted": not_rerun,
     }
