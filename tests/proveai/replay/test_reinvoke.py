@@ -153,3 +153,35 @@ def test_an_agent_that_cannot_be_re_executed_says_why(
     assert CODE_CHANGED in (run_dir / "report.html").read_text(encoding="utf-8")
     metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["reinvoked"] == {} and "code of agents:draft changed" in metrics["not_reexecuted"]["draft"]
+
+
+def _verify_rows(workdir: Path, stdout: str) -> dict[str, dict]:
+    run_id = next(w for w in stdout.split() if w.startswith("verify-"))
+    data = json.loads((workdir / "proveai" / "runs" / run_id / "verdicts.json").read_text(encoding="utf-8"))
+    return {v["agent"]: v for v in data["verdicts"]}
+
+
+def test_snapshot_verify_override_re_executes_the_httpx_agent(
+    proveai_cli: CLI, workdir: Path, home: Path, model_server: ModelServer
+) -> None:
+    env = _project(workdir, model_server, home)
+    pinned = proveai_cli("snapshot", "init", env=env)
+    assert pinned.returncode == 0, pinned.stderr
+    (snapshot_file,) = (workdir / "proveai" / "snapshots").glob("*.json")
+    snapshot = json.loads(snapshot_file.read_text(encoding="utf-8"))
+    assert snapshot["agents"]["draft"]["function"] == "agents:draft"
+    before = len(model_server.chat_requests())
+    result = proveai_cli("snapshot", "verify", "--override", "classify=classify_v2.md", env=env)
+    assert "Traceback" not in result.stderr, result.stderr
+    rows = _verify_rows(workdir, result.stdout)
+    assert rows["classify"]["change"] == "direct edit"
+    assert rows["draft"]["change"] == "downstream" and rows["draft"]["status"] != "unchanged", rows["draft"]
+    fresh = model_server.chat_requests()[before:]
+    assert any("Write a polite reply about:" in str(r.messages) for r in fresh)  # draft's httpx call ran
+    # the same what-if with draft's code edited: not re-executed, and the verdict says why
+    source = (workdir / "agents.py").read_text(encoding="utf-8")
+    (workdir / "agents.py").write_text(source.replace("timeout=10", "timeout=20"), encoding="utf-8")
+    edited = proveai_cli("snapshot", "verify", "--override", "classify=classify_v2.md", env=env)
+    assert "Traceback" not in edited.stderr, edited.stderr
+    draft = _verify_rows(workdir, edited.stdout)["draft"]
+    assert draft["status"] == "inconclusive" and CODE_CHANGED in draft["rationale"], draft
