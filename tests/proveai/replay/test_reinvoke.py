@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 
 from tests.conftest import CLI, isolated_env
 from tests.proveai.model_server import ModelServer
@@ -18,6 +19,7 @@ AGENTS = '''"""Two agents: classify calls its model through proveai; draft with 
 import os
 
 import httpx
+import pytest
 
 from proveai import monitor
 from proveai.providers import dispatch
@@ -185,3 +187,87 @@ def test_snapshot_verify_override_re_executes_the_httpx_agent(
     assert "Traceback" not in edited.stderr, edited.stderr
     draft = _verify_rows(workdir, edited.stdout)["draft"]
     assert draft["status"] == "inconclusive" and CODE_CHANGED in draft["rationale"], draft
+
+
+CASES = '''from dataclasses import dataclass
+
+from proveai import monitor
+
+
+@dataclass
+class Order:
+    id: str
+    qty: int
+
+
+class Opaque:
+    pass
+
+
+@monitor("total")
+def total(order: Order, factor: int = 2) -> int:
+    return order.qty * factor
+
+
+@monitor("opaque")
+def opaque(thing) -> str:
+    return "seen"
+
+
+@monitor("stream")
+def stream(n: int):
+    yield from range(n)
+
+
+def factory():
+    @monitor("inner")
+    def inner(x: str) -> str:
+        return x
+    return inner
+'''
+
+
+def test_each_reason_a_function_cannot_be_re_invoked(tmp_path: Path, monkeypatch) -> None:
+    """In-process: real captured spans of a real module, re-invoked or refused with a reason."""
+    from proveai import trace
+    from proveai.capture._jsonsafe import VALUE_BOUND
+    from proveai.replay.reinvoke import NotReinvokable, reinvoke
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
+    (tmp_path / "cases_mod.py").write_text(CASES, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    import cases_mod
+
+    with trace("cases") as t:
+        cases_mod.total(cases_mod.Order("A-1", 3))
+        cases_mod.opaque(cases_mod.Opaque())
+        list(cases_mod.stream(2))
+        cases_mod.factory()("x")
+        cases_mod.opaque("y" * (VALUE_BOUND + 10))
+    spans = {s.name: s for s in reversed(t.spans)}  # the first span of each agent
+    assert spans["total"].function == "cases_mod:total"
+    # a dataclass argument is rebuilt from its captured dict; defaults are passed as captured
+    assert reinvoke(spans["total"], {"order": {"id": "A-1", "qty": 5}, "factor": 2}).output == 10
+
+    def reason(name: str, inputs: dict, span=None) -> str:
+        with pytest.raises(NotReinvokable) as caught:
+            reinvoke(span or spans[name], inputs)
+        return str(caught.value)
+
+    assert "was captured as <cases_mod.Opaque object at 0x" in reason("opaque", spans["opaque"].inputs)
+    assert "is a generator" in reason("stream", {"n": 3})
+    assert "defined inside another function" in reason("inner", {"x": "z"})
+    truncated = t.spans[-1]
+    assert "'thing' was truncated when it was captured" in reason("opaque", truncated.inputs, truncated)
+    assert "argument 'order' was not captured" in reason("total", {})
+    from dataclasses import replace
+
+    main = replace(spans["total"], function="__main__:total")
+    assert "(__main__), which cannot be imported" in reason("total", {}, main)
+    elsewhere = replace(spans["total"], function="json:dumps")
+    assert "module 'json' is not importable from the project root" in reason("total", {}, elsewhere)
+    edited = replace(spans["total"], code_hash="sha256:" + "0" * 64)
+    assert "the code of cases_mod:total changed" in reason("total", {"order": {"id": "a", "qty": 1}}, edited)
+    raising = {"order": {"id": "A-1", "qty": "many"}, "factor": None}
+    assert "re-invoking cases_mod:total raised TypeError" in reason("total", raising)
