@@ -63,6 +63,12 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         help="with --counterfactual/--hold-at: held agents whose inputs changed re-execute",
     )
     p.add_argument(
+        "--no-reinvoke",
+        action="store_true",
+        help="never call a captured agent function: agents without a captured model request keep "
+        "their recorded output even when their inputs changed",
+    )
+    p.add_argument(
         "--report",
         metavar="PATH",
         type=Path,
@@ -125,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         counterfactual=split_list(args.counterfactual),
         hold_at=split_list(args.hold_at),
         propagate=args.propagate,
+        reinvoke=not args.no_reinvoke,
         report=args.report,
         embedder=args.embedder,
         judge_model=args.judge_model,

@@ -36,6 +36,7 @@ class RunRequest:
     counterfactual: tuple[str, ...] = ()
     hold_at: tuple[str, ...] = ()
     propagate: bool = False
+    reinvoke: bool = True  # False: never call a captured function (--no-reinvoke)
     report: Path | None = None
     embedder: str = "none"
     judge_model: str | None = None
@@ -191,6 +192,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
                 hold_at=request.hold_at or None,
                 propagate=request.propagate,
                 cache=cache,
+                reinvoke=request.reinvoke,
             )
         except ValueError as exc:  # no provider for a captured model
             raise ProveAIError(
@@ -240,6 +242,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
         "counterfactual": list(request.counterfactual),
         "hold_at": list(request.hold_at),
         "propagate": request.propagate,
+        "reinvoke": request.reinvoke,
         "embedder": request.embedder if embedder is None else f"{request.embedder}:{embedder.model}",
         "judge_model": judge_model,
         "cache": {"enabled": cache.enabled, "root": str(cache.root)},

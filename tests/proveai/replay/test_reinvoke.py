@@ -129,6 +129,15 @@ def test_an_httpx_agent_is_re_executed_with_its_new_input(
         assert verdict["change"] == "downstream" and verdict["status"] != "unchanged"
     metrics = json.loads((run_dir / "metrics.json").read_text(encoding="utf-8"))
     assert metrics["reinvoked"] == {"draft": 2} and metrics["not_reexecuted"] == {}
+    # --no-reinvoke: no agent code runs; the run says so per agent
+    before = len(model_server.chat_requests())
+    off = proveai_cli("run", "--override", "classify=classify_v2.md", "--no-reinvoke", env=env)
+    assert off.returncode in (0, 1), off.stderr
+    assert "warning: draft: inputs changed upstream but it was not re-executed (re-invoking" in off.stderr
+    assert not any("Write a polite" in str(r.messages) for r in model_server.chat_requests()[before:])
+    runs = (workdir / "proveai" / "runs").iterdir()
+    manifests = [json.loads((d / "manifest.json").read_text(encoding="utf-8")) for d in runs]
+    assert sorted(m["reinvoke"] for m in manifests) == [False, True]
 
 
 def test_an_agent_that_cannot_be_re_executed_says_why(
