@@ -6,6 +6,7 @@ upstream change reached its inputs, replay imports the function the span recorde
 (`module:qualname`) and calls it with the substituted inputs. It does so only when it is the
 same code that was captured, and says why not otherwise:
 
+- it must be the @monitor-decorated agent of the span's name;
 - the module must be importable from the project (not `__main__`, not a function defined
   inside another one), and its file must be the span's recorded source file, under the
   project root: a trace that names some other module never gets it imported;
@@ -107,9 +108,12 @@ def resolve_function(span: Any, root: Path | None = None) -> Callable[..., Any]:
             target = getattr(target, part)
     except Exception as exc:  # an import error is the user's code failing, reported per agent
         raise NotReinvokable(f"importing {function} failed: {type(exc).__name__}: {exc}") from exc
+    # only a @monitor agent of the span's own name is ever called: a trace cannot point replay
+    # at some other function of the project
+    meta = getattr(target, "__proveai_agent__", None)
+    if meta is None or getattr(meta, "name", None) != span.name:
+        raise NotReinvokable(f"{function} is not the @monitor agent {span.name!r}")
     inner = inspect.unwrap(target)
-    if not callable(inner):
-        raise NotReinvokable(f"{function} is not a function")
     if not span.code_hash:
         raise NotReinvokable(f"the span recorded no code hash, so {function} cannot be checked unchanged")
     if _code_hash(inner) != span.code_hash:

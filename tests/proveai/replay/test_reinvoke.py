@@ -276,6 +276,10 @@ def test_each_reason_a_function_cannot_be_re_invoked(tmp_path: Path, monkeypatch
     assert "(__main__), which cannot be imported" in reason("total", {}, main)
     elsewhere = replace(spans["total"], function="json:dumps")
     assert "module 'json' is not importable from the project root" in reason("total", {}, elsewhere)
+    other = replace(spans["total"], function="cases_mod:factory")
+    assert "cases_mod:factory is not the @monitor agent 'total'" in reason("total", {}, other)
+    renamed = replace(spans["total"], name="opaque")
+    assert "is not the @monitor agent 'opaque'" in reason("total", {}, renamed)
     edited = replace(spans["total"], code_hash="sha256:" + "0" * 64)
     assert "the code of cases_mod:total changed" in reason("total", {"order": {"id": "a", "qty": 1}}, edited)
     raising = {"order": {"id": "A-1", "qty": "many"}, "factor": None}
