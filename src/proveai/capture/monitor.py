@@ -38,6 +38,7 @@ class AgentMeta:
     __slots__ = (
         "code_hash",
         "description",
+        "function",
         "kind",
         "model",
         "name",
@@ -61,6 +62,7 @@ class AgentMeta:
         self.description = description
         self.source_file = _source_file(fn)
         self.code_hash = _code_hash(fn)
+        self.function = _function_id(fn)
         try:
             self.signature: inspect.Signature | None = inspect.signature(fn)
         except (TypeError, ValueError):
@@ -197,7 +199,7 @@ class SpanBuilder:
             source_file=meta.source_file, start_ns=self.start_ns, end_ns=end_ns, status=status,
             error=error, inputs=self.inputs, output=output, input_messages=self.input_messages,
             output_messages=self.output_messages, usage=self.usage, request=self.request,
-            code_hash=meta.code_hash,
+            code_hash=meta.code_hash, function=meta.function,
         )
         # the same attributes a reader gets back from the OTLP file, so live == loaded
         span.attributes.update(span_attributes(span))
@@ -394,6 +396,13 @@ def _code_hash(fn: Callable[..., Any]) -> str | None:
     except (TypeError, OSError):
         return None
     return "sha256:" + hashlib.sha256(source.encode("utf-8")).hexdigest()
+
+
+def _function_id(fn: Callable[..., Any]) -> str | None:
+    """`module:qualname` of the decorated function, so replay can import and re-invoke it."""
+    inner = inspect.unwrap(fn)
+    module, qualname = getattr(inner, "__module__", None), getattr(inner, "__qualname__", None)
+    return f"{module}:{qualname}" if module and qualname else None
 
 
 def _source_file(fn: Callable[..., Any]) -> str | None:

@@ -43,6 +43,7 @@ def span_attributes(span: Span) -> dict[str, Any]:
         "proveai.parent_agent": span.parent_agent,
         "proveai.source_file": span.source_file,
         "proveai.code_hash": span.code_hash,
+        "proveai.function": span.function,
         "proveai.error": span.error,
     }
     attrs.update({k: v for k, v in optional.items() if v is not None})
@@ -257,6 +258,7 @@ def decode_span(raw: dict[str, Any], trace_id: str) -> Span:
         request=parsed["request"],
         attributes=attrs,
         code_hash=attrs.get("proveai.code_hash"),
+        function=attrs.get("proveai.function"),
     )
 
 

@@ -53,6 +53,7 @@ class Span:
     request: dict[str, Any] | None = None
     attributes: dict[str, Any] = field(default_factory=dict)
     code_hash: str | None = None  # sha256 of the monitored function's source (code identity)
+    function: str | None = None  # "module:qualname" of the monitored function (replay re-invokes it)
 
     @property
     def duration_ms(self) -> float:

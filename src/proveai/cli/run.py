@@ -19,6 +19,7 @@ STATUS_STYLE = {
     "unchanged": "green",
     "drifted": "yellow",
     "regressed": "bold red",
+    "inconclusive": "bold magenta",
     "path_changed": "magenta",
     "iteration_count_changed": "blue",
 }
@@ -60,6 +61,12 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "--propagate",
         action="store_true",
         help="with --counterfactual/--hold-at: held agents whose inputs changed re-execute",
+    )
+    p.add_argument(
+        "--no-reinvoke",
+        action="store_true",
+        help="never call a captured agent function: agents without a captured model request keep "
+        "their recorded output even when their inputs changed",
     )
     p.add_argument(
         "--report",
@@ -124,6 +131,7 @@ def run(args: argparse.Namespace) -> int:
         counterfactual=split_list(args.counterfactual),
         hold_at=split_list(args.hold_at),
         propagate=args.propagate,
+        reinvoke=not args.no_reinvoke,
         report=args.report,
         embedder=args.embedder,
         judge_model=args.judge_model,
@@ -230,7 +238,13 @@ def print_summary(result: Any, *, no_color: bool = False) -> None:
             "their model through proveai's providers record one)\n"
         )
         sys.stderr.write("next: add --override AGENT=PATH, or re-run the pipeline: proveai snapshot verify\n")
-    if unjudged:  # loud: a drifted verdict the judge never saw is not evidence of equivalence
+    for agent, count in result.metrics["reinvoked"].items():
+        sys.stderr.write(
+            f"note: {agent}: re-executed {count} time(s) by calling its captured function with new inputs\n"
+        )
+    for agent, why in result.metrics["not_reexecuted"].items():  # per agent: why its output is stale
+        sys.stderr.write(f"warning: {agent}: inputs changed upstream but it was {why}\n")
+    if unjudged:  # loud: a changed edge the judge never saw is not evidence of equivalence
         reasons = "; ".join(result.metrics["unjudged_reasons"][:3])
         sys.stderr.write(f"warning: {unjudged} changed edge(s) were not judged ({reasons})\n")
         sys.stderr.write(f"next: {_judge_hint(result.metrics['unjudged_reasons'])}\n")

@@ -9,6 +9,7 @@ _MEANING = {
     "unchanged": "behaves as before",
     "drifted": "changed its wording but not, as far as we can tell, its meaning",
     "regressed": "got worse",
+    "inconclusive": "changed, and whether for the worse is undecided",
     "path_changed": "now calls a different set of agents",
     "iteration_count_changed": "now runs a different number of times",
 }
@@ -36,7 +37,7 @@ def _one(verdict: Any) -> str:
     where = f"{child} (called by {parent})" if parent else f"{child} (a root agent)"
     sentence = f"{where} {_MEANING.get(status, status)}"
     if _field(verdict, "inconclusive", False):
-        sentence += "; the LLM judge could not decide, so this is provisional"
+        sentence += "; the LLM judge could not decide, so this is inconclusive"
     elif tier in _TIER:
         sentence += f", decided {_TIER[tier]}"
     sentence += "."

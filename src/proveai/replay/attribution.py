@@ -2,7 +2,7 @@
 
 Every span is an edge from its graph parent (see replay.topology); a root span's edge is
 written "root→agent" (parent None). Statuses: unchanged, drifted, regressed, path_changed,
-iteration_count_changed.
+iteration_count_changed, inconclusive (the texts differ and the judge could not decide).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from proveai.replay.topology import bfs_order, graph_parents, parallel_groups
 
 UNCHANGED, DRIFTED, REGRESSED = "unchanged", "drifted", "regressed"
 PATH_CHANGED, ITERATION_COUNT_CHANGED = "path_changed", "iteration_count_changed"
-STATUSES = (UNCHANGED, DRIFTED, REGRESSED, PATH_CHANGED, ITERATION_COUNT_CHANGED)
+INCONCLUSIVE = "inconclusive"
+STATUSES = (UNCHANGED, DRIFTED, REGRESSED, INCONCLUSIVE, PATH_CHANGED, ITERATION_COUNT_CHANGED)
 ROOT = "root"
 
 
@@ -37,7 +38,7 @@ class EdgeVerdict:
     that could not be re-executed). change: "direct edit" (the agent was overridden),
     "downstream" (only its inputs changed) or None. inconclusive: True when the outputs'
     texts differ and the judge could not decide (no provider, error, malformed reply): the
-    status is then a provisional "drifted" with confidence 0.
+    status is then "inconclusive" with confidence 0.
     """
 
     parent: str | None
@@ -164,7 +165,15 @@ def grade_outputs(
     if judged == "equivalent":
         return verdict(DRIFTED, 3, f"judge: {rationale}", confidence, unified)
     # skip: the rationale already says "judge skip: ..."; the flag says it without parsing text
-    return verdict(DRIFTED, 3, rationale, 0.0, unified, inconclusive=True)
+    return verdict(INCONCLUSIVE, 3, rationale, 0.0, unified, inconclusive=True)
+
+
+def _held_reason(entry: Any) -> str:
+    """Why a span whose inputs changed upstream kept its recorded output."""
+    note = str(getattr(entry, "note", "") or "")
+    if note.startswith("not re-executed"):
+        return f"inputs changed upstream; {note}"
+    return "inputs changed upstream; no captured request to re-send, recorded output kept"
 
 
 def _text(value: Any) -> str:
@@ -252,7 +261,7 @@ def attribute_edges(
                 "",
                 DRIFTED,
                 0,
-                "inputs changed upstream; no captured request to re-send, recorded output kept",
+                _held_reason(entry),
                 0.0,
                 span.output,
                 new_output,

@@ -1,9 +1,10 @@
 """Replay: re-send captured model requests (with overrides) and propagate new outputs downstream.
 
 A span is re-executed live when it captured the chat request its agent sent through
-proveai's providers (input_messages), or when an override asks for it. Spans without a
-captured request (pure-Python agents, tools) cannot be re-run from the trace: they keep their
-recorded output, and `inputs_changed` says when an upstream change reached them anyway.
+proveai's providers (input_messages), or when an override asks for it. A span without a
+captured request whose inputs changed upstream (an agent calling its model some other way)
+is re-executed by re-invoking its captured function with the new inputs (replay.reinvoke);
+when that is impossible it keeps its recorded output and `note` says why.
 """
 
 from __future__ import annotations
@@ -39,6 +40,7 @@ class ReplayedSpan:
     usage: dict[str, int] = field(default_factory=dict)
     note: str | None = None
     held: str | None = None  # None when live; "selection" (counterfactual/hold-at) or "no_request"
+    reinvoked: bool = False  # re-executed by calling the captured function, not by re-sending
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -49,8 +51,10 @@ class ReplayedSpan:
             "cached": self.cached,
             "latency_ms": round(self.latency_ms, 3),
             "inputs_changed": self.inputs_changed,
+            "inputs": dict(self.inputs),
             "note": self.note,
             "held": self.held,
+            "reinvoked": self.reinvoked,
             "messages_sent": list(self.messages_sent),
             "old_output": self.old_output,
             "new_output": self.new_output,
@@ -253,13 +257,14 @@ def replay_trace(
     hold_at: Iterable[str] | str | None = None,
     propagate: bool = False,
     cache: Any = None,
+    reinvoke: bool = True,
 ) -> ReplayedTrace:
     """Replay every span parent-first, substituting new parent outputs into children's inputs.
 
     counterfactual (agent names) / hold_at (span ids): only those run live, every other span
     keeps its recorded output — unless `propagate`, when a held span whose inputs changed is
     re-executed with the substituted inputs. An explicit prompt/messages override for an agent
-    suppresses substitution into it.
+    suppresses substitution into it. `reinvoke` False never calls a captured function.
     """
     overrides = {name: dict(o) for name, o in (overrides_by_agent or {}).items()}
     live_agents, live_spans = _names(counterfactual), _names(hold_at)
@@ -297,6 +302,13 @@ def replay_trace(
             held, note = "selection", "held at the recorded output (not selected for live replay)"
         else:
             held, note = "no_request", "no captured model request to re-send; recorded output kept"
+        wanted = selected or (selective and propagate)
+        if wanted and inputs_changed and not can_resend:
+            rerun, note = _reinvoked(span, new_inputs, reinvoke)
+            if rerun is not None:
+                done[span.span_id] = rerun
+                continue
+            held = "no_request"
         done[span.span_id] = ReplayedSpan(
             span_id=span.span_id,
             agent=span.name,
@@ -312,6 +324,33 @@ def replay_trace(
         )
     ordered = [done[s.span_id] for s in bfs_order(trace, parents)]
     return ReplayedTrace(trace_id=trace.trace_id, replayed_spans=ordered, overrides=overrides)
+
+
+def _reinvoked(span: Any, inputs: dict[str, Any], allowed: bool) -> tuple[ReplayedSpan | None, str]:
+    """(the re-executed span, note), or (None, why it could not be re-executed)."""
+    from proveai.replay.reinvoke import NotReinvokable, reinvoke
+
+    if not allowed:
+        return None, "not re-executed (re-invoking captured functions is turned off); recorded output kept"
+    try:
+        result = reinvoke(span, inputs)
+    except NotReinvokable as exc:
+        return None, f"not re-executed: {exc}; recorded output kept"
+    note = f"re-executed by calling {result.function} with the new inputs (no captured model request)"
+    replayed = ReplayedSpan(
+        span_id=span.span_id,
+        agent=span.name,
+        new_output=result.output,
+        model=span.model,
+        latency_ms=result.latency_ms,
+        live=True,
+        old_output=span.output,
+        inputs=inputs,
+        inputs_changed=True,
+        note=note,
+        reinvoked=True,
+    )
+    return replayed, note
 
 
 def _with(replayed: ReplayedSpan, **changes: Any) -> ReplayedSpan:

@@ -36,6 +36,7 @@ class RunRequest:
     counterfactual: tuple[str, ...] = ()
     hold_at: tuple[str, ...] = ()
     propagate: bool = False
+    reinvoke: bool = True  # False: never call a captured function (--no-reinvoke)
     report: Path | None = None
     embedder: str = "none"
     judge_model: str | None = None
@@ -191,6 +192,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
                 hold_at=request.hold_at or None,
                 propagate=request.propagate,
                 cache=cache,
+                reinvoke=request.reinvoke,
             )
         except ValueError as exc:  # no provider for a captured model
             raise ProveAIError(
@@ -240,6 +242,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
         "counterfactual": list(request.counterfactual),
         "hold_at": list(request.hold_at),
         "propagate": request.propagate,
+        "reinvoke": request.reinvoke,
         "embedder": request.embedder if embedder is None else f"{request.embedder}:{embedder.model}",
         "judge_model": judge_model,
         "cache": {"enabled": cache.enabled, "root": str(cache.root)},
@@ -289,6 +292,8 @@ def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses:
     tokens: Counter[str] = Counter()
     unjudged = 0
     reasons: set[str] = set()
+    reinvoked: Counter[str] = Counter()
+    not_rerun: dict[str, str] = {}  # agent -> why its changed inputs could not be re-executed
     for _, replayed in pairs:
         for verdict in replayed.edge_verdicts:
             if verdict.inconclusive:
@@ -297,6 +302,10 @@ def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses:
             by_status[verdict.status] += 1
             by_edge[verdict.edge][verdict.status] += 1
         for span in replayed.replayed_spans:
+            if span.reinvoked:
+                reinvoked[span.agent] += 1
+            elif span.held == "no_request" and span.inputs_changed:
+                not_rerun.setdefault(span.agent, str(span.note or ""))
             if span.live:
                 live += 1
                 cached += int(span.cached)
@@ -318,4 +327,6 @@ def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses:
         "tokens": dict(tokens),
         "unjudged": unjudged,
         "unjudged_reasons": sorted(reasons),
+        "reinvoked": dict(reinvoked),
+        "not_reexecuted": not_rerun,
     }

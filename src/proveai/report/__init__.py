@@ -16,7 +16,7 @@ from typing import Any
 
 from proveai.report.graph import build_graph
 
-STATUSES = ("unchanged", "drifted", "regressed", "path_changed", "iteration_count_changed")
+STATUSES = ("unchanged", "drifted", "regressed", "inconclusive", "path_changed", "iteration_count_changed")
 MAX_SHOWN_CHARS = 20000
 
 
@@ -116,7 +116,7 @@ def render_html(
         run_id=run_id,
         graph=build_graph(verdicts),
         traces=[_trace_view(trace, replayed) for trace, replayed in pairs],
-        # the five edge statuses always; any other one seen (inconclusive, missing, new) too
+        # the six edge statuses always; any other one seen (missing, new) too
         totals=[(s, totals.get(s, 0)) for s in (*STATUSES, *_others(totals))],
         n_traces=len(pairs),
         n_edges=len(verdicts),

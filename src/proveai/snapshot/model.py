@@ -123,6 +123,7 @@ class AgentDefinition:
     description: str | None = None
     settings: Mapping[str, Any] | None = None  # request kwargs but the seed (temperature, ...)
     code_hash: str | None = None  # sha256 of the agent function's source, when captured
+    function: str | None = None  # "module:qualname" of the agent function (what-if re-invokes it)
 
     @property
     def prompt_hash(self) -> str:
@@ -149,6 +150,7 @@ class AgentDefinition:
             "settings": dict(self.settings) if self.settings else None,
             "settings_hash": self.settings_hash,
             **({"code_hash": self.code_hash} if self.code_hash else {}),
+            **({"function": self.function} if self.function else {}),
         }
 
     @classmethod
@@ -165,6 +167,7 @@ class AgentDefinition:
             description=data.get("description"),
             settings=data.get("settings") if isinstance(data.get("settings"), Mapping) else None,
             code_hash=data.get("code_hash") if isinstance(data.get("code_hash"), str) else None,
+            function=data.get("function") if isinstance(data.get("function"), str) else None,
         )
 
 

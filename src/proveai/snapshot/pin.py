@@ -149,6 +149,7 @@ def definition_from_spans(name: str, spans: Sequence[Span]) -> AgentDefinition:
         description=first.description,
         settings=settings or None,
         code_hash=first.code_hash,
+        function=first.function,
     )
 
 

@@ -4,8 +4,11 @@ For each overridden agent, every pinned request (its recorded chat messages, mod
 kwargs) is replayed through the provider registry with the system prompt replaced by the
 file's text, and the reply is graded against the pinned reply (`direct edit`). A later agent
 whose pinned request contains a reply that changed is replayed with the new text substituted
-(the replay engine's `substitute`) and graded too (`downstream`). Agents nothing reaches are
-held at their pinned output, which the rationale says.
+(the replay engine's `substitute`) and graded too (`downstream`). An agent that made no model call
+through proveai (plain httpx, a vendor SDK) and whose pinned inputs contain a changed reply is
+re-executed by calling its captured function with the new inputs (replay.reinvoke), or graded
+inconclusive saying why it could not be. Agents nothing reaches are held at their pinned
+output, which the rationale says.
 """
 
 from __future__ import annotations
@@ -105,6 +108,10 @@ def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: Any) -> G
         grades: list[PairGrade] = []
         for io in pinned:
             if not io.input_messages:
+                if changes:  # its model call (if any) went around proveai: call its code again
+                    grade = _reinvoked(name, io, definition, changes, grader)
+                    if grade is not None:
+                        grades.append(grade)
                 continue
             messages, fed = (
                 substitute([dict(m) for m in io.input_messages], changes)
@@ -161,5 +168,37 @@ def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: Any) -> G
         )
     return Grading(
         tuple(verdicts),
-        notes=("what-if: replayed pinned requests; agents that call no model through proveai are held",),
+        notes=(
+            "what-if: replayed pinned requests; agents that call no model through proveai are re-invoked "
+            "when their inputs changed, else held",
+        ),
     )
+
+
+def _reinvoked(
+    name: str, io: ExpectedIO, definition: AgentDefinition, changes: list[tuple[Any, Any]], grader: Any
+) -> PairGrade | None:
+    """Grade one pinned call of an agent without a captured request whose inputs changed
+    upstream, by re-invoking its function; None when nothing it reads changed."""
+    from types import SimpleNamespace
+
+    from proveai.replay.engine import substitute
+    from proveai.replay.reinvoke import NotReinvokable, reinvoke
+
+    inputs, fed = substitute(dict(io.inputs or {}), changes)
+    if not fed:
+        return None
+    span = SimpleNamespace(
+        name=name,
+        function=definition.function,
+        source_file=definition.source_file,
+        code_hash=definition.code_hash,
+    )
+    try:
+        output = reinvoke(span, inputs).output
+    except NotReinvokable as exc:
+        return PairGrade(INCONCLUSIVE, f"inputs changed upstream but not re-executed: {exc}", "replay", False)
+    if output != io.output:
+        changes.insert(0, (io.output, output))
+    old, new = ExpectedIO(inputs=io.inputs, output=io.output), ExpectedIO(inputs=inputs, output=output)
+    return grade_iteration(old, new, definition, grader)

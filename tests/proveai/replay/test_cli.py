@@ -249,7 +249,7 @@ def test_calibrate_with_the_local_model(proveai_cli: CLI, workdir: Path, store) 
     )
 
 
-def test_unjudged_changes_warn_and_strict_judge_exits_3(proveai_cli: CLI, store) -> None:
+def test_unjudged_changes_warn_and_strict_judge_exits_3(proveai_cli: CLI, store, workdir: Path) -> None:
     # the judge model routes nowhere: the changed edges cannot be judged
     env = {**store, "PROVEAI_PROVIDER_PATTERN": "gpt-*"}
     result = proveai_cli("run", "--override", "qa_check=prompts/qa_v2.md", env=env)
@@ -257,6 +257,13 @@ def test_unjudged_changes_warn_and_strict_judge_exits_3(proveai_cli: CLI, store)
     assert (
         "warning: 3 changed edge(s) were not judged (judge skip: ANTHROPIC_API_KEY not set)" in result.stderr
     )
+    run_dir = _run_dir(workdir)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert metrics["by_status"]["inconclusive"] == 3 and "drifted" not in metrics["by_status"]
+    assert metrics["unjudged"] == 3
+    report = (run_dir / "report.html").read_text(encoding="utf-8")
+    assert '<div class="card"><b>3</b><span class="status s-inconclusive">inconclusive</span></div>' in report
+    assert result.stdout.count("inconclusive") >= 3  # the summary table's verdict column
     strict = proveai_cli("run", "--override", "qa_check=prompts/qa_v2.md", "--strict-judge", env=env)
     assert strict.returncode == 3
     assert strict.stdout.rstrip().endswith("3 changed edge(s) could not be judged (--strict-judge): exit 3")

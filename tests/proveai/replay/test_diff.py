@@ -183,7 +183,7 @@ def test_an_unjudged_text_mismatch_is_marked_inconclusive(model_server: ModelSer
     provider = OpenAICompatibleProvider(base_url=model_server.openai_url, max_retries=0)
     model_server.enqueue(Reply(status=500))
     unjudged = grade_outputs("Ships Monday.", "Leaves on Monday.", judge_model="j", judge_provider=provider)
-    assert (unjudged.status, unjudged.tier, unjudged.inconclusive) == ("drifted", 3, True)
+    assert (unjudged.status, unjudged.tier, unjudged.inconclusive) == ("inconclusive", 3, True)
     assert unjudged.confidence == 0.0 and unjudged.to_dict()["inconclusive"] is True
     judged = grade_outputs("Ships Monday.", "Leaves on Monday.", judge_model="j", judge_provider=provider)
     assert judged.tier == 3 and judged.inconclusive is False

@@ -192,13 +192,22 @@ def test_noisy_model_rewording_drifts_but_never_regresses(monkeypatch: pytest.Mo
         monkeypatch.setenv("PROVEAI_PROVIDER_BASE_URL", noisy.openai_url)
         reset_providers()
         captured = run_pipeline("My order arrived broken")
-        replayed = replay_trace(captured, cache=ResponseCache(enabled=False))
+        # reinvoke=False: the pure-Python tool keeps its recorded output (its function is not called)
+        replayed = replay_trace(captured, cache=ResponseCache(enabled=False), reinvoke=False)
         verdicts = attribute_edges(captured, replayed, cache=ResponseCache(enabled=False))
+        classify_v2 = {"classify": {"prompt": "Name the ticket's category."}}
+        reinvoked = replay_trace(captured, classify_v2, cache=ResponseCache(enabled=False))
     statuses = {v.child: v.status for v in verdicts}
     assert "regressed" not in statuses.values()
-    # the pure-Python tool saw classify's reworded output but cannot be re-run from the trace
+    # the pure-Python tool saw classify's reworded output and was not re-run
     lookup = next(v for v in verdicts if v.child == "lookup")
     assert (lookup.status, lookup.tier, lookup.change) == ("drifted", 0, "downstream")
+    assert "re-invoking captured functions is turned off" in lookup.rationale
+    # by default its captured function is called again with the new category
+    new_lookup = next(r for r in reinvoked.replayed_spans if r.agent == "lookup")
+    new_category = next(r for r in reinvoked.replayed_spans if r.agent == "classify").new_output
+    assert new_lookup.reinvoked and new_lookup.live and new_lookup.inputs == {"category": new_category}
+    assert new_lookup.new_output == {"category_len": len(new_category), "orders": ["A-1", "A-2"]}
     assert "drifted" in statuses.values()  # the paraphrase went to the judge, which found it equivalent
     judged = [v for v in verdicts if v.tier == 3]
     assert judged and all(v.rationale == "judge: the outputs say the same thing" for v in judged)

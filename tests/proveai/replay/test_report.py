@@ -18,6 +18,7 @@ CHROMIUM = Path("/usr/bin/chromium")
 XSS_SCRIPT = "<script>window.__pwned = 1; alert('x')</script>"
 XSS_IMG = '<img src=x onerror="window.__pwned = 2">'
 XSS_SVG = "</text><script>window.__pwned = 3</script><text>"
+STATUSES = ("unchanged", "drifted", "regressed", "inconclusive", "path_changed", "iteration_count_changed")
 
 
 def _span(
@@ -122,15 +123,15 @@ def test_report_is_self_contained_and_escapes_every_captured_string(tmp_path: Pa
     assert "script-src 'none'" in (csp["content"] or "")
     assert ("meta", {"charset": "utf-8"}) in parser.tags
     assert "<svg" in html and "claude-haiku-4-5" in html and "gpt-4o-mini" in html
-    for status in ("unchanged", "drifted", "regressed", "path_changed", "iteration_count_changed"):
+    for status in STATUSES:
         assert status in html
     path = write_html_report([(trace, replayed)], tmp_path / "sub" / "report.html", judge_model="j")
     assert path.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
-def test_an_edge_the_judge_could_not_decide_is_marked_unjudged() -> None:
+def worded_pair() -> tuple[Trace, ReplayedTrace]:
+    """The XSS pair with classify's output reworded: a change only the judge could decide."""
     trace, replayed = xss_pair()
-    assert "unjudged" not in render_html([(trace, replayed)])
     worded = ReplayedTrace(
         trace.trace_id,
         [
@@ -139,22 +140,21 @@ def test_an_edge_the_judge_could_not_decide_is_marked_unjudged() -> None:
         ],
     )
     attribute_edges(trace, worded)  # no judge provider is registered here: the judge skips
-    assert [v.inconclusive for v in worded.edge_verdicts] == [True, False, False]
+    return trace, worded
+
+
+def test_an_edge_the_judge_could_not_decide_is_inconclusive() -> None:
+    trace, replayed = xss_pair()
+    assert "s-inconclusive\">inconclusive</span></div>" in render_html([(trace, replayed)])  # card, 0
+    trace, worded = worded_pair()
+    assert [(v.status, v.inconclusive) for v in worded.edge_verdicts] == [
+        ("inconclusive", True), ("regressed", False), ("unchanged", False)
+    ]
     html = render_html([(trace, worded)])
-    assert html.count("<span class=\"muted\">unjudged</span>") == 1
-    assert "the judge could not decide: provisional" in html
-
-
-def test_graph_edges_are_coloured_by_regression_rate() -> None:
-    from proveai.report.graph import build_graph, rate_color
-
-    _, replayed = xss_pair()
-    graph = build_graph(replayed.edge_verdicts)
-    colours = {(e.parent, e.child): e.color for e in graph.edges}
-    assert colours[("classify", "draft" + XSS_SVG)] == rate_color(1.0) == "#c62828"
-    assert colours[("draft" + XSS_SVG, "qa_check")] == rate_color(0.0) == "#2e7d32"
-    xs = {n.name: n.x for n in graph.nodes}
-    assert xs["classify"] < xs["draft" + XSS_SVG] < xs["qa_check"]
+    assert '<div class="card"><b>1</b><span class="status s-inconclusive">inconclusive</span></div>' in html
+    assert '<div class="card"><b>0</b><span class="status s-drifted">drifted</span></div>' in html
+    assert '<td><span class="status s-inconclusive">inconclusive</span></td>' in html
+    assert "unjudged" not in html and "the judge could not decide" in html
 
 
 @pytest.mark.skipif(
@@ -201,3 +201,45 @@ def test_no_script_from_agent_output_runs_in_chromium(tmp_path: Path) -> None:
     keep = os.environ.get("PROVEAI_TEST_SCREENSHOT")
     if keep:  # opt-in: PROVEAI_TEST_SCREENSHOT=/some/file.png to look at the page
         Path(keep).write_bytes((tmp_path / "report.png").read_bytes())
+
+
+def _luminance(css_colour: str) -> float:
+    """WCAG relative luminance of a computed `rgb(r, g, b)` colour."""
+    channels = [int(c) / 255 for c in re.findall(r"\d+", css_colour)[:3]]
+    linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+@pytest.mark.skipif(
+    not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed (apt-get install chromium)"
+)
+def test_every_status_badge_is_visible_in_chromium(tmp_path: Path) -> None:
+    from playwright.sync_api import sync_playwright
+
+    trace, worded = worded_pair()
+    path = write_html_report([(trace, worded)], tmp_path / "report.html", judge_model="j")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=str(CHROMIUM), args=["--headless", "--no-sandbox"])
+        try:
+            page = browser.new_page(viewport={"width": 1280, "height": 900})
+            page.goto(path.as_uri())
+            badges = page.locator(".cards .status")
+            seen = {}
+            for i in range(badges.count()):
+                badge = badges.nth(i)
+                assert badge.is_visible()
+                seen[badge.inner_text()] = badge.evaluate(
+                    "e => [getComputedStyle(e).color, getComputedStyle(e).backgroundColor]"
+                )
+            card = page.locator(".card", has=page.locator(".s-inconclusive"))
+            assert card.locator("b").inner_text() == "1"
+            row = page.locator("td .s-inconclusive")
+            assert row.count() == 1 and row.is_visible()
+        finally:
+            browser.close()
+    assert set(seen) == set(STATUSES)
+    for status, (fg, bg) in seen.items():
+        light, dark = sorted((_luminance(fg), _luminance(bg)), reverse=True)
+        assert (light + 0.05) / (dark + 0.05) >= 4.5, f"{status}: {fg} on {bg} is hard to read"
+    # inconclusive has a style of its own, not drifted's or the unstyled grey
+    assert seen["inconclusive"][1] not in (seen["drifted"][1], "rgb(74, 81, 96)")

@@ -204,5 +204,5 @@ def test_verdict_narratives() -> None:
     worded = closed(span("1", "draft", "A refund is due", 0, 1))
     unjudged = attribute_edges(worded, replay_with(worded, {"draft1": "The refund is owed."}))[0]
     assert unjudged.inconclusive  # no judge provider is registered in these tests
-    assert "could not decide, so this is provisional" in render_verdict(unjudged)
+    assert "could not decide, so this is inconclusive" in render_verdict(unjudged)
     assert "could not decide" in render_verdict(unjudged.to_dict())
