@@ -34,7 +34,8 @@ def rollout(cfg, seed):
         "temperature": cfg["temperature"], "seed": seed, "max_tokens": 48,
     }, timeout=60).json()
     text = reply["choices"][0]["message"]["content"]
-    tokens = reply["usage"]["completion_tokens"]
+    # llama.cpp can count one token past max_tokens (the end token); the horizon is max_tokens
+    tokens = min(reply["usage"]["completion_tokens"], 48)
     match = re.search(r"\\{.*\\}", text, re.S)
     try:
         parsed = json.loads(match.group(0)) if match else None
