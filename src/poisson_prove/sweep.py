@@ -118,6 +118,8 @@ def _manifest(prepared: PreparedSweep) -> dict[str, Any]:
         "failures": list(plan.failures),
         "successes": list(plan.successes),
         "design": plan.design_dict(),
+        "cost_usd": plan.cost_usd,
+        "budget": dict(prepared.request.budget) if prepared.request.budget else None,
         "capture": {**spec.capture.as_dict(), "missing": dict(prepared.capture_missing)},
         "chaos": chaos_summary(spec.chaos),
         "episode_timeout": prepared.request.episode_timeout,

@@ -59,6 +59,7 @@ class SweepRequest:
     max_mde: float | None = None  # None: 0.200, or a resumed run's own
     q: float = DEFAULT_Q
     stop_when_settled: bool = False  # needs pair_with; a resumed run keeps its own
+    budget: Mapping[str, Any] | None = None  # the design --budget bought (BudgetDesign.to_dict())
 
 
 @dataclass(frozen=True)

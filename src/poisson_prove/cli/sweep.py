@@ -319,7 +319,7 @@ def _budgeted(args: argparse.Namespace, out: _Output, request: Any, prepared: An
         raise err from None
     args.budget_design = design
     isolated = args.dry_run or args.episode_timeout is not None
-    budgeted = dataclasses.replace(request, replicates=design.replicates)
+    budgeted = dataclasses.replace(request, replicates=design.replicates, budget=design.to_dict())
     return prepare_sweep(budgeted, import_check="child" if isolated else "process")
 
 

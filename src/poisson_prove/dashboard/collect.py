@@ -109,14 +109,15 @@ def _num(value: Any) -> float | None:
 
 
 def _cost(manifest: dict[str, Any]) -> str:
-    """The plan's estimated cost where the manifest carries one (keys vary by version)."""
-    for holder in (manifest, manifest.get("plan") or {}):
-        if isinstance(holder, dict):
-            for key in ("cost_usd", "cost", "est_cost_usd"):
-                value = holder.get(key)
-                if isinstance(value, (int, float)):
-                    return f"${value:,.2f}"
-    return "-"
+    """The plan's estimated cost, and the design a `--budget` bought, where the manifest has them."""
+    cost = manifest.get("cost_usd")
+    text = f"${cost:,.2f}" if isinstance(cost, (int, float)) else "-"
+    budget = manifest.get("budget")
+    if isinstance(budget, dict) and isinstance(budget.get("budget_usd"), (int, float)):
+        rise = budget.get("detectable_rise")
+        detects = f", detects a rise of {rise:.3f}" if isinstance(rise, (int, float)) else ""
+        text += f" (budget ${budget['budget_usd']:,.2f}{detects})"
+    return text
 
 
 def _cell_order(info: RunInfo, present: tuple[str, ...]) -> list[str]:

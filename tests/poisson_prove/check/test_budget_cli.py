@@ -50,3 +50,25 @@ def test_budget_in_the_spec(prove, workdir: Path) -> None:
     bad = prove("sweep", "--dry-run")
     assert bad.returncode == 1 and "budget must be a positive number of dollars" in bad.stderr
     assert "Traceback" not in bad.stderr
+
+
+EPISODE_AGENT = (
+    "from poisson_prove import Episode\n"
+    "def rollout(cfg, seed):\n    return Episode(outcome='ok', t=1, horizon=20)\n"
+)
+
+
+def test_a_budgeted_run_records_its_budget_and_the_dashboard_shows_it(prove, workdir: Path) -> None:
+    write(workdir, "agent.py", EPISODE_AGENT)
+    small_spec(workdir, replicates=20, extra=OWN_COST)
+    result = prove("sweep", "--yes", "--budget", "8", "--max-mde", "0.6")
+    assert result.returncode == 0, result.stderr
+    (manifest_path,) = (workdir / "prove-runs").glob("*/manifest.json")
+    manifest = json.loads(manifest_path.read_text())
+    budget = manifest["budget"]
+    assert budget["budget_usd"] == 8 and budget["replicates"] == manifest["replicates"] == 400
+    assert manifest["cost_usd"] == 0  # the local backend's own estimate; the model calls are the budget's
+    page = prove("dashboard")
+    assert page.returncode == 0, page.stderr
+    html = (workdir / "prove-runs" / "dashboard.html").read_text()
+    assert f"(budget $8.00, detects a rise of {budget['detectable_rise']:.3f})" in html
