@@ -1,4 +1,5 @@
-"""`proveai snapshot init|show|list|verify|update|diff`: parsing and rendering only."""
+"""`proveai snapshot init|show|list|verify|update|diff`: parsing and calling the library; the drawing
+is in _snapshot_output.py."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from poisson_prove.cli._app import UsageParser, print_error
+from proveai.cli._snapshot_output import RunProgress, console_for, emit_table, render_verify
 from proveai.errors import EXIT_OK, EXIT_USAGE, ProveAIError
 
 
@@ -139,59 +141,6 @@ def run(args: argparse.Namespace) -> int:
     return handlers[args.action](args)
 
 
-def _console(args: argparse.Namespace, stderr: bool = False) -> Any:
-    from poisson_prove.cli._console import is_pretty
-
-    stream = sys.stderr if stderr else sys.stdout
-    if not is_pretty(args, stream):
-        return None
-    from rich.console import Console
-
-    return Console(file=stream)
-
-
-def _emit_table(args: argparse.Namespace, title: str | None, headers: Any, rows: Any) -> None:
-    from proveai.snapshot.render import plain_table, rich_table
-
-    console = _console(args)
-    if console is not None:
-        console.print(rich_table(title, headers, rows))
-        return
-    if title:
-        print(title)
-    print(plain_table(headers, rows))
-
-
-class _RunProgress:
-    """Pipeline re-runs as they happen: a rich bar on a terminal, plain lines on a pipe.
-
-    Written to stderr so stdout stays the result.
-    """
-
-    def __init__(self, args: argparse.Namespace, label: str) -> None:
-        self.label = label
-        self.console = _console(args, stderr=True)
-        self.bar: Any = None
-        self.task: Any = None
-
-    def __call__(self, done: int, total: int) -> None:
-        if self.console is None:
-            if done < total:
-                sys.stderr.write(f"{self.label}: pipeline run {done + 1} of {total}\n")
-                sys.stderr.flush()
-            return
-        if self.bar is None:
-            from rich.progress import Progress
-
-            self.bar = Progress(console=self.console, transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(f"{self.label}: re-running the pipeline", total=total)
-        self.bar.update(self.task, completed=done)
-        if done >= total:
-            self.bar.stop()
-            self.bar = None
-
-
 def _init(args: argparse.Namespace) -> int:
     from proveai.snapshot.pin import init_snapshot
 
@@ -206,7 +155,7 @@ def _init(args: argparse.Namespace) -> int:
         seed=args.seed,
         quick_only=args.quick_only,
         timeout_s=args.timeout,
-        progress=_RunProgress(args, f"init {args.name!r}") if args.replicates > 1 else None,
+        progress=RunProgress(args, f"init {args.name!r}") if args.replicates > 1 else None,
     )
     snap = result.snapshot
     extra = f" · {snap.replicates} replicate(s)" if snap.replicates > 1 else ""
@@ -255,7 +204,7 @@ def _show(args: argparse.Namespace) -> int:
                 agent.source_file or "—",
             )
         )
-    _emit_table(args, None, ("Agent", "Kind", "Model", "Parent", "Calls", "Prompt", "Output", "Source"), rows)
+    emit_table(args, None, ("Agent", "Kind", "Model", "Parent", "Calls", "Prompt", "Output", "Source"), rows)
     return EXIT_OK
 
 
@@ -284,7 +233,7 @@ def _list(args: argparse.Namespace) -> int:
                     "quick-only" if snap.quick_only else "ok",
                 )
             )
-    _emit_table(args, None, ("Name", "Version", "Agents", "Captures", "Trace", "Status"), rows)
+    emit_table(args, None, ("Name", "Version", "Agents", "Captures", "Trace", "Status"), rows)
     return EXIT_OK
 
 
@@ -352,7 +301,7 @@ def _verify(args: argparse.Namespace) -> int:
                 snapshots_dir=store.snapshots_dir,
                 runs_dir=store.runs_dir,
                 traces_dir=Path(args.traces) if args.traces else store.traces_dir,
-                options=replace(options, progress=_RunProgress(args, f"verify {name!r}")),
+                options=replace(options, progress=RunProgress(args, f"verify {name!r}")),
             )
         except ProveAIError as err:
             if len(names) == 1:
@@ -363,7 +312,7 @@ def _verify(args: argparse.Namespace) -> int:
             failures.append(failure.message)
             codes.append(err.exit_code)
             continue
-        _render_verify(args, result)
+        render_verify(args, result)
         results.append(result)
         codes.append(result.exit_code)
     summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -404,76 +353,6 @@ def _target(
     return list(targeting.selected), reason
 
 
-def _render_verify(args: argparse.Namespace, result: Any) -> None:
-    from proveai.snapshot.render import (
-        REPLICATE_HEADERS,
-        VERDICT_HEADERS,
-        replicate_rows,
-        summary_line,
-        verdict_cells,
-    )
-
-    title = f"Snapshot '{result.snapshot.name}' v{result.snapshot.version}"
-    _emit_table(args, title, VERDICT_HEADERS, verdict_cells(result))
-    if result.replicate_verdicts:
-        _emit_table(
-            args,
-            "Replicates (failing = regressed, missing or iteration count changed)",
-            REPLICATE_HEADERS,
-            replicate_rows(result),
-        )
-    for note in result.notes:
-        print(f"note: {note}")
-    print(summary_line(result))
-    print(f"Report: {result.run_dir / 'report.html'}")
-    drifted = [v.agent for v in result.verdicts if v.status == "drifted"]
-    if drifted:
-        sys.stderr.write(f"warning: drifted (not failing): {', '.join(drifted)}\n")
-    unjudged = result.unjudged
-    if unjudged:
-        _warn_unjudged(result, unjudged)
-    judge = result.metrics.get("judge")
-    if judge and (judge.get("calls") or judge.get("malformed")):
-        sys.stderr.write(
-            f"judge: {judge['calls']} live call(s), {judge['malformed']} malformed repl(ies), "
-            f"{judge['seconds']:.1f} s (max_tokens {judge['max_tokens']})\n"
-        )
-
-
-def _warn_unjudged(result: Any, unjudged: Any) -> None:
-    """The loud warning for changes nobody checked, with a next: line saying what is wrong."""
-    names = ", ".join(v.agent for v in unjudged)
-    if result.metrics.get("judge_model") is None:
-        sys.stderr.write(
-            f"warning: hash-only mode: {len(unjudged)} agent(s) changed and were not graded: {names}\n"
-        )
-        return
-    noisy = [v for v in unjudged if v.rationale.startswith("outputs vary")]
-    judged = [v for v in unjudged if v not in noisy]
-    if noisy:
-        sys.stderr.write(
-            f"warning: the outputs of {', '.join(v.agent for v in noisy)} vary from run to run (sampled "
-            "model, same input, unchanged agent): one run cannot call that a regression\n"
-            f"next: proveai snapshot init {result.snapshot.name} --replicates 10, then verify with "
-            "--replicates 10\n"
-        )
-    if not judged:
-        return
-    tail = "; --strict-judge makes this exit 3" if result.exit_code not in (1, 3) else ""
-    sys.stderr.write(
-        f"warning: {len(judged)} agent(s) changed but the judge could not grade them: "
-        f"{', '.join(v.agent for v in judged)}. This run did NOT check them{tail}\n"
-    )
-    unfit = result.metrics.get("judge_unfit")
-    if unfit and " unreachable: " in unfit:
-        sys.stderr.write(f"next: the judge is unreachable ({unfit}); check its endpoint and key\n")
-    elif unfit:
-        sys.stderr.write(
-            f"next: the judge failed its known-pair check ({unfit}); pass a stronger model with "
-            "--judge-model\n"
-        )
-
-
 def _update(args: argparse.Namespace) -> int:
     from proveai.snapshot.update import update_snapshot
 
@@ -498,7 +377,7 @@ def _diff(args: argparse.Namespace) -> int:
         snapshots_dir=store.snapshots_dir, runs_dir=store.runs_dir, name=args.name, agents=args.agent
     )
     print(f"Snapshot '{report.snapshot}' v{report.version} vs run {report.run_id}")
-    console = _console(args)
+    console = console_for(args)
     shown = 0
     for agent_diff in report.agents:
         if not agent_diff.changed and not args.all:
