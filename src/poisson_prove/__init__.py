@@ -4,9 +4,8 @@ The public names, listed in `__all__`. Each lives in its own module and is impor
 use, so that `import poisson_prove` (and every `--help`) stays instant; type checkers see the
 explicit imports below.
 
-`poisson_prove.compare` is always the module `poisson_prove.compare`, whichever was imported
-first: that module is callable as its `compare` function, so `poisson_prove.compare(a, b)`
-and `poisson_prove.compare.default_runs(...)` both work.
+`poisson_prove.compare` is the function, whatever was imported first (no module shares its
+name); `default_runs` and the result types live in the package `poisson_prove.comparison`.
 """
 
 from __future__ import annotations
@@ -18,25 +17,24 @@ from poisson_prove.episode import Episode
 from poisson_prove.errors import ProveError
 
 if TYPE_CHECKING:
-    from poisson_prove import compare
-    from poisson_prove.compare_result import Comparison, ConditionResult, Headline, OutcomeResult
+    from poisson_prove.comparison import Comparison, ConditionResult, Headline, OutcomeResult, compare
+    from poisson_prove.recording import record, step
     from poisson_prove.store import RunInfo, RunStore, load_run
     from poisson_prove.sweep import SweepResult, run_sweep
-    from poisson_prove.traces import record, step
 
 __version__ = "0.1.0"
 
 # public name -> (module, attribute); attribute None: the module itself
 _LAZY: dict[str, tuple[str, str | None]] = {
-    "record": ("poisson_prove.traces", "record"),
-    "step": ("poisson_prove.traces", "step"),
+    "record": ("poisson_prove.recording", "record"),
+    "step": ("poisson_prove.recording", "step"),
     "run_sweep": ("poisson_prove.sweep", "run_sweep"),
     "SweepResult": ("poisson_prove.sweep", "SweepResult"),
-    "compare": ("poisson_prove.compare", None),
-    "Comparison": ("poisson_prove.compare_result", "Comparison"),
-    "ConditionResult": ("poisson_prove.compare_result", "ConditionResult"),
-    "OutcomeResult": ("poisson_prove.compare_result", "OutcomeResult"),
-    "Headline": ("poisson_prove.compare_result", "Headline"),
+    "compare": ("poisson_prove.comparison", "compare"),
+    "Comparison": ("poisson_prove.comparison", "Comparison"),
+    "ConditionResult": ("poisson_prove.comparison", "ConditionResult"),
+    "OutcomeResult": ("poisson_prove.comparison", "OutcomeResult"),
+    "Headline": ("poisson_prove.comparison", "Headline"),
     "load_run": ("poisson_prove.store", "load_run"),
     "RunStore": ("poisson_prove.store", "RunStore"),
     "RunInfo": ("poisson_prove.store", "RunInfo"),

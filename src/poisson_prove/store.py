@@ -29,6 +29,7 @@ from poisson_prove.episode_table import (
     tuples_to_table,
 )
 from poisson_prove.errors import ProveError
+from poisson_prove.run_checks import check_unique, listing_problem, refuse_unreadable
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -168,8 +169,6 @@ class RunInfo:
         """Refuse a run that stores some (cell, replicate) twice: a batch file copied or
         duplicated in its folder. Counting those rows would double-count; `table` holds the
         run's cell and replicate columns when the caller has read them already."""
-        from poisson_prove.run_checks import check_unique
-
         check_unique(self, table)
 
     def unlisted_batches(self) -> list[Path]:
@@ -260,8 +259,6 @@ class RunStore:
         """Every readable run, oldest first."""
         if not self.root.is_dir():
             return []
-        from poisson_prove.run_checks import listing_problem
-
         found = []
         for manifest_path in self.root.glob("*/manifest.json"):
             try:
@@ -279,8 +276,6 @@ class RunStore:
         says so rather than let a run vanish silently."""
         if not self.root.is_dir():
             return []
-        from poisson_prove.run_checks import listing_problem
-
         bad = []
         for folder in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")):
             manifest_path = folder / "manifest.json"
@@ -336,8 +331,6 @@ class RunStore:
         )
 
     def _refuse_unreadable(self, ref: str) -> None:
-        from poisson_prove.run_checks import refuse_unreadable
-
         refuse_unreadable(self, ref)
 
     # Writing ------------------------------------------------------------------------------

@@ -7,7 +7,7 @@ poisson_prove.settle is applied over every look so far. A condition whose failur
 all settled stops: its remaining replicates go into the sweep's `skip` set, which the planned
 episodes are drawn against lazily, so they are never run. The looks and the stops are recorded
 in the run's manifest (`sequential`) and events, and `diff` recomputes the sequential p-values
-from them (compare_sequential). See docs/sweep-spec.md and docs/statistics.md, section 6.
+from them (comparison.sequential). See docs/sweep-spec.md and docs/statistics.md, section 6.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ RULE = "group-sequential McNemar, O'Brien-Fleming-type alpha spending (docs/stat
 
 def outcomes_by_replicate(info: RunInfo, replicates: int) -> dict[str, list[str | None]]:
     """A stored run's outcome per (condition, replicate); None where none is stored."""
-    from poisson_prove.compare_frame import read_frame
+    from poisson_prove.comparison.frame import read_frame
 
     frame = read_frame(info)
     table: dict[str, list[str | None]] = {}

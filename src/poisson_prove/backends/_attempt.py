@@ -90,7 +90,7 @@ async def async_attempt(rollout: Callable[..., Any], job: Job, task: Task) -> At
     result: Any = None
     error: BaseException | None = None
     from poisson_prove.chaos.inject import chaos_scope
-    from poisson_prove.traces import begin_episode, current_spans, end_episode
+    from poisson_prove.recording import begin_episode, current_spans, end_episode
 
     spans, token = begin_episode()  # the awaited call's own steps, spans and faults
     try:

@@ -66,7 +66,7 @@ def child_main(conn: Connection, job: Job) -> None:
         conn.send(("error", getattr(exc, "message", f"{type(exc).__name__}: {exc}")))
         return
     conn.send((_READY, None))
-    from poisson_prove import traces
+    from poisson_prove import recording
 
     send = _locked_sender(conn)
     while True:
@@ -77,7 +77,7 @@ def child_main(conn: Connection, job: Job) -> None:
         if task is None:
             return
         # this episode's span lists stream, tagged with it
-        traces._STREAMING[0] = functools.partial(StreamedSpans, send, episode_tag(task))
+        recording._STREAMING[0] = functools.partial(StreamedSpans, send, episode_tag(task))
         if is_async(rollout):
             import asyncio
 

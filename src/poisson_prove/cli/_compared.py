@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from poisson_prove.cli._app import cache_dir
-from poisson_prove.compare_result import Comparison, RunSide
+from poisson_prove.comparison.result import Comparison, RunSide
 
 LOG_NAME = "compared.jsonl"
 

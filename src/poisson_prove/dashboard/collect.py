@@ -1,6 +1,6 @@
 """What the dashboard shows, read from the store through the library's own statistics.
 
-Rates are `compare_stats.rates_by_horizon` on the run's own horizon (Aalen-Johansen, Wilson
+Rates are `comparison.stats.rates_by_horizon` on the run's own horizon (Aalen-Johansen, Wilson
 or starred Wilson, exactly as `diff` computes them); the incidence curves are
 `stats.incidence.aalen_johansen_grouped` evaluated at each time of a grid (the estimator at
 horizon s is the curve at s), with the same starred-Wilson band; comparisons are
@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from poisson_prove.compare_frame import read_frame, recode
+from poisson_prove.comparison.frame import read_frame, recode
 from poisson_prove.conditions import cell_label, cfg_of
 from poisson_prove.store import RunInfo
 
@@ -175,7 +175,7 @@ def _text(value: Any) -> str | None:
 
 def _failed(info: RunInfo, rows: np.ndarray, labels: dict[str, str]) -> tuple[FailedEpisode, ...]:
     """The first failed episodes in full, read only for the chosen rows."""
-    from poisson_prove.compare_frame import read_columns
+    from poisson_prove.columns import read_columns
 
     if not rows.size:
         return ()
@@ -196,7 +196,7 @@ def _failed(info: RunInfo, rows: np.ndarray, labels: dict[str, str]) -> tuple[Fa
 
 def run_view(info: RunInfo, *, plot: bool) -> RunView:
     """Everything the dashboard shows about one run."""
-    from poisson_prove.compare_stats import rates_by_horizon
+    from poisson_prove.comparison.stats import rates_by_horizon
 
     manifest = info.manifest
     frame = read_frame(info)
@@ -222,7 +222,7 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
                             _num(table.lo[c, e]), _num(table.hi[c, e]), bool(table.starred[c, e]))
                 for e, name in enumerate(universe)
             )
-            conditions.append(ConditionRates(key, labels[c], int(table.rows_by_cell[c]), rates))
+            conditions.append(ConditionRates(key, labels[c], int(table.rows_by_condition[c]), rates))
         if plot:
             observed = np.where(early, 0, cause)
             curves = _curves(cell, observed, t, len(order), universe, failures, horizon, labels, table.n)

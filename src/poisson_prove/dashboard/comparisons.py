@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.compare_result import Comparison
+from poisson_prove.comparison.result import Comparison
 from poisson_prove.errors import ProveError
 from poisson_prove.gate import GateResult
 from poisson_prove.store import RunStore
@@ -72,7 +72,7 @@ def _logged(log: Path | None, run_ids: set[str]) -> list[dict[str, Any]]:
 
 
 def comparison_views(store: str | os.PathLike[str] | None, log: Path | None) -> list[ComparisonView]:
-    from poisson_prove.compare import compare, default_runs
+    from poisson_prove.comparison import compare, default_runs
 
     runs = RunStore(store).runs()
     if len(runs) < 2:

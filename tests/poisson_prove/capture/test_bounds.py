@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from poisson_prove.capture import kept_attributes
-from poisson_prove.traces import bounded
+from poisson_prove.recording import bounded
 
 scalars = st.one_of(st.text(), st.integers(), st.floats(allow_nan=False), st.booleans(), st.none())
 values = st.one_of(scalars, st.lists(st.one_of(st.text(), st.integers()), max_size=8))

@@ -43,7 +43,7 @@ def _run(rng: np.random.Generator, budgets: tuple[float, ...], unresolved: float
     return episodes
 
 
-def _rows(comparison) -> dict[str, poisson_prove.compare_result.OutcomeResult]:
+def _rows(comparison) -> dict[str, poisson_prove.comparison.result.OutcomeResult]:
     (condition,) = comparison.conditions
     assert condition.label == LABEL
     return {row.outcome: row for row in condition.outcomes}

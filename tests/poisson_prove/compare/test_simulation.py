@@ -46,7 +46,7 @@ def _episodes(unresolved: np.ndarray, timeout: np.ndarray, latent: np.ndarray, r
     return episodes
 
 
-def _simulate(store: Path, rng, shift: float) -> poisson_prove.compare_result.Comparison:
+def _simulate(store: Path, rng, shift: float) -> poisson_prove.comparison.result.Comparison:
     cells = [(task, rate) for task in TASKS for rate in RATES]
     unresolved = np.array([0.4 if cell == SHIFTED else 0.05 + 0.3 * cell[1] for cell in cells])
     timeout = np.full(len(cells), 0.1)

@@ -14,26 +14,29 @@ from tests.poisson_prove.sweep.helpers import SEEDED_TARGET, small_spec, write
 
 FIRST = {
     "package": "import poisson_prove",
-    "module": "import poisson_prove.compare",
-    "from-module": "from poisson_prove.compare import default_runs",
+    "comparison": "import poisson_prove.comparison",
+    "from-comparison": "from poisson_prove.comparison import compare, default_runs",
+    "submodule": "import poisson_prove.comparison.compare_runs",
     "function-first": "import poisson_prove; poisson_prove.compare",
     "star": "from poisson_prove import *",
 }
 
 CHECK = """
-import json, sys
+import importlib.util, json, sys
 {first}
 import poisson_prove
 from poisson_prove import __all__ as names
 from poisson_prove import (Comparison, ConditionResult, Episode, Headline, OutcomeResult,
     ProveError, RunInfo, RunStore, SweepResult, compare, load_run, record, run_sweep, step)
-import poisson_prove.compare_result, poisson_prove.inspection
+import poisson_prove.comparison.result, poisson_prove.inspection
 missing = [n for n in names if not hasattr(poisson_prove, n)]
-before, after = poisson_prove.compare.default_runs(store="prove-runs")
+before, after = poisson_prove.comparison.default_runs(store="prove-runs")
 result = poisson_prove.compare("a", "b", store="prove-runs")
 print(json.dumps({
     "missing": missing,
-    "same": poisson_prove.compare is sys.modules["poisson_prove.compare"] is compare,
+    "same": poisson_prove.compare is poisson_prove.comparison.compare is compare,
+    "function": type(compare).__name__,
+    "no_module_named_compare": importlib.util.find_spec("poisson_prove.compare") is None,
     "runs": [before.name, after.name],
     "type": type(result).__name__,
     "is_comparison": isinstance(result, Comparison),
@@ -63,11 +66,12 @@ def test_every_documented_name_imports_in_any_order(prove, workdir, home, first)
     assert facts == {
         "missing": [],
         "same": True,
+        "function": "function",
+        "no_module_named_compare": True,
         "runs": ["a", "b"],
         "type": "Comparison",
         "is_comparison": True,
-        "word": facts["word"],
+        "word": "no change",  # the same rollout, the same seeds
         "rows": 40,
         "inspect": True,
     }
-    assert facts["word"] == "no change"  # the same rollout, the same seeds

@@ -2,7 +2,7 @@
 
 Such a run recorded, per condition, the replicate counts at which it looked (its manifest's
 `sequential` block). The McNemar counts (b, c) are recounted on the pairs below each look's
-count, exactly as the comparison counts them (poisson_prove.compare_stats), and the
+count, exactly as the comparison counts them (comparison.stats), and the
 group-sequential McNemar test (stats.sequential) turns those cumulative counts into the
 stage-wise p-value, which replaces the fixed design's p before Benjamini-Hochberg. Rows
 stored after a condition's last look (episodes already in flight when it settled) stay in
@@ -17,10 +17,13 @@ from typing import Any
 
 import numpy as np
 
+from poisson_prove.comparison.frame import Side
+from poisson_prove.comparison.stats import mcnemar_counts
 from poisson_prove.stats.sequential import sequential_mcnemar
+from poisson_prove.store import RunInfo
 
 
-def sequential_record(before: Any, after: Any) -> Mapping[str, Any] | None:
+def sequential_record(before: RunInfo, after: RunInfo) -> Mapping[str, Any] | None:
     """The `sequential` block of whichever run was swept with --stop-when-settled against the other."""
     for run, other in ((after, before), (before, after)):
         block = run.manifest.get("sequential")
@@ -33,20 +36,18 @@ def sequential_record(before: Any, after: Any) -> Mapping[str, Any] | None:
 
 def sequential_p_values(
     record: Mapping[str, Any],
-    side_b: Any,
-    side_a: Any,
-    cells: Sequence[str],
+    before: Side,
+    after: Side,
+    conditions: Sequence[str],
     universe: int,
     horizon: float,
 ) -> dict[tuple[int, int], float]:
     """(condition index, outcome index) -> the sequential p, for every recorded condition."""
-    from poisson_prove.compare_stats import _mcnemar_counts
-
     planned = int(record.get("planned_replicates") or 0)
     alpha = float(record.get("alpha") or 0.05)
-    conditions = record.get("conditions") or {}
+    recorded = record.get("conditions") or {}
     looks_of = {
-        i: [int(r) for r in (conditions.get(key) or {}).get("looks") or []] for i, key in enumerate(cells)
+        i: [int(r) for r in (recorded.get(key) or {}).get("looks") or []] for i, key in enumerate(conditions)
     }
     looks_of = {i: looks for i, looks in looks_of.items() if looks}
     if planned < 1 or not looks_of:
@@ -54,10 +55,10 @@ def sequential_p_values(
     counts_at: dict[int, tuple[np.ndarray, np.ndarray]] = {}
     for reached in sorted({r for looks in looks_of.values() for r in looks}):
         masked = [
-            dataclasses.replace(side, cell=np.where(side.frame.replicate < reached, side.cell, -1))
-            for side in (side_b, side_a)
+            dataclasses.replace(side, condition=np.where(side.frame.replicate < reached, side.condition, -1))
+            for side in (before, after)
         ]
-        _, b, c = _mcnemar_counts(masked[0], masked[1], len(cells), universe, horizon)
+        _, b, c = mcnemar_counts(masked[0], masked[1], len(conditions), universe, horizon)
         counts_at[reached] = (b, c)
     out: dict[tuple[int, int], float] = {}
     for i, looks in looks_of.items():

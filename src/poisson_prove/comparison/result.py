@@ -147,7 +147,7 @@ class Comparison:
     only_after: tuple[str, ...]
     warnings: tuple[str, ...]
     # McNemar against a run swept with --stop-when-settled: its looks, whose sequential
-    # p-values replaced the fixed design's (compare_sequential); None otherwise
+    # p-values replaced the fixed design's (comparison.sequential); None otherwise
     sequential: dict[str, Any] | None = None
 
     @property
