@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from poisson_prove.episode import Episode
 from poisson_prove.errors import ProveError
+from poisson_prove.version import __version__
 
 if TYPE_CHECKING:
     from poisson_prove.comparison import Comparison, ConditionResult, Headline, OutcomeResult, compare
@@ -22,7 +23,6 @@ if TYPE_CHECKING:
     from poisson_prove.store import RunInfo, RunStore, load_run
     from poisson_prove.sweep import SweepResult, run_sweep
 
-__version__ = "0.1.0"
 
 # public name -> (module, attribute); attribute None: the module itself
 _LAZY: dict[str, tuple[str, str | None]] = {

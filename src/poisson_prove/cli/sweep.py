@@ -1,16 +1,26 @@
 """`poisson-prove sweep`: parse, show the plan, ask, run, say how it ended. The work is in
-poisson_prove.sweep; the lines are in poisson_prove.render.plan."""
+poisson_prove.sweep (sweep.command: the budget, the refusals, how it ended); the lines and the
+JSON document are in poisson_prove.render.plan."""
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
-import shlex
 import sys
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
 
+from poisson_prove.backends import BACKENDS, check_backend
+from poisson_prove.cli._app import _short_home, cache_dir, log_unexpected
+from poisson_prove.cli._console import is_pretty
 from poisson_prove.cli.dashboard import refreshing
 from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
+from poisson_prove.isolation import StdoutGuard
+from poisson_prove.render.progress import make_progress
+
+if TYPE_CHECKING:
+    from poisson_prove.sweep import PreparedSweep, SweepRequest
 
 HELP = "run every condition of a sweep spec and store every episode"
 DESCRIPTION = (
@@ -30,8 +40,6 @@ REMOTE = (
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    from poisson_prove.backends import BACKENDS
-
     p = subparsers.add_parser(
         "sweep",
         parents=[parent],
@@ -175,35 +183,10 @@ def _argv() -> list[str]:
     return list(sys.argv[1:])
 
 
-def _with_option(argv: list[str], flag: str, value: str) -> list[str]:
-    """The user's own command line with `flag value` set (replaced in place, else appended)."""
-    out, i, replaced = [], 0, False
-    while i < len(argv):
-        token = argv[i]
-        if token == flag and i + 1 < len(argv):
-            out += [flag, value]
-            i += 2
-            replaced = True
-            continue
-        if token.startswith(flag + "="):
-            out.append(f"{flag}={value}")
-            replaced = True
-        else:
-            out.append(token)
-        i += 1
-    return out if replaced else [*out, flag, value]
-
-
-def _command(argv: list[str]) -> str:
-    return shlex.join(["poisson-prove", *argv])
-
-
 class _Output:
     """Text lines to stdout, or (with --json) one document to the real stdout at the end."""
 
     def __init__(self, json_mode: bool) -> None:
-        from poisson_prove.isolation import StdoutGuard
-
         self.json_mode = json_mode
         self.guard = StdoutGuard()
         self.stdout_tty = _isatty(sys.stdout)
@@ -218,8 +201,15 @@ class _Output:
     def document(self, document: dict[str, Any]) -> None:
         self.guard.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
 
+    def refused(self, err: ProveError, verdict: str = "refused", base: dict[str, Any] | None = None) -> None:
+        if self.json_mode:
+            # numpy, filelock (through the sweep the document describes): never for --help
+            from poisson_prove.render.plan import refusal_dict
+
+            self.document(refusal_dict(err, verdict, base))
+
     @property
-    def ui_stream(self) -> Any:
+    def ui_stream(self) -> TextIO:
         """Where the question and the progress bar go: stderr when stdout holds the JSON."""
         return sys.stderr if self.json_mode else sys.stdout
 
@@ -231,24 +221,10 @@ def _isatty(stream: Any) -> bool:
         return False
 
 
-def _refused(
-    out: _Output, err: ProveError, verdict: str = "refused", base: dict[str, Any] | None = None
-) -> None:
-    if out.json_mode:
-        from poisson_prove.render.plan import JSON_SCHEMA
+def _request(args: argparse.Namespace) -> SweepRequest:
+    # numpy, filelock (the sweep's statistics and store): imported when it runs, not for --help
+    from poisson_prove.sweep import SweepRequest
 
-        document = dict(base or {"schema": JSON_SCHEMA})
-        document["verdict"] = verdict
-        document["sentence"] = err.message
-        document["error"] = {"message": err.message, "next": list(err.suggestions)}
-        out.document(document)
-
-
-def run(args: argparse.Namespace) -> int:
-    from poisson_prove.sweep import SweepRequest, prepare_sweep
-
-    out = _Output(args.json)
-    stdin_tty = _isatty(sys.stdin)
     overrides = {
         "concurrency": args.concurrency,
         "infra_retries": args.infra_retries,
@@ -257,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
         "app_name": args.app_name,
         "image": args.image,
     }
-    request = SweepRequest(
+    return SweepRequest(
         spec_path=args.spec,
         store=args.store,
         target=args.target,
@@ -274,117 +250,76 @@ def run(args: argparse.Namespace) -> int:
         max_mde=args.max_mde,
         stop_when_settled=args.stop_when_settled,
     )
+
+
+def run(args: argparse.Namespace) -> int:
+    # numpy, filelock (the sweep's statistics and store): imported when it runs, not for --help
+    from poisson_prove.render.plan import plan_lines, planned_dict, resume_line
+    from poisson_prove.sweep.command import plan_command, plan_refusal
+
+    out = _Output(args.json)
+    stdin_tty = _isatty(sys.stdin)
     try:
-        # Under --episode-timeout the episodes import the target in their own child process, so
-        # the check runs in one too: the target's import-time output then happens once.
-        isolated = args.dry_run or args.episode_timeout is not None
-        prepared = prepare_sweep(request, import_check="child" if isolated else "process")
+        planned = plan_command(_request(args), dry_run=args.dry_run, budget=getattr(args, "budget", None))
     except ProveError as err:
         if out.json_mode and "called sys.exit" in err.message:
             err = _exit_at_import(err)
-        _refused(out, err, "failed" if err.exit_code == EXIT_STOPPED else "refused")
+        out.refused(err, "failed" if err.exit_code == EXIT_STOPPED else "refused")
         raise err from None
-    if getattr(args, "budget", None) is None and prepared.spec.raw.get("budget") is not None:
-        args.budget = float(prepared.spec.raw["budget"])  # the spec's budget; --budget wins
-    if getattr(args, "budget", None) is not None:
-        prepared = _budgeted(args, out, request, prepared)
+    prepared = planned.prepared
+    document = planned_dict(prepared, planned.budget)
     try:
-        return _planned(args, out, prepared, stdin_tty)
+        for line in plan_lines(prepared):
+            out.line(line)
+        if planned.budget is not None:
+            out.line(planned.budget.line())
+        refusal = plan_refusal(prepared, _argv())
+        if refusal is not None:
+            out.refused(refusal, base=document)
+            raise refusal
+        if args.dry_run:
+            _check_backend(out, prepared, document)
+            if out.json_mode:
+                out.document(document)
+            return 0
+        if prepared.resume_run is not None:
+            out.line(resume_line(prepared))
+        if not args.yes:
+            _confirm(out, stdin_tty, document)
+        return _execute(args, out, prepared, document)
     except (ProveError, KeyboardInterrupt):
         raise
     except Exception as exc:
         # The dispatcher logs it and exits 70; a --json caller still gets its one document.
-        _refused(out, ProveError(f"unexpected failure: {type(exc).__name__}: {exc}"), "failed")
+        out.refused(ProveError(f"unexpected failure: {type(exc).__name__}: {exc}"), "failed")
         raise
-
-
-def _budgeted(args: argparse.Namespace, out: _Output, request: Any, prepared: Any) -> Any:
-    """Re-plan at the replicates `--budget` buys, or refuse with the cheapest design that can."""
-    import dataclasses
-
-    from poisson_prove.backends.pricing import per_episode_usd
-    from poisson_prove.budget import budget_design, per_episode_cost, refusal
-    from poisson_prove.sweep import prepare_sweep
-
-    plan = prepared.plan
-    try:
-        price = per_episode_cost(per_episode_usd(plan.backend, plan.settings), plan.settings)
-        design = budget_design(
-            args.budget, price, len(plan.cells), len(plan.failures), q=plan.q, max_mde=plan.max_mde
-        )
-        if not design.fits:
-            raise refusal(design)
-    except ProveError as err:
-        _refused(out, err, "refused")
-        raise err from None
-    args.budget_design = design
-    isolated = args.dry_run or args.episode_timeout is not None
-    budgeted = dataclasses.replace(request, replicates=design.replicates, budget=design.to_dict())
-    return prepare_sweep(budgeted, import_check="child" if isolated else "process")
 
 
 def _exit_at_import(err: ProveError) -> ProveError:
     """--json and a target that called sys.exit while importing: exit 3, naming the errors log."""
-    from poisson_prove.cli._app import _short_home, log_unexpected
-
     path = log_unexpected("poisson-prove", _argv())
     where = f" (details in {_short_home(path)})" if path else ""
     return ProveError(f"{err.message}{where}", suggestions=err.suggestions, exit_code=EXIT_STOPPED)
 
 
-def _planned(args: argparse.Namespace, out: _Output, prepared: Any, stdin_tty: bool) -> int:
-    from poisson_prove.plan import cost_error
-    from poisson_prove.render.plan import plan_dict, plan_lines, resume_line
-    from poisson_prove.sweep import underpowered_error
-
-    document = plan_dict(prepared)
-    for line in plan_lines(prepared):
-        out.line(line)
-    budgeted = getattr(args, "budget_design", None)
-    if budgeted is not None:
-        document["budget"] = budgeted.to_dict()
-        out.line(budgeted.line())
-    if not prepared.plan.passes:
-        err = underpowered_error(prepared)
-        argv = _argv()
-        needed = err.suggestions[0].rsplit(" ", 1)[-1]
-        suggestions = [_command(_with_option(argv, "--replicates", needed))]
-        if len(err.suggestions) > 1:
-            suggestions.append(
-                _command(_with_option(argv, "--max-mde", err.suggestions[1].rsplit(" ", 1)[-1]))
-            )
-        err = ProveError(err.message, suggestions=suggestions)
-        _refused(out, err, base=document)
-        raise err
-    refusal = cost_error(prepared.plan)
-    if refusal is not None:
-        _refused(out, refusal, base=document)
-        raise refusal
-    if args.dry_run:
-        from poisson_prove.backends import check_backend
-
-        try:
-            check_backend(prepared.plan.backend, prepared.plan.settings)
-        except ProveError as err:
-            _refused(out, err, base=document)
-            raise
-        if out.json_mode:
-            out.document(document)
-        return 0
-    if prepared.resume_run is not None:
-        out.line(resume_line(prepared))
-    if not args.yes:
-        _confirm(out, stdin_tty, document)
-    return _execute(args, out, prepared, document)
+def _check_backend(out: _Output, prepared: PreparedSweep, document: dict[str, Any]) -> None:
+    try:
+        check_backend(prepared.plan.backend, prepared.plan.settings)
+    except ProveError as err:
+        out.refused(err, base=document)
+        raise
 
 
 def _confirm(out: _Output, stdin_tty: bool, document: dict[str, Any]) -> None:
+    # numpy, filelock (through the sweep package): imported when it runs, not for --help
+    from poisson_prove.sweep.command import command_line
+
     if not (stdin_tty and out.stdout_tty):
         err = ProveError(
             "the plan needs a yes, and there is no terminal to ask on (piped or in CI)",
-            suggestions=[_command([*_argv(), "--yes"])],
+            suggestions=[command_line([*_argv(), "--yes"])],
         )
-        _refused(out, err, base=document)
+        out.refused(err, base=document)
         raise err
     stream = out.ui_stream
     stream.write("run it? [y/N] ")
@@ -395,15 +330,17 @@ def _confirm(out: _Output, stdin_tty: bool, document: dict[str, Any]) -> None:
         answer = ""
     if answer.strip().lower() not in ("y", "yes"):
         err = ProveError("declined: nothing was run or written", exit_code=EXIT_REFUSED)
-        _refused(out, err, base=document)
+        out.refused(err, base=document)
         raise err
 
 
-def _execute(args: argparse.Namespace, out: _Output, prepared: Any, document: dict[str, Any]) -> int:
-    from poisson_prove.cli._console import is_pretty
-    from poisson_prove.render.plan import result_dict, result_lines
-    from poisson_prove.render.progress import make_progress
+def _execute(
+    args: argparse.Namespace, out: _Output, prepared: PreparedSweep, document: dict[str, Any]
+) -> int:
+    # numpy, filelock (the sweep's statistics and store): imported when it runs, not for --help
+    from poisson_prove.render.plan import ending_dict, result_lines
     from poisson_prove.sweep import execute_sweep
+    from poisson_prove.sweep.command import command_prefix, sweep_ending
 
     ui = out.ui_stream
     pretty = is_pretty(args, ui)
@@ -413,75 +350,30 @@ def _execute(args: argparse.Namespace, out: _Output, prepared: Any, document: di
     try:
         result = execute_sweep(prepared, progress=reporter)
     except ProveError as err:
-        _refused(out, err, base=document)
+        out.refused(err, base=document)
         raise
     finally:
         reporter.close()
     for line in result_lines(result):
         out.line(line)
-    final = result_dict(document, result)
-    err: ProveError | None = None
-    if result.verdict == "interrupted":
-        err = ProveError(
-            f"interrupted: {result.done:,} of {result.planned:,} rollouts kept in run "
-            f'"{result.name}" (partial)',
-            suggestions=[_prefix(args) + "sweep --resume"],
-            exit_code=result.exit_code,
-        )
-    elif result.verdict == "process_exit":
-        final["verdict"] = "failed"
-        err = ProveError(
-            f"{result.process_exit}, which ends the sweep's own process, so the sweep stopped there: "
-            f'{result.done:,} of {result.planned:,} rollouts kept in run "{result.name}" (partial), '
-            "that episode stored as process_exit (--episode-timeout runs each episode in a process "
-            "of its own, so one that ends it does not stop the sweep)",
-            suggestions=[f"{_prefix(args)}sweep --resume --episode-timeout 600"],
-            exit_code=EXIT_STOPPED,
-        )
-    elif out.json_mode and result.system_exits:
-        from poisson_prove.cli._app import _short_home, cache_dir
 
+    def logged() -> str:
         log = cache_dir("poisson-prove") / "errors.log"
         _log_system_exits(log, result)
-        final["verdict"] = "failed"
-        err = ProveError(
-            f"the target called sys.exit in {result.system_exits:,} rollouts, stored as errors of kind "
-            f"system_exit (details in {_short_home(log)})",
-            suggestions=[f"{_prefix(args)}inspect {shlex.quote(result.name)}"],
-            exit_code=EXIT_STOPPED,
-        )
-    elif result.verdict == "failed":
-        err = ProveError(
-            f"every rollout errored ({result.first_error})",
-            suggestions=[f"{_prefix(args)}inspect {shlex.quote(result.name)}"],
-            exit_code=EXIT_STOPPED,
-        )
-    elif result.verdict == "stopped":
-        out.line(f"next: {_prefix(args)}sweep --resume")
-    elif result.paired_with_name:
-        out.line(f"next: {_prefix(args)}diff")
-    if err is not None:
-        final["error"] = {"message": err.message, "next": list(err.suggestions)}
+        return _short_home(log)
+
+    prefix = command_prefix(getattr(args, "store", None))
+    ending = sweep_ending(result, prefix, log_system_exits=logged if out.json_mode else None)
+    if ending.next_line is not None:
+        out.line(f"next: {ending.next_line}")
     if out.json_mode:
-        if result.verdict == "stopped":
-            final["next"] = [_prefix(args) + "sweep --resume"]
-        elif result.paired_with_name and err is None:
-            final["next"] = [_prefix(args) + "diff"]
-        out.document(final)
-    if err is not None:
-        raise err
+        out.document(ending_dict(document, result, ending))
+    if ending.error is not None:
+        raise ending.error
     return result.exit_code
 
 
-def _prefix(args: argparse.Namespace) -> str:
-    """`poisson-prove ` plus the --store the user named, so a `next:` line runs as printed."""
-    store = getattr(args, "store", None)
-    return f"poisson-prove --store {shlex.quote(str(store))} " if store else "poisson-prove "
-
-
-def _log_system_exits(path: Any, result: Any) -> None:
-    import datetime as dt
-
+def _log_system_exits(path: Path, result: Any) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a", encoding="utf-8") as handle:

@@ -255,7 +255,7 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
 
 def _settled(manifest: dict[str, Any]) -> dict[str, Any]:
     """The `settled` and `saved` fields of a --stop-when-settled run's view, else nothing."""
-    from poisson_prove.sweep_settle import settled_lines
+    from poisson_prove.sweep.stop_when_settled import settled_lines
 
     block = manifest.get("sequential")
     if not isinstance(block, dict) or not block.get("stop_when_settled"):

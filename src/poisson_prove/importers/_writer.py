@@ -285,6 +285,6 @@ def _partner(earlier: Iterable[RunInfo], tool: str, cells: set[str]) -> RunInfo 
 
 
 def _version() -> str:
-    from poisson_prove import __version__
+    from poisson_prove.version import __version__
 
     return __version__

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from poisson_prove.budget import budget_design, per_episode_cost, refusal
 from poisson_prove.errors import ProveError
 from poisson_prove.stats.power import design_mde, replicates_needed
+from poisson_prove.sweep.budget import budget_design, per_episode_cost, refusal
 
 
 def test_docs_design_9_conditions_2_outcomes() -> None:

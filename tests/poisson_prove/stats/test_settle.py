@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from poisson_prove.settle import settle_condition
 from poisson_prove.stats.sequential import sequential_mcnemar
+from poisson_prove.sweep.settle import settle_condition
 
 LOOKS = [40, 80, 120, 160, 200]
 

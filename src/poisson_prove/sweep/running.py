@@ -1,15 +1,16 @@
-"""The sweep: run every condition of a spec N replicates and store every episode as a run.
+"""Running a prepared sweep: `execute_sweep` and, for a library caller, `run_sweep`.
 
-Two steps, so the command line can show the plan and ask before anything is written:
+`execute_sweep(prepared)` creates (or reopens) the run, streams the planned episodes not yet
+stored through the backend's executor (`_run_planned`), writes them in batches (batches.py)
+and returns a `SweepResult`. Two paths give the same rows: when the executor would run the
+episodes in this thread one after another (`Executor.runs_in_caller`), the sweep runs them
+itself, row tuples straight from `execute.run_into` without a Task and a dict per episode; any
+other executor (a pool, a cluster, a remote backend) gets Tasks and streams row dicts back in
+any order. Ctrl-C (KeyboardInterrupt) reaches `execute_sweep` with every finished row still
+in the sink.
 
-- `prepare_sweep(request)` (sweep_prepare.py) reads the spec (or, for a resume, the run's
-  manifest), resolves the salt and the run paired with, imports and checks the target, and
-  makes the plan. It writes nothing.
-- `execute_sweep(prepared)` creates (or reopens) the run, streams the planned episodes not yet
-  stored through the backend's executor, writes them in batches and returns a `SweepResult`.
-
-`run_sweep(...)` does both for a library caller, refusing an underpowered design the way the
-command line does.
+`run_sweep(...)` prepares and runs, refusing an underpowered design the way the command line
+does.
 """
 
 from __future__ import annotations
@@ -17,88 +18,41 @@ from __future__ import annotations
 import platform
 import shutil
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.backends.base import Job
+from poisson_prove.backends import make_executor
+from poisson_prove.backends.base import Executor, Job
 from poisson_prove.chaos.config import chaos_summary, job_chaos
-from poisson_prove.errors import (
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_REFUSED,
-    EXIT_STOPPED,
-    ProveError,
-)
-from poisson_prove.execute import ProcessExit, os_exit_guard
-from poisson_prove.plan import (
-    Plan,
-)
+from poisson_prove.episode_table import row_tuple, tuples_to_table
+from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
+from poisson_prove.execute import ProcessExit, load_target, os_exit_guard, run_into
+from poisson_prove.plan import Plan, cost_error, planned_items, planned_tasks
 from poisson_prove.store import RunWriter, utc_now
-from poisson_prove.sweep_loop import BatchSink, Progress, run_planned
-from poisson_prove.sweep_prepare import (
+from poisson_prove.sweep.batches import BatchSink
+from poisson_prove.sweep.prepare import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_SPEC,
     PreparedSweep,
     SweepRequest,
+    UnderpoweredError,
     prepare_sweep,
-    underpowered_error,
 )
+from poisson_prove.sweep.result import SweepResult
+from poisson_prove.sweep.stop_when_settled import watcher_for
+from poisson_prove.version import __version__
 
-__all__ = [
-    "DEFAULT_BATCH_SIZE",
-    "DEFAULT_SPEC",
-    "PreparedSweep",
-    "Progress",
-    "SweepRequest",
-    "SweepResult",
-    "execute_sweep",
-    "prepare_sweep",
-    "run_sweep",
-    "underpowered_error",
-]
+#: progress(done this call, to run this call)
+Progress = Callable[[int, int], None]
 
-
-@dataclass(frozen=True)
-class SweepResult:
-    """How a sweep ended."""
-
-    # "done", "stopped" (--max-rollouts), "interrupted", "failed" (all errored) or
-    # "process_exit" (a rollout called os._exit in this process: the sweep stopped there)
-    verdict: str
-    run_id: str
-    name: str
-    status: str  # "partial" or "complete"
-    salt: str
-    paired_with: str | None
-    paired_with_name: str | None
-    planned: int
-    done: int  # stored in the run, this session and before
-    errored: int  # stored rows without an outcome
-    ran: int  # rollouts run by this call
-    seconds: float
-    system_exits: int = 0  # rollouts of this call that called sys.exit
-    first_error: str | None = None
-    capture_missing: Mapping[str, str] = field(default_factory=dict)
-    process_exit: str | None = None  # the episode that called os._exit, with its code
-    # --stop-when-settled: the manifest's `sequential` block, and the planned rollouts not run
-    # because their condition settled (the rollouts saved)
-    sequential: Mapping[str, Any] | None = None
-    saved: int = 0
-
-    @property
-    def exit_code(self) -> int:
-        if self.verdict == "interrupted":
-            return EXIT_INTERRUPTED
-        if self.verdict in ("stopped", "failed", "process_exit"):
-            return EXIT_STOPPED
-        return EXIT_OK
+#: Episodes run between two progress reports on the fused path, at most.
+_CHUNK = 256
+#: Seconds between two progress reports (and flush checks) on the fused path, at most.
+_REPORT_S = 0.25
 
 
 def _manifest(prepared: PreparedSweep) -> dict[str, Any]:
-    from poisson_prove import __version__
-
     plan, spec = prepared.plan, prepared.spec
     return {
         "target": plan.target,
@@ -135,8 +89,6 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
     Ctrl-C (KeyboardInterrupt) is caught: the rows already finished are written, the run stays
     partial and the result's verdict is "interrupted".
     """
-    from poisson_prove.backends import make_executor
-
     request, plan = prepared.request, prepared.plan
     executor = make_executor(plan.backend, plan.settings)  # before anything is written
     store = prepared.store
@@ -153,8 +105,6 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             target_id=plan.target_id, name=request.name, manifest=_manifest(prepared), hold=True
         )
         skip, errored_before = set(), 0
-    from poisson_prove.sweep_settle import watcher_for
-
     watcher = watcher_for(prepared, writer, skip)
     try:
         run_id = writer.manifest["run_id"]
@@ -171,11 +121,9 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             chaos=job_chaos(prepared.spec.chaos, prepared.salt),
             options=dict(settings),
         )
-        # What writing a batch imports (pyarrow's compute, Parquet and pandas shims, ~0.3 s),
+        # pyarrow: what writing a batch imports (its compute, Parquet and pandas shims, ~0.3 s),
         # loaded before the clock starts: the done line times the episodes, not start-up.
-        import pyarrow.parquet  # noqa: F401
-
-        from poisson_prove.episode_table import tuples_to_table
+        import pyarrow.parquet  # noqa: F401  (pyarrow: loaded here, not for a refused sweep)
 
         tuples_to_table(run_id, [])
         started = time.perf_counter()
@@ -193,7 +141,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         failure: Exception | None = None
         try:
             with os_exit_guard():
-                run_planned(executor, job, plan, prepared.salt, skip, request.max_rollouts, sink, progress)
+                _run_planned(executor, job, plan, prepared.salt, skip, request.max_rollouts, sink, progress)
         except KeyboardInterrupt:
             interrupted = True
         except ProcessExit as exc:
@@ -283,6 +231,63 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         writer.release()
 
 
+def _run_planned(
+    executor: Executor,
+    job: Job,
+    plan: Plan,
+    salt: str,
+    skip: set[tuple[str, int]],
+    limit: int | None,
+    sink: BatchSink,
+    progress: Progress | None,
+) -> None:
+    """Run the planned episodes not in `skip` (at most `limit`) into `sink`.
+
+    A rollout that calls os._exit in this process ends the loop with ProcessExit, its
+    `process_exit` row already in the sink (execute.os_exit_guard is the caller's).
+    """
+    to_run = plan.rollouts - len(skip)
+    if limit is not None:
+        to_run = min(to_run, limit)
+    # [chaos] decides per episode (its seed and condition), which the fused path does not pass.
+    if executor.runs_in_caller(job) and not job.chaos:
+        rollout = load_target(job)
+        items = planned_items(plan.cells, plan.replicates, salt, skip, limit)
+        clock = time.perf_counter
+        step = max(1, min(_CHUNK, to_run // 20))  # progress at least every twentieth of the work
+        # Back to this loop every `step` episodes, every quarter second, and as soon as a batch
+        # is full: the progress line moves, and a batch is written when full or after a second.
+        while run_into(
+            rollout,
+            job,
+            items,
+            sink.pending,
+            until=clock() + _REPORT_S,
+            full=min(sink.size, len(sink.pending) + step),
+        ):
+            sink.account()
+            sink.maybe_flush()
+            if progress is not None:
+                progress(sink.ran, to_run)
+        return
+    rows = executor.execute(job, planned_tasks(plan.cells, plan.replicates, salt, skip, limit))
+    try:
+        for row in rows:
+            sink.pending.append(row_tuple(row))
+            sink.account()
+            sink.maybe_flush()
+            if progress is not None:
+                progress(sink.ran, to_run)
+    except ProcessExit as exc:  # raised in a pool thread: its row comes with it
+        if exc.row is not None:
+            sink.pending.append(row_tuple(exc.row))
+        raise
+    finally:
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()  # the executor's `finally` cancels what is still in flight
+
+
 def _halt_text(halted: ProcessExit, plan: Plan) -> str:
     """Which episode ended the sweep's process, and how, for the error line."""
     row = halted.row or {}
@@ -315,8 +320,6 @@ def run_sweep(
     Raises ProveError for what the command refuses (a bad spec or target, an underpowered
     design, a cost above `overrides["max_cost"]`); returns a SweepResult otherwise.
     """
-    from poisson_prove.plan import cost_error
-
     request = SweepRequest(
         spec_path=spec,
         store=store,
@@ -336,7 +339,7 @@ def run_sweep(
     )
     prepared = prepare_sweep(request, import_check="child" if episode_timeout is not None else "process")
     if not prepared.plan.passes:
-        raise underpowered_error(prepared)
+        raise UnderpoweredError.of(prepared.plan)
     refusal = cost_error(prepared.plan)
     if refusal is not None:
         raise refusal

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from poisson_prove.errors import EXIT_USAGE, ProveError
+from poisson_prove.stats.power import design_mde, replicates_needed, suggested_max_mde
 
 #: The spec's key (in the backend's table, e.g. [local]) for the user's own cost per episode.
 COST_KEY = "cost_per_episode"
@@ -68,8 +69,6 @@ def budget_design(
     max_mde: float = 0.2,
 ) -> BudgetDesign:
     """The largest design `budget_usd` buys and what it can detect."""
-    from poisson_prove.stats.power import design_mde, replicates_needed, suggested_max_mde
-
     if not math.isfinite(budget_usd) or budget_usd <= 0:
         raise ProveError(
             f"--budget must be a positive number of dollars, got {budget_usd}", exit_code=EXIT_USAGE

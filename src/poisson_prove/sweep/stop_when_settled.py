@@ -3,7 +3,7 @@
 After every batch the sweep writes, each condition still running is looked at: the replicates
 it has stored without a gap from replicate 0 (its "reached" count) are paired with the run it
 was paired with (only pairs with an outcome in both runs count) and the stopping rule of
-poisson_prove.settle is applied over every look so far. A condition whose failure outcomes are
+sweep.settle is applied over every look so far. A condition whose failure outcomes are
 all settled stops: its remaining replicates go into the sweep's `skip` set, which the planned
 episodes are drawn against lazily, so they are never run. The looks and the stops are recorded
 in the run's manifest (`sequential`) and events, and `diff` recomputes the sequential p-values
@@ -15,13 +15,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from poisson_prove.episode_table import OUTCOME_AT, ROW_FIELDS
-from poisson_prove.settle import settle_condition
+from poisson_prove.sweep.settle import settle_condition
 
 if TYPE_CHECKING:
     from poisson_prove.plan import Plan
     from poisson_prove.store import RunInfo, RunWriter
-    from poisson_prove.sweep import PreparedSweep
+    from poisson_prove.sweep.prepare import PreparedSweep
 
 _CELL_AT = ROW_FIELDS.index("cell")
 _REPLICATE_AT = ROW_FIELDS.index("replicate")
@@ -30,15 +32,17 @@ RULE = "group-sequential McNemar, O'Brien-Fleming-type alpha spending (docs/stat
 
 def outcomes_by_replicate(info: RunInfo, replicates: int) -> dict[str, list[str | None]]:
     """A stored run's outcome per (condition, replicate); None where none is stored."""
-    from poisson_prove.comparison.frame import read_frame
+    # pyarrow (through columns): ~160 ms, only when a sweep stops when settled
+    from poisson_prove.columns import coded, column_numbers, read_columns
 
-    frame = read_frame(info)
+    stored = read_columns(info, ("cell", "replicate", "outcome"))
+    conditions, outcomes = coded(stored.column("cell")), coded(stored.column("outcome"))
+    replicate = column_numbers(stored.column("replicate"), np.int64, 0)
     table: dict[str, list[str | None]] = {}
-    cells, outcomes = frame.cell, frame.outcome
-    for code, rep, out in zip(cells.codes, frame.replicate, outcomes.codes, strict=True):
+    for code, rep, out in zip(conditions.codes, replicate, outcomes.codes, strict=True):
         if code < 0 or not 0 <= rep < replicates:
             continue
-        row = table.setdefault(str(cells.values[code]), [None] * replicates)
+        row = table.setdefault(str(conditions.values[code]), [None] * replicates)
         row[int(rep)] = None if out < 0 else str(outcomes.values[out])
     return table
 
