@@ -6,6 +6,26 @@ explicit imports below.
 
 `poisson_prove.compare` is the function, whatever was imported first (no module shares its
 name); `default_runs` and the result types live in the package `poisson_prove.comparison`.
+
+Layers, lowest first. A module imports only from its own package or module and from lower
+layers, never sideways within its layer (tests/poisson_prove/test_layers.py holds this, for
+imports at the top of a module and inside functions alike); this file, the public map, sits
+above them all and nothing imports it.
+
+0. errors, version: the one error type and the exit codes; the version
+1. shared, _suggest: building blocks both packages use (the CLI app, console, tables,
+   progress, "did you mean")
+2. data: episode, conditions, seeding, episode_table, recording (`record`/`step`),
+   span_trail, stats, isolation, backends.base (a backend's job and task)
+3. columns (reading stored columns), span_stream, capture, chaos, backends.tables,
+   backends.pricing
+4. spec, run_checks (checking a stored run), execute (one episode)
+5. store, backends (the executors)
+6. plan, comparison (`compare()`), inspection, importers
+7. sweep (preparing, running, settling, budgeting a sweep), gate (the CI verdict)
+8. render (text and JSON), dashboard
+9. cli, examples
+10. __main__
 """
 
 from __future__ import annotations

@@ -203,8 +203,7 @@ class _Output:
 
     def refused(self, err: ProveError, verdict: str = "refused", base: dict[str, Any] | None = None) -> None:
         if self.json_mode:
-            # numpy, filelock (through the sweep the document describes): never for --help
-            from poisson_prove.render.plan import refusal_dict
+            from poisson_prove.render.plan import refusal_dict  # numpy, filelock: not for --help
 
             self.document(refusal_dict(err, verdict, base))
 
@@ -222,8 +221,7 @@ def _isatty(stream: Any) -> bool:
 
 
 def _request(args: argparse.Namespace) -> SweepRequest:
-    # numpy, filelock (the sweep's statistics and store): imported when it runs, not for --help
-    from poisson_prove.sweep import SweepRequest
+    from poisson_prove.sweep import SweepRequest  # numpy, filelock: not for --help
 
     overrides = {
         "concurrency": args.concurrency,
@@ -253,9 +251,12 @@ def _request(args: argparse.Namespace) -> SweepRequest:
 
 
 def run(args: argparse.Namespace) -> int:
-    # numpy, filelock (the sweep's statistics and store): imported when it runs, not for --help
-    from poisson_prove.render.plan import plan_lines, planned_dict, resume_line
-    from poisson_prove.sweep.command import plan_command, plan_refusal
+    from poisson_prove.render.plan import (  # numpy, filelock: not for --help
+        plan_lines,
+        planned_dict,
+        resume_line,
+    )
+    from poisson_prove.sweep.command import plan_command, plan_refusal  # numpy, filelock: not for --help
 
     out = _Output(args.json)
     stdin_tty = _isatty(sys.stdin)
@@ -311,8 +312,7 @@ def _check_backend(out: _Output, prepared: PreparedSweep, document: dict[str, An
 
 
 def _confirm(out: _Output, stdin_tty: bool, document: dict[str, Any]) -> None:
-    # numpy, filelock (through the sweep package): imported when it runs, not for --help
-    from poisson_prove.sweep.command import command_line
+    from poisson_prove.sweep.command import command_line  # numpy, filelock: not for --help
 
     if not (stdin_tty and out.stdout_tty):
         err = ProveError(
@@ -337,10 +337,9 @@ def _confirm(out: _Output, stdin_tty: bool, document: dict[str, Any]) -> None:
 def _execute(
     args: argparse.Namespace, out: _Output, prepared: PreparedSweep, document: dict[str, Any]
 ) -> int:
-    # numpy, filelock (the sweep's statistics and store): imported when it runs, not for --help
-    from poisson_prove.render.plan import ending_dict, result_lines
-    from poisson_prove.sweep import execute_sweep
-    from poisson_prove.sweep.command import command_prefix, sweep_ending
+    from poisson_prove.render.plan import ending_dict, result_lines  # numpy, filelock: not for --help
+    from poisson_prove.sweep import execute_sweep  # numpy, filelock: not for --help
+    from poisson_prove.sweep.command import command_prefix, sweep_ending  # numpy, filelock: not for --help
 
     ui = out.ui_stream
     pretty = is_pretty(args, ui)
