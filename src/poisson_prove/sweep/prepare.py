@@ -118,13 +118,13 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
         resumed = resume_state(store, request.resume, request.spec_path, request.target)
         spec, target, replicates, salt = resumed.spec, resumed.target, resumed.replicates, resumed.salt
         source, paired_with, resume_run = "resumed", resumed.paired_with, resumed.run
-        cells: list[Cell] | None = resumed.cells
+        conditions: list[Cell] | None = resumed.conditions
         stored = resumed.stored
     else:
         new = _new_run(request, store)
         spec, target, replicates, salt = new.spec, new.target, new.replicates, new.salt
-        source, paired_with, resume_run, cells, stored = new.salt_source, new.paired_with, None, None, 0
-    plan = _plan(request, spec, target, replicates, cells, resume_run)
+        source, paired_with, resume_run, conditions, stored = new.salt_source, new.paired_with, None, None, 0
+    plan = _plan(request, spec, target, replicates, conditions, resume_run)
     _check_target(import_check, target, spec)
     # Not installed, failing to load or to instrument: each is named, with the reason.
     capture_missing = probe_instrumentors(spec.capture.instrument) if spec.capture.instrument else {}
@@ -204,7 +204,7 @@ def _plan(
     spec: SweepSpec,
     target: str,
     replicates: int,
-    cells: list[Cell] | None,
+    conditions: list[Cell] | None,
     resume_run: RunInfo | None,
 ) -> Plan:
     max_mde = request.max_mde
@@ -221,7 +221,7 @@ def _plan(
         settings=settings,
         max_mde=max_mde,
         q=request.q,
-        cells=cells,
+        cells=conditions,
     )
 
 

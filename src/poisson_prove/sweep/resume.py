@@ -28,7 +28,7 @@ class ResumeState:
     target: str
     replicates: int
     salt: str
-    cells: list[Cell]
+    conditions: list[Cell]  # the run's own, in its order
     stored: int  # episodes already stored
     paired_with: RunInfo | None
 
@@ -84,7 +84,7 @@ def resume_state(
         target=manifest["target"],
         replicates=int(manifest["replicates"]),
         salt=manifest["salt"],
-        cells=[Cell(c["key"], c["label"], c["cfg"]) for c in manifest["cells"]],
+        conditions=[Cell(c["key"], c["label"], c["cfg"]) for c in manifest["cells"]],
         stored=len(run.stored_keys()),
         paired_with=paired_with,
     )

@@ -291,7 +291,7 @@ def _run_planned(
 def _halt_text(halted: ProcessExit, plan: Plan) -> str:
     """Which episode ended the sweep's process, and how, for the error line."""
     row = halted.row or {}
-    labels = {cell.key: cell.label for cell in plan.cells}
+    labels = {condition.key: condition.label for condition in plan.cells}
     where = f"{labels.get(row.get('cell'), row.get('cell'))}/{row.get('replicate')}"
     return f"the target called os._exit({halted.code!r}) in episode {where}"
 

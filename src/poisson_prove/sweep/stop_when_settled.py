@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from poisson_prove.store import RunInfo, RunWriter
     from poisson_prove.sweep.prepare import PreparedSweep
 
-_CELL_AT = ROW_FIELDS.index("cell")
+_CONDITION_AT = ROW_FIELDS.index("cell")  # the stored column of the condition
 _REPLICATE_AT = ROW_FIELDS.index("replicate")
 RULE = "group-sequential McNemar, O'Brien-Fleming-type alpha spending (docs/statistics.md, section 6)"
 
@@ -85,7 +85,7 @@ class SettleWatcher:
     def observe(self, batch: Sequence[tuple[Any, ...]]) -> None:
         """Note a written batch's rows (errored rows are seen but have no outcome)."""
         for row in batch:
-            key, rep = row[_CELL_AT], int(row[_REPLICATE_AT])
+            key, rep = row[_CONDITION_AT], int(row[_REPLICATE_AT])
             if key in self.after and 0 <= rep < self.replicates:
                 self.after[key][rep] = row[OUTCOME_AT]
                 self.seen[key].add(rep)
@@ -105,8 +105,8 @@ class SettleWatcher:
         stopped: list[str] = []
         looked = False
         failures = list(self.plan.failures)
-        for cell in self.plan.cells:
-            key = cell.key
+        for condition in self.plan.cells:
+            key = condition.key
             if key in self.stops:
                 continue
             reached = self._reached(key)
@@ -135,7 +135,7 @@ class SettleWatcher:
                 writer.event(
                     "settled",
                     cell=key,
-                    label=cell.label,
+                    label=condition.label,
                     look=entry["look"],
                     stopped_at=result.stopped_at,
                     skipped=self.replicates - result.stopped_at,
@@ -161,8 +161,8 @@ class SettleWatcher:
     def record(self) -> dict[str, Any]:
         """The manifest's `sequential` block: the rule, and per condition its looks and stop."""
         conditions: dict[str, Any] = {}
-        for cell in self.plan.cells:
-            key = cell.key
+        for condition in self.plan.cells:
+            key = condition.key
             run = len(self.seen[key])
             if key in self.stops:
                 entry = dict(self.stops[key])
@@ -172,7 +172,7 @@ class SettleWatcher:
             else:
                 entry = {"reason": "still running", "stopped_at": None,
                          "look": len(self.looks[key]), "looks": list(self.looks[key])}
-            entry["label"] = cell.label
+            entry["label"] = condition.label
             entry["replicates_run"] = run
             conditions[key] = entry
         return {

@@ -7,7 +7,7 @@ import json
 import os
 
 from tests.conftest import assert_clean_error
-from tests.poisson_prove.sweep.helpers import (
+from tests.poisson_prove.helpers import (
     HEAVY_MODULES,
     SEEDED_TARGET,
     episodes,

@@ -11,7 +11,7 @@ import pytest
 
 from poisson_prove.conditions import cell_key
 from poisson_prove.seeding import episode_seed, new_salt
-from tests.poisson_prove.sweep.helpers import SEEDED_TARGET, episodes, manifests, small_spec, write
+from tests.poisson_prove.helpers import SEEDED_TARGET, episodes, manifests, small_spec, write
 
 STEPPING = """
 from poisson_prove import Episode, record, step

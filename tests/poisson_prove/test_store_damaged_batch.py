@@ -4,7 +4,7 @@ moving it aside runs exactly its episodes again, on the same seeds."""
 from __future__ import annotations
 
 from tests.conftest import assert_clean_error
-from tests.poisson_prove.sweep.helpers import SEEDED_TARGET, episodes, manifests, small_spec, write
+from tests.poisson_prove.helpers import SEEDED_TARGET, episodes, manifests, small_spec, write
 
 
 def test_damaged_batch_is_named_and_resume_runs_its_episodes_again(prove, workdir) -> None:

@@ -9,7 +9,7 @@ import pytest
 from poisson_prove import ProveError
 from poisson_prove.inspection import find_episode, inspect_run
 from poisson_prove.render.inspection import episode_text, inspection_text
-from tests.poisson_prove.compare.runs import Episodes, write_run
+from tests.poisson_prove.runs import Episodes, write_run
 
 
 def _run(store: Path):

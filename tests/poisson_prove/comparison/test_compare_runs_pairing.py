@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import poisson_prove
-from tests.poisson_prove.compare.runs import Episodes, write_run
+from tests.poisson_prove.runs import Episodes, write_run
 
 OUTCOME = st.sampled_from(["resolved", "unresolved", "timeout", None])  # None: errored
 CELLS = [("refund", 0.0), ("password", 0.7)]

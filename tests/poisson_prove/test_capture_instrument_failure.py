@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from tests.poisson_prove.sweep.helpers import SEEDED_TARGET, small_spec, write
+from tests.poisson_prove.helpers import SEEDED_TARGET, small_spec, write
 
 BROKEN = """
 class BrokenInstrumentor:

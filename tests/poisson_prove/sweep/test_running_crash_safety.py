@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import isolated_env, script_path
-from tests.poisson_prove.sweep.helpers import episodes, manifests, small_spec, write
+from tests.poisson_prove.helpers import episodes, manifests, small_spec, write
 
 SLOWISH = """
 import random, time

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import assert_clean_error
-from tests.poisson_prove.sweep.helpers import SEEDED_TARGET, small_spec, tree, write
+from tests.poisson_prove.helpers import SEEDED_TARGET, small_spec, tree, write
 
 
 def _spec(workdir, extra: str = "", **kwargs):

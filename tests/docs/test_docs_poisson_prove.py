@@ -10,7 +10,7 @@ import yaml
 
 from poisson_prove.cli import main
 
-DOCS = Path(__file__).resolve().parents[3] / "docs"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 def test_ci_recipe_is_valid_yaml_with_real_commands(capsys) -> None:

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from poisson_prove.stats.power import replicates_needed
-from tests.poisson_prove.compare.runs import from_outcomes, write_run
+from tests.poisson_prove.runs import from_outcomes, write_run
 
 
 def _outcomes(n: int, unresolved: int) -> list[str | None]:

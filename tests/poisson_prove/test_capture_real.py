@@ -10,7 +10,7 @@ from typing import Any
 
 import pyarrow.parquet as pq
 
-from tests.poisson_prove.sweep.helpers import write
+from tests.poisson_prove.helpers import write
 
 SECRET = "SECRET-7f3a"
 AGENT = f'''

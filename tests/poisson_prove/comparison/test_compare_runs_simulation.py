@@ -15,7 +15,7 @@ import numpy as np
 
 import poisson_prove
 from poisson_prove.conditions import cell_key
-from tests.poisson_prove.compare.runs import Episodes, write_run
+from tests.poisson_prove.runs import Episodes, write_run
 
 TASKS = ("refund", "password", "shipping")
 RATES = (0.1, 0.3, 0.55)

@@ -10,7 +10,7 @@ from scipy.stats import binom
 
 from poisson_prove.seeding import episode_seed
 from tests.conftest import assert_clean_error
-from tests.poisson_prove.sweep.helpers import episodes, manifests, tree
+from tests.poisson_prove.helpers import episodes, manifests, tree
 
 PLAN = "plan 1,746 rollouts of mock-agent: 9 cells x 194 replicates on local, $0 (local)"
 TARGET = "target poisson_prove.examples.mock_agent:rollout (imports, takes cfg and seed)"

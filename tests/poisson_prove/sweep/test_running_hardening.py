@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import assert_clean_error
-from tests.poisson_prove.sweep.helpers import episodes, manifests, small_spec, write
+from tests.poisson_prove.helpers import episodes, manifests, small_spec, write
 
 SALT = "00112233445566778899aabbccddeeff"
 

@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 from poisson_prove.stats.power import replicates_needed
-from tests.poisson_prove.sweep.helpers import small_spec, write
+from tests.poisson_prove.helpers import small_spec, write
 
 AGENT = "def rollout(cfg, seed):\n    return {'outcome': 'resolved', 't': 1}\n"
 OWN_COST = "\n[local]\ncost_per_episode = 0.01\n"

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import assert_clean_error
-from tests.poisson_prove.sweep.helpers import SEEDED_TARGET, manifests, small_spec, write
+from tests.poisson_prove.helpers import SEEDED_TARGET, manifests, small_spec, write
 
 SALT = "00112233445566778899aabbccddeeff"
 

@@ -13,7 +13,7 @@ from poisson_prove.conditions import cell_key
 from poisson_prove.seeding import episode_seed
 from poisson_prove.store import RunStore
 from tests.conftest import assert_clean_error, isolated_env, run_on_terminal
-from tests.poisson_prove.compare.runs import Episodes, from_outcomes, write_run
+from tests.poisson_prove.runs import Episodes, from_outcomes, write_run
 
 N = 120
 BOX = set("│─┃━┏┓┗┛┌┐└┘├┤┼═║")

@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from tests.conftest import isolated_env, script_path
-from tests.poisson_prove.sweep.helpers import HEAVY_MODULES, episodes, imports_of, small_spec, tree, write
+from tests.poisson_prove.helpers import HEAVY_MODULES, episodes, imports_of, small_spec, tree, write
 
 SLOWISH = """
 import time

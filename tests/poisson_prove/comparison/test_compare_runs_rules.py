@@ -9,7 +9,7 @@ import pytest
 import poisson_prove
 from poisson_prove import ProveError
 from poisson_prove.comparison import default_runs
-from tests.poisson_prove.compare.runs import Episodes, from_outcomes, write_run
+from tests.poisson_prove.runs import Episodes, from_outcomes, write_run
 
 N = 200
 

@@ -8,7 +8,7 @@ import json
 import pytest
 
 from tests.conftest import assert_clean_error
-from tests.poisson_prove.sweep.helpers import small_spec, write
+from tests.poisson_prove.helpers import small_spec, write
 
 NOISY = r"""
 import atexit, ctypes, os, subprocess, sys, threading

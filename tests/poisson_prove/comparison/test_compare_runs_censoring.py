@@ -21,7 +21,7 @@ from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.proportion import proportion_confint
 
 import poisson_prove
-from tests.poisson_prove.compare.runs import OUTCOMES, Episodes, write_run
+from tests.poisson_prove.runs import OUTCOMES, Episodes, write_run
 
 N = 240
 CFG = {"ticket": "refund", "temperature": 0.0}

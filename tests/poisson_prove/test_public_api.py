@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from tests.conftest import isolated_env
-from tests.poisson_prove.sweep.helpers import SEEDED_TARGET, small_spec, write
+from tests.poisson_prove.helpers import SEEDED_TARGET, small_spec, write
 
 FIRST = {
     "package": "import poisson_prove",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.poisson_prove.sweep.helpers import small_spec, write
+from tests.poisson_prove.helpers import small_spec, write
 
 TARGET = """
 import os, random

@@ -19,7 +19,7 @@ from statsmodels.stats.proportion import proportion_confint
 
 import poisson_prove
 from poisson_prove.stats import power
-from tests.poisson_prove.compare.runs import FAILURES, OUTCOMES, Episodes, write_run
+from tests.poisson_prove.runs import FAILURES, OUTCOMES, Episodes, write_run
 
 TICKETS = ("refund", "password", "shipping")
 TEMPERATURES = (0.0, 0.7)
