@@ -176,3 +176,33 @@ def from_outcomes(
                 error_message=None if outcome is not None else "the tool API returned 503",
             )
     return episodes
+
+
+#: Episodes per condition in `store_with_pair`'s runs.
+PAIR_N = 120
+
+
+def pair_outcomes(**counts: int) -> list[str | None]:
+    """PAIR_N outcomes: `counts` of each named one (`error`: none, errored), the rest resolved."""
+    out: list[str | None] = []
+    for name, count in counts.items():
+        out += [None if name == "error" else name] * count
+    return out + ["resolved"] * (PAIR_N - len(out))
+
+
+def store_with_pair(
+    workdir: Path, after_unresolved: int = 5, error: int = 2
+) -> tuple[Path, RunInfo, RunInfo]:
+    """Two runs of two conditions in workdir/prove-runs, the second paired with the first."""
+    store = workdir / "prove-runs"
+    before = {
+        ("refund", 0.0): pair_outcomes(unresolved=50, error=error),
+        ("password", 0.0): pair_outcomes(unresolved=10, timeout=3),
+    }
+    after = {
+        ("refund", 0.0): pair_outcomes(unresolved=after_unresolved, error=error),
+        ("password", 0.0): pair_outcomes(unresolved=10, timeout=3),
+    }
+    a = write_run(store, from_outcomes(before))
+    b = write_run(store, from_outcomes(after), paired_with=a)
+    return store, a, b

@@ -1,4 +1,5 @@
-"""`diff`, `check` and `inspect` through the installed console script, on runs in a store."""
+"""`diff` through the installed console script, on runs in a store (and what `diff`, `check` and
+`inspect` import)."""
 
 from __future__ import annotations
 
@@ -13,33 +14,10 @@ from poisson_prove.conditions import cell_key
 from poisson_prove.seeding import episode_seed
 from poisson_prove.store import RunStore
 from tests.conftest import assert_clean_error, isolated_env, run_on_terminal
-from tests.poisson_prove.runs import Episodes, from_outcomes, write_run
+from tests.poisson_prove.runs import PAIR_N as N
+from tests.poisson_prove.runs import Episodes, from_outcomes, pair_outcomes, store_with_pair, write_run
 
-N = 120
 BOX = set("│─┃━┏┓┗┛┌┐└┘├┤┼═║")
-
-
-def _outcomes(**counts: int) -> list[str | None]:
-    out: list[str | None] = []
-    for name, count in counts.items():
-        out += [None if name == "error" else name] * count
-    return out + ["resolved"] * (N - len(out))
-
-
-def _store_with_pair(workdir: Path, after_unresolved: int = 5, error: int = 2) -> tuple:
-    store = workdir / "prove-runs"
-    before = {
-        ("refund", 0.0): _outcomes(unresolved=50, error=error),
-        ("password", 0.0): _outcomes(unresolved=10, timeout=3),
-    }
-    after = {
-        ("refund", 0.0): _outcomes(unresolved=after_unresolved, error=error),
-        ("password", 0.0): _outcomes(unresolved=10, timeout=3),
-    }
-    a = write_run(store, from_outcomes(before))
-    b = write_run(store, from_outcomes(after), paired_with=a)
-    return store, a, b
-
 
 def _log(home: Path) -> list[dict]:
     path = home / ".cache" / "poisson-prove" / "compared.jsonl"
@@ -49,7 +27,7 @@ def _log(home: Path) -> list[dict]:
 
 
 def test_diff_plain_report_on_a_pipe(prove, workdir: Path, home: Path) -> None:
-    _, a, b = _store_with_pair(workdir)
+    _, a, b = store_with_pair(workdir)
     result = prove("diff")
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
@@ -77,7 +55,7 @@ def test_diff_plain_report_on_a_pipe(prove, workdir: Path, home: Path) -> None:
 
 
 def test_diff_json_carries_every_number(prove, workdir: Path) -> None:
-    store, a, b = _store_with_pair(workdir)
+    store, a, b = store_with_pair(workdir)
     result = prove("diff", "--json", "--method", "fisher", "--q", "0.1")
     assert result.returncode == 0 and result.stderr == ""
     document = json.loads(result.stdout)
@@ -95,21 +73,8 @@ def test_diff_json_carries_every_number(prove, workdir: Path) -> None:
     assert document["coverage"][0]["before_errors"] == [{"kind": "RuntimeError", "count": 2}]
 
 
-def test_check_exits_4_when_a_failure_rose_and_0_otherwise(prove, workdir: Path) -> None:
-    _store, a, b = _store_with_pair(workdir, after_unresolved=5)
-    safer = prove("check")
-    assert safer.returncode == 0 and safer.stdout.startswith("safer ")
-    assert safer.stdout == prove("diff").stdout
-    worse = prove("check", b.name, a.name)  # the same pair the other way round
-    assert worse.returncode == 4, worse.stderr
-    assert worse.stdout.startswith("worse unresolved: 0 safer, 1 worse")
-    assert worse.stderr == ""
-    as_json = prove("check", b.name, a.name, "--json")
-    assert as_json.returncode == 4 and json.loads(as_json.stdout)["exit_code"] == 4
-
-
 def test_resumed_run_gets_a_note(prove, workdir: Path) -> None:
-    store, _a, b = _store_with_pair(workdir)
+    store, _a, b = store_with_pair(workdir)
     first = prove("diff")
     assert "note:" not in first.stdout
     # resume: the after run gains episodes (new replicates) after it was compared
@@ -157,9 +122,9 @@ def test_mixed_cases_refused_with_the_docs_lines_and_nothing_logged(prove, workd
 def test_refusals_on_the_command_line(prove, workdir: Path) -> None:
     assert_clean_error(prove("diff"), 1, "the store prove-runs holds 0 runs; a comparison needs two")
     store = workdir / "prove-runs"
-    write_run(store, from_outcomes({("refund", 0.0): _outcomes()}))
+    write_run(store, from_outcomes({("refund", 0.0): pair_outcomes()}))
     assert_clean_error(prove("diff"), 1, "holds 1 run", "a comparison needs two")
-    write_run(store, from_outcomes({("refund", 0.0): _outcomes()}))
+    write_run(store, from_outcomes({("refund", 0.0): pair_outcomes()}))
     assert_clean_error(prove("diff", "nope", "latest"), 1, 'no run named "nope"')
     unknown = prove("diff", "--event", "timout")
     assert_clean_error(unknown, 1, 'unknown event "timout" (did you mean "timeout"?)')
@@ -178,7 +143,7 @@ def _on_a_terminal(workdir: Path, home: Path, columns: str, *args: str) -> str:
 
 @pytest.mark.parametrize("columns", ["120", "80"])
 def test_diff_on_a_terminal_draws_colour(workdir: Path, home: Path, columns: str) -> None:
-    _store_with_pair(workdir)
+    store_with_pair(workdir)
     output = _on_a_terminal(workdir, home, columns, "diff")
     assert "\x1b[" in output  # colour
     assert "safer" in output and "█" in output, output
@@ -189,41 +154,12 @@ def test_diff_on_a_terminal_draws_colour(workdir: Path, home: Path, columns: str
 
 
 def test_plain_on_a_terminal_prints_what_a_pipe_gets(prove, workdir: Path, home: Path) -> None:
-    _store_with_pair(workdir)
+    store_with_pair(workdir)
     piped = prove("diff")
     assert piped.returncode == 0, piped.stderr
     drawn = _on_a_terminal(workdir, home, "120", "--plain", "diff")
     assert "\x1b" not in drawn and not BOX & set(drawn)
     assert drawn == piped.stdout
-
-
-def test_inspect_errors_and_one_episode(prove, workdir: Path) -> None:
-    _store, a, b = _store_with_pair(workdir, error=4)
-    result = prove("inspect")
-    assert result.returncode == 0 and result.stderr == ""
-    assert result.stdout.startswith(f'run "{b.name}" ({b.run_id}), complete: 240 of 240 planned episodes, '
-                                    "4 without an outcome\n")
-    assert "RuntimeError      4   1.7%" in result.stdout
-    assert "the tool API returned 503" in result.stdout and "ticket refund · temperature 0.0" in result.stdout
-    seed = episode_seed(a.manifest["salt"], cell_key({"ticket": "refund", "temperature": 0.0}), 0)
-    for selector in (
-        "ticket refund · temperature 0.0/0",
-        '{"temperature":0.0,"ticket":"refund"}/0',
-        "ticket=refund,temperature=0/0",
-        "ticket=refund/0",
-    ):
-        shown = prove("inspect", a.name, "--episode", selector)
-        assert shown.returncode == 0, (selector, shown.stderr)
-        assert "outcome     unresolved" in shown.stdout
-        assert f"seed        {seed}\n" in shown.stdout
-    errored = json.loads(prove("inspect", a.name, "--episode", "ticket=refund/50", "--json").stdout)
-    assert errored["schema"] == "poisson-prove.inspect/1"
-    assert errored["episode"]["error_kind"] == "RuntimeError" and errored["episode"]["outcome"] is None
-    missing = prove("inspect", "--episode", "ticket=billing/0")
-    assert_clean_error(missing, 1, 'no condition "ticket=billing"')
-    assert 'next: poisson-prove inspect "' in missing.stderr
-    assert_clean_error(prove("inspect", "--episode", "ticket=refund/999"), 1, "no replicate 999")
-    assert_clean_error(prove("inspect", "--episode", "refund"), 2, "is not CONDITION/REPLICATE")
 
 
 def _imported(stderr: str) -> set[str]:
@@ -238,7 +174,7 @@ def _imported(stderr: str) -> set[str]:
 def test_diff_and_inspect_never_import_pandas_scipy_stats_or_optimize(prove, workdir: Path) -> None:
     # Errors leave nulls in outcome and t: pyarrow's own conversion of such columns would
     # import pandas. The MDE of a "no change" row is computed too.
-    _store_with_pair(workdir, after_unresolved=48, error=4)
+    store_with_pair(workdir, after_unresolved=48, error=4)
     for args in (("diff",), ("check", "--json", "--allow-inconclusive"), ("diff", "--method", "logrank_bh")):
         result = prove(*args, env={"PYTHONPROFILEIMPORTTIME": "1"})
         assert result.returncode == 0, result.stderr
