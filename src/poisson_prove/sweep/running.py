@@ -29,7 +29,7 @@ from poisson_prove.episode_table import row_tuple, tuples_to_table
 from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
 from poisson_prove.execute import ProcessExit, load_target, os_exit_guard, run_into
 from poisson_prove.plan import Plan, cost_error, planned_items, planned_tasks
-from poisson_prove.store import RunWriter, utc_now
+from poisson_prove.store import RunStore, RunWriter, utc_now
 from poisson_prove.sweep.batches import BatchSink
 from poisson_prove.sweep.prepare import (
     DEFAULT_BATCH_SIZE,
@@ -93,34 +93,11 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
     executor = make_executor(plan.backend, plan.settings)  # before anything is written
     store = prepared.store
     store_existed = store.root.exists()
-    if prepared.resume_run is not None:
-        writer: RunWriter = store.open_run(prepared.resume_run, hold=True)
-        skip = prepared.resume_run.stored_keys()
-        errored_before = prepared.resume_run.errored_count()
-        resumed = [*writer.manifest.get("resumed_at", []), utc_now().isoformat(timespec="seconds")]
-        writer.update_manifest(resumed_at=resumed)
-        writer.event("resume", stored=len(skip), to_run=plan.rollouts - len(skip))
-    else:
-        writer = store.create_run(
-            target_id=plan.target_id, name=request.name, manifest=_manifest(prepared), hold=True
-        )
-        skip, errored_before = set(), 0
+    writer, skip, errored_before = _open_run(prepared)
     watcher = watcher_for(prepared, writer, skip)
     try:
         run_id = writer.manifest["run_id"]
-        settings = plan.settings
-        job = Job(
-            run_id=run_id,
-            target=plan.target,
-            spec_dir=str(prepared.spec.spec_dir),
-            outcomes=tuple(plan.outcomes),
-            episode_timeout=request.episode_timeout,
-            infra_errors=tuple(settings.get("infra_errors", ())),
-            infra_retries=int(settings.get("infra_retries", 0) or 0),
-            capture=prepared.spec.capture.as_dict(),
-            chaos=job_chaos(prepared.spec.chaos, prepared.salt),
-            options=dict(settings),
-        )
+        job = _job(prepared, run_id)
         # pyarrow: what writing a batch imports (its compute, Parquet and pandas shims, ~0.3 s),
         # loaded before the clock starts: the done line times the episodes, not start-up.
         import pyarrow.parquet  # noqa: F401  (pyarrow: loaded here, not for a refused sweep)
@@ -156,13 +133,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             sink.first_error,
         )
         if failure is not None and ran == 0 and prepared.resume_run is None:
-            # The backend failed before a single episode came back: leave no empty run behind.
-            shutil.rmtree(writer.path, ignore_errors=True)
-            if not store_existed and {p.name for p in store.root.iterdir()} <= {".store.lock"}:
-                shutil.rmtree(store.root, ignore_errors=True)
-            if isinstance(failure, ProveError) and failure.exit_code == EXIT_STOPPED:
-                # Nothing ran and nothing is kept: refused before work, exit 1, not "resume it".
-                failure.exit_code = EXIT_REFUSED
+            _discard_empty_run(store, writer, store_existed, failure)
             raise failure
         sink.flush()
         done = stored_before + ran
@@ -185,16 +156,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             finished=utc_now().isoformat(timespec="seconds").replace("+00:00", "Z") if complete else None,
             **({"sequential": sequential} if sequential is not None else {}),
         )
-        if interrupted:
-            verdict = "interrupted"
-        elif halted is not None:
-            verdict = "process_exit"
-        elif not complete:
-            verdict = "stopped"
-        elif errored == done:
-            verdict = "failed"
-        else:
-            verdict = "done"
+        verdict = _verdict(interrupted, halted is not None, complete, all_errored=errored == done)
         writer.event(
             "done" if complete else "stop",
             reason=verdict if failure is None else "failed",
@@ -229,6 +191,61 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         )
     finally:
         writer.release()
+
+
+def _open_run(prepared: PreparedSweep) -> tuple[RunWriter, set[tuple[str, int]], int]:
+    """The run to write into, held: a resumed run reopened (with the (condition, replicate)
+    pairs it stores and its errored count), else a new run with its manifest."""
+    plan, store = prepared.plan, prepared.store
+    if prepared.resume_run is None:
+        writer = store.create_run(
+            target_id=plan.target_id, name=prepared.request.name, manifest=_manifest(prepared), hold=True
+        )
+        return writer, set(), 0
+    writer = store.open_run(prepared.resume_run, hold=True)
+    skip = prepared.resume_run.stored_keys()
+    errored_before = prepared.resume_run.errored_count()
+    resumed = [*writer.manifest.get("resumed_at", []), utc_now().isoformat(timespec="seconds")]
+    writer.update_manifest(resumed_at=resumed)
+    writer.event("resume", stored=len(skip), to_run=plan.rollouts - len(skip))
+    return writer, skip, errored_before
+
+
+def _job(prepared: PreparedSweep, run_id: str) -> Job:
+    """What every episode of the run shares, as the backend's executor receives it."""
+    plan, settings = prepared.plan, prepared.plan.settings
+    return Job(
+        run_id=run_id,
+        target=plan.target,
+        spec_dir=str(prepared.spec.spec_dir),
+        outcomes=tuple(plan.outcomes),
+        episode_timeout=prepared.request.episode_timeout,
+        infra_errors=tuple(settings.get("infra_errors", ())),
+        infra_retries=int(settings.get("infra_retries", 0) or 0),
+        capture=prepared.spec.capture.as_dict(),
+        chaos=job_chaos(prepared.spec.chaos, prepared.salt),
+        options=dict(settings),
+    )
+
+
+def _discard_empty_run(store: RunStore, writer: RunWriter, store_existed: bool, failure: Exception) -> None:
+    """The backend failed before a single episode came back: leave no empty run behind."""
+    shutil.rmtree(writer.path, ignore_errors=True)
+    if not store_existed and {p.name for p in store.root.iterdir()} <= {".store.lock"}:
+        shutil.rmtree(store.root, ignore_errors=True)
+    if isinstance(failure, ProveError) and failure.exit_code == EXIT_STOPPED:
+        # Nothing ran and nothing is kept: refused before work, exit 1, not "resume it".
+        failure.exit_code = EXIT_REFUSED
+
+
+def _verdict(interrupted: bool, halted: bool, complete: bool, *, all_errored: bool) -> str:
+    if interrupted:
+        return "interrupted"
+    if halted:
+        return "process_exit"
+    if not complete:
+        return "stopped"
+    return "failed" if all_errored else "done"
 
 
 def _run_planned(
