@@ -5,20 +5,18 @@ JSON document are in poisson_prove.render.plan."""
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import json
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from poisson_prove.backends import check_backend
-from poisson_prove.cli._app import _short_home, cache_dir, log_unexpected
-from poisson_prove.cli._console import is_pretty
 from poisson_prove.cli.dashboard import refreshing
 from poisson_prove.cli.sweep_args import add_sweep_parser
 from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
 from poisson_prove.isolation import StdoutGuard
-from poisson_prove.render.progress import make_progress
+from poisson_prove.shared.cliapp import log_system_exits, log_unexpected, short_home
+from poisson_prove.shared.console import is_pretty
+from poisson_prove.shared.progress import make_progress
 
 if TYPE_CHECKING:
     from poisson_prove.sweep import PreparedSweep, SweepRequest
@@ -149,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
 def _exit_at_import(err: ProveError) -> ProveError:
     """--json and a target that called sys.exit while importing: exit 3, naming the errors log."""
     path = log_unexpected("poisson-prove", _argv())
-    where = f" (details in {_short_home(path)})" if path else ""
+    where = f" (details in {short_home(path)})" if path else ""
     return ProveError(f"{err.message}{where}", suggestions=err.suggestions, exit_code=EXIT_STOPPED)
 
 
@@ -207,9 +205,11 @@ def _execute(
         out.line(line)
 
     def logged() -> str:
-        log = cache_dir("poisson-prove") / "errors.log"
-        _log_system_exits(log, result)
-        return _short_home(log)
+        log = log_system_exits(
+            "poisson-prove", _argv(), run_name=result.name, run_id=result.run_id,
+            count=result.system_exits, first_error=result.first_error,
+        )
+        return short_home(log)
 
     prefix = command_prefix(getattr(args, "store", None))
     ending = sweep_ending(result, prefix, log_system_exits=logged if out.json_mode else None)
@@ -220,16 +220,3 @@ def _execute(
     if ending.error is not None:
         raise ending.error
     return result.exit_code
-
-
-def _log_system_exits(path: Path, result: Any) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "a", encoding="utf-8") as handle:
-            handle.write(
-                f"--- {dt.datetime.now(dt.UTC).isoformat()} poisson-prove {' '.join(_argv())}\n"
-                f'run "{result.name}" ({result.run_id}): {result.system_exits} rollouts called sys.exit; '
-                f"first error: {result.first_error}\n"
-            )
-    except OSError:
-        pass

@@ -18,7 +18,6 @@ import os
 from collections.abc import Sequence
 from typing import Any
 
-from poisson_prove._suggest import did_you_mean
 from poisson_prove.comparison.frame import (
     EPISODE_TIMEOUT,
     RunFrame,
@@ -35,6 +34,7 @@ from poisson_prove.comparison.stats import Tables, condition_tests, coverage_tes
 from poisson_prove.comparison.verdicts import decide_verdicts
 from poisson_prove.conditions import cell_label, cfg_of
 from poisson_prove.errors import ProveError
+from poisson_prove.shared.suggest import did_you_mean
 from poisson_prove.store import RunInfo, RunStore
 
 METHODS = ("mcnemar", "fisher", "logrank_bh")

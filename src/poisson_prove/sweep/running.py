@@ -29,7 +29,8 @@ from poisson_prove.episode_table import row_tuple, tuples_to_table
 from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
 from poisson_prove.execute import ProcessExit, load_target, os_exit_guard, run_into
 from poisson_prove.plan import Plan, cost_error, planned_items, planned_tasks
-from poisson_prove.store import RunStore, RunWriter, utc_now
+from poisson_prove.shared.jsonio import utc_now
+from poisson_prove.store import RunStore, RunWriter
 from poisson_prove.sweep.batches import BatchSink
 from poisson_prove.sweep.prepare import (
     DEFAULT_BATCH_SIZE,
