@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from proveai.providers._http import HTTPChatProvider
 from proveai.providers.base import (
     Message,
     ProviderResponse,
@@ -23,6 +24,7 @@ from proveai.providers.base import (
     provider_id_of,
     record_on_current_span,
 )
+from proveai.providers.registry import dispatch
 
 CACHE_FORMAT = 1
 
@@ -184,12 +186,26 @@ def set_default_cache(cache: ResponseCache | None) -> None:
 
 def cached_dispatch(model: str, cache: ResponseCache | None = None) -> CachedProvider:
     """`dispatch(model)` wrapped in a CachedProvider (the default cache unless given)."""
-    from proveai.providers.registry import dispatch
-
     provider = dispatch(model)
     if isinstance(provider, CachedProvider):  # dispatch already cached it (a verify re-run)
         provider = provider.provider
     return CachedProvider(provider, cache if cache is not None else default_cache())
+
+
+def dispatch_cached(model: str) -> Any:
+    """`proveai.dispatch`: the registry's provider for `model`, under the verify-time cache policy.
+
+    Inside a `proveai snapshot verify` re-run (PROVEAI_VERIFY=1) a built-in HTTP provider
+    (OpenAI-compatible, Anthropic, env-registered) comes wrapped in the default response
+    cache, so an agent whose request did not change costs no model call on a re-verify.
+    Only proveai's own HTTP providers: a custom or mock provider is the user's code and keeps
+    answering for itself (wrap it with cached_dispatch to cache it). PROVEAI_NO_CACHE=1 and
+    any run outside verify get the provider as registered.
+    """
+    provider = dispatch(model)
+    if os.environ.get("PROVEAI_VERIFY") != "1" or not isinstance(provider, HTTPChatProvider):
+        return provider
+    return provider if cache_disabled_by_env() else CachedProvider(provider, default_cache())
 
 
 class EngineCacheMiss(LookupError):

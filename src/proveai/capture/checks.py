@@ -11,28 +11,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from proveai.capture.trace import Span, Trace
+from proveai.diff.judge import judge_model_name, llm_judge
+from proveai.traces.trace import CheckResult, Span, Trace
 
 Trigger = Callable[[Trace], bool]
 CHECK_LABELS = ("good", "bad", "skip", "warn")
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    """One check's verdict on one trace."""
-
-    name: str
-    label: str  # good | bad | skip (warn is accepted and counts as skip in the composite)
-    score: float | None = None
-    reason: str | None = None
-    agent: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        return self.label == "good"
 
 
 class Check:
@@ -186,13 +171,13 @@ class _SchemaMatch(_AgentOutputCheck):
 
     def __init__(self, agent: str, schema: dict[str, Any], **kw: Any) -> None:
         super().__init__(agent, **kw)
-        import jsonschema
+        import jsonschema  # jsonschema: ~100 ms, only when a schema check runs
 
         jsonschema.validators.validator_for(schema).check_schema(schema)  # a bad schema fails now
         self.schema = schema
 
     def judge(self, span: Span) -> str | None:
-        import jsonschema
+        import jsonschema  # jsonschema: ~100 ms, only when a schema check runs
 
         value, problem = _parse_json(span.output)
         if problem:
@@ -216,7 +201,7 @@ class _ContractConformance(_AgentOutputCheck):
         self.model = model
 
     def judge(self, span: Span) -> str | None:
-        import pydantic
+        import pydantic  # pydantic: ~200 ms, only when a contract check runs
 
         value, problem = _parse_json(span.output)
         if problem:
@@ -309,7 +294,55 @@ class RuleCheck(Check):
         return _coerce(self, self.fn(trace))
 
 
-from proveai.capture.judging import LLMJudge  # noqa: E402  (kept in its own module)
+LABEL_OF_VERDICT = {"equivalent": "good", "better": "good", "worse": "bad"}
+
+
+class LLMJudge(Check):
+    """A criterion check graded by an LLM through proveai's judge and provider layer.
+
+    It never raises: llm_judge turns no provider for the model, a provider error or a malformed
+    reply into skip with the reason. The judge compares the agent's output with a reference
+    answer "an output that meets the criterion" (proveai.diff.judge.llm_judge): equivalent or
+    better -> good, worse -> bad, skip -> skip.
+    """
+
+    def __init__(
+        self,
+        agent: str,
+        criterion: str,
+        model: str | None = None,
+        trigger: Trigger | None = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        self.agent = agent
+        self.criterion = criterion
+        self.model = model
+        self.trigger = trigger
+        self.name = name or "llm_judge"
+
+    def resolved_model(self) -> str:
+        """`model`, else $PROVEAI_JUDGE_MODEL read now, else the judge's default."""
+        return judge_model_name(self.model)
+
+    def __call__(self, trace: Trace) -> CheckResult:
+        span = trace.span(self.agent)
+        if span is None:
+            return self.result("skip", f"agent {self.agent!r} did not run in this trace")
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": f"Criterion the output must meet: {self.criterion}"},
+            *(span.input_messages or [{"role": "user", "content": str(span.inputs)}]),
+        ]
+        reference = f"An output that fully meets the criterion: {self.criterion}"
+        output = span.output if isinstance(span.output, str) else str(span.output)
+        reply = llm_judge(messages, reference, output, model=self.resolved_model())
+        label = LABEL_OF_VERDICT.get(reply["verdict"], "skip")
+        if label == "skip":  # the rationale already reads "judge skip: <reason>"
+            return self.result("skip", reply["rationale"])
+        # score keeps the meaning every check gives it (1.0 good, 0.0 bad), whatever the
+        # judge's confidence: a "bad" scored 0.9 would read as nearly passing
+        return self.result(label, f"judge: {reply['rationale'] or reply['verdict']}")
+
 
 __all__ = [
     "Check", "CheckResult", "LLMJudge", "RuleCheck", "assert_json", "composite_outcome",

@@ -8,6 +8,11 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from proveai.cli.status import add_repeatable, add_traces_option, key_value_pairs, parse_filters
+from proveai.replay.runner import RunRequest, RunResult, execute_run
+from proveai.report import write_html_report
+from proveai.store import Store, default_traces_dir
+
 HELP = "replay traces against overrides, attribute edges, write the report"
 DESCRIPTION = (
     "Replay stored traces (filtered, or a named baseline) with prompt/model overrides, grade every "
@@ -27,8 +32,6 @@ TABLE_WIDTH = 80
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    from proveai.cli.status import add_repeatable, add_traces_option
-
     p = subparsers.add_parser("run", parents=[parent], help=HELP, description=DESCRIPTION)
     add_traces_option(p)
     add_repeatable(
@@ -107,8 +110,6 @@ def _jobs(text: str) -> int:
 
 def parse_assignments(flag: str, items: list[str], what: str) -> dict[str, str]:
     """AGENT=VALUE pairs; a malformed one, or an agent given two values, is a usage error."""
-    from proveai.cli.status import key_value_pairs
-
     return key_value_pairs(flag, items, f"AGENT={what}", f"e.g. {flag} qa_check=prompts/qa_v2.md")
 
 
@@ -117,10 +118,6 @@ def split_list(items: list[str]) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from proveai.cli.status import parse_filters
-    from proveai.replay.runner import RunRequest, execute_run
-    from proveai.store import Store, default_traces_dir
-
     request = RunRequest(
         store=Store("."),
         traces_dir=Path(args.traces) if args.traces else default_traces_dir(),
@@ -145,6 +142,10 @@ def run(args: argparse.Namespace) -> int:
         result = execute_run(request, progress=progress)
     finally:
         progress.close()
+    for path in result.report_paths:  # the run folder's report.html, then the --report copy
+        write_html_report(
+            result.pairs, path, result.judge_model, run_id=result.run.run_id, embedder=result.embedder
+        )
     print_summary(result, no_color=args.no_color)
     return result.exit_code
 
@@ -166,8 +167,8 @@ class _Progress:
             sys.stderr.flush()
             return
         if self._bar is None:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
+            from rich.console import Console  # rich: ~40 ms, only when drawing
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # rich
 
             console = Console(stderr=True, no_color=self.no_color)
             self._bar = Progress(
@@ -187,12 +188,12 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def print_summary(result: Any, *, no_color: bool = False) -> None:
+def print_summary(result: RunResult, *, no_color: bool = False) -> None:
     """The 80-column summary table, per-edge totals and where the artifacts are."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    from rich import box  # rich: ~40 ms, only when drawing
+    from rich.console import Console  # rich
+    from rich.table import Table  # rich
+    from rich.text import Text  # rich
 
     no_color = no_color or bool(os.environ.get("NO_COLOR"))
     console = Console(width=TABLE_WIDTH, no_color=no_color, highlight=False, soft_wrap=False)
@@ -212,18 +213,19 @@ def print_summary(result: Any, *, no_color: bool = False) -> None:
         )
     console.print(table)
     out = ["", "Per-edge totals:"]
-    for edge, counts in result.metrics["by_edge"].items():
+    for edge, counts in result.metrics.by_edge.items():
         parts = [f"{counts[s]} {s}" for s in STATUS_STYLE if counts.get(s)]
         out.append(f"  {edge}: {', '.join(parts)}")
-    cache = result.metrics["cache"]
+    metrics = result.metrics
     out.append("")
     out.append(f"run artifacts: {result.run.path}/ (manifest, verdicts, metrics)")
     out.append(f"report: {' and '.join(str(p) for p in result.report_paths)}")
     out.append(
-        f"model calls: {cache['misses']} live, {cache['hits']} from cache · judge: {result.judge_model}"
+        f"model calls: {metrics.cache_misses} live, {metrics.cache_hits} from cache · "
+        f"judge: {result.judge_model}"
     )
-    regressed = result.metrics["by_status"].get("regressed", 0)
-    unjudged = result.metrics["unjudged"]
+    regressed = metrics.regressed
+    unjudged = metrics.unjudged
     if regressed:
         out.append(f"{regressed} edge(s) regressed: exit 1")
     elif result.exit_code == 3:
@@ -232,22 +234,22 @@ def print_summary(result: Any, *, no_color: bool = False) -> None:
         out.append("no edge regressed: exit 0")
     sys.stdout.write("\n".join(out) + "\n")
     sys.stdout.flush()
-    if result.metrics["live_spans"] == 0:
+    if metrics.live_spans == 0:
         sys.stderr.write(
             "note: no span was re-executed: the traces hold no captured model request (agents that call "
             "their model through proveai's providers record one)\n"
         )
         sys.stderr.write("next: add --override AGENT=PATH, or re-run the pipeline: proveai snapshot verify\n")
-    for agent, count in result.metrics["reinvoked"].items():
+    for agent, count in metrics.reinvoked.items():
         sys.stderr.write(
             f"note: {agent}: re-executed {count} time(s) by calling its captured function with new inputs\n"
         )
-    for agent, why in result.metrics["not_reexecuted"].items():  # per agent: why its output is stale
+    for agent, why in metrics.not_reexecuted.items():  # per agent: why its output is stale
         sys.stderr.write(f"warning: {agent}: inputs changed upstream but it was {why}\n")
     if unjudged:  # loud: a changed edge the judge never saw is not evidence of equivalence
-        reasons = "; ".join(result.metrics["unjudged_reasons"][:3])
+        reasons = "; ".join(metrics.unjudged_reasons[:3])
         sys.stderr.write(f"warning: {unjudged} changed edge(s) were not judged ({reasons})\n")
-        sys.stderr.write(f"next: {_judge_hint(result.metrics['unjudged_reasons'])}\n")
+        sys.stderr.write(f"next: {_judge_hint(metrics.unjudged_reasons)}\n")
 
 
 def _judge_hint(reasons: list[str]) -> str:

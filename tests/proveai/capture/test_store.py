@@ -238,7 +238,7 @@ def test_detection_json_follows_the_status_mapping(tmp_path):
 
 
 def test_manifest_is_journaled_and_compacted_and_readable_with_json_load(tmp_path):
-    from proveai.capture.index import JOURNAL, read_index
+    from proveai.traces.index import JOURNAL, read_index
 
     traces = [capture(tmp_path) for _ in range(12)]
     ids = [t.trace_id for t in traces]
@@ -254,7 +254,7 @@ def test_manifest_is_journaled_and_compacted_and_readable_with_json_load(tmp_pat
 
 
 def test_a_corrupt_manifest_is_reported_and_rebuilt_never_emptied(tmp_path, proveai_cli):
-    from proveai.capture.index import read_index
+    from proveai.traces.index import read_index
 
     traces = [capture(tmp_path) for _ in range(3)]
     read_index(tmp_path)
@@ -274,7 +274,7 @@ def test_a_corrupt_manifest_is_reported_and_rebuilt_never_emptied(tmp_path, prov
 
 
 def test_a_corrupt_journal_line_is_reported_and_the_trace_kept(tmp_path):
-    from proveai.capture.index import JOURNAL, read_index
+    from proveai.traces.index import JOURNAL, read_index
 
     first = capture(tmp_path)
     read_index(tmp_path)
@@ -376,7 +376,7 @@ def test_spans_reach_a_configured_opentelemetry_tracer_provider(tmp_path, py):
 
 
 def test_thirty_processes_capturing_at_once_all_end_up_indexed(py, workdir):
-    from proveai.capture.index import read_index
+    from proveai.traces.index import read_index
 
     py.write(
         "worker.py",
@@ -435,7 +435,7 @@ def test_reading_a_folder_that_is_not_a_store_writes_nothing(tmp_path, proveai_c
 
 
 def test_a_deleted_manifest_is_rebuilt_with_a_warning(tmp_path):
-    from proveai.capture.index import JOURNAL, read_index
+    from proveai.traces.index import JOURNAL, read_index
 
     traces = [capture(tmp_path) for _ in range(2)]
     read_index(tmp_path)
@@ -449,7 +449,7 @@ def test_a_deleted_manifest_is_rebuilt_with_a_warning(tmp_path):
 
 
 def test_a_capture_into_a_large_store_does_not_rewrite_the_index(tmp_path):
-    from proveai.capture.index import JOURNAL, read_index
+    from proveai.traces.index import JOURNAL, read_index
 
     seed = capture(tmp_path)
     read_index(tmp_path)

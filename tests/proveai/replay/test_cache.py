@@ -81,7 +81,7 @@ def test_default_cache_follows_the_env_and_cached_dispatch_uses_it(
 AGENT = """
 import json, sys
 from proveai import FileExporter, monitor, trace
-from proveai.providers import dispatch
+from proveai import dispatch
 
 @monitor("classify", model="acme-1")
 def classify(ticket):
@@ -128,7 +128,7 @@ def test_under_verify_dispatch_serves_unchanged_requests_from_the_cache(
     monkeypatch.setenv("PROVEAI_VERIFY", "1")
     custom = type("Custom", (), {"call": lambda self, m, model, **k: "hi", "supports": lambda s, m: True})()
     register_provider("custom-*", custom)
-    from proveai.providers import dispatch
+    from proveai import dispatch
 
     assert dispatch("custom-1") is custom
     register_provider("local-*", OpenAICompatibleProvider(base_url=model_server.openai_url))

@@ -6,6 +6,9 @@ import pytest
 
 from proveai import text_diff
 from proveai.cache import ResponseCache
+from proveai.diff.grading import grade_outputs
+from proveai.diff.judge import llm_judge
+from proveai.diff.tier1 import mask_volatile, numbers_of, tier1_for_kind
 from proveai.providers import OpenAICompatibleProvider
 from proveai.providers.embedding import (
     EmbeddingResult,
@@ -13,9 +16,6 @@ from proveai.providers.embedding import (
     OpenAICompatibleEmbeddingAdapter,
     cosine_similarity,
 )
-from proveai.replay.attribution import grade_outputs
-from proveai.replay.diff import mask_volatile, numbers_of, tier1_for_kind
-from proveai.replay.judge import llm_judge
 from tests.proveai.model_server import ModelServer, Reply
 
 

@@ -214,8 +214,8 @@ def test_noisy_model_rewording_drifts_but_never_regresses(monkeypatch: pytest.Mo
 
 
 def test_an_unreachable_embedder_falls_back_to_the_judge(routed: ModelServer, tmp_path) -> None:
+    from proveai.diff.grading import grade_outputs
     from proveai.providers.embedding import OpenAICompatibleEmbeddingAdapter
-    from proveai.replay.attribution import grade_outputs
 
     dead = OpenAICompatibleEmbeddingAdapter(base_url="http://127.0.0.1:9/v1", model="e", max_retries=0)
     verdict = grade_outputs(

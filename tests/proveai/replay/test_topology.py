@@ -8,15 +8,15 @@ from pathlib import Path
 import pytest
 
 from proveai import Span, Trace, attribute_edges
-from proveai.narrative.verdicts import render as render_verdict
-from proveai.replay.calibration import (
+from proveai.diff.tier2 import (
     CalibrationReport,
     calibrate,
     load_calibration,
     thresholds_from_similarities,
 )
+from proveai.narrative.verdicts import render as render_verdict
 from proveai.replay.engine import ReplayedSpan, ReplayedTrace
-from proveai.replay.topology import bfs_order, graph_parents, parallel_groups
+from proveai.traces.topology import bfs_order, graph_parents, parallel_groups
 
 
 def span(

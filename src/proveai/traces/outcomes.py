@@ -16,7 +16,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.store import write_json_atomic
 from proveai.store import traces_root
+from proveai.traces.lock import store_lock
 
 OUTCOMES = "outcomes.jsonl"
 DETECTION_SUFFIX = ".detection.json"
@@ -74,8 +76,6 @@ def append_rows(root: Path, rows: list[dict[str, Any]]) -> None:
 
     With no rows the file is still created, so every store has its three documented files.
     """
-    from proveai.capture.index import store_lock
-
     data = "".join(json.dumps(row, ensure_ascii=True) + "\n" for row in rows).encode()
     with store_lock(root):
         fd = os.open(root / OUTCOMES, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -168,8 +168,6 @@ def read_outcomes(root: Path) -> OutcomeLog:
 
 
 def write_detection(root: Path, trace: Any) -> Detection:
-    from poisson_prove.store import write_json_atomic
-
     detection = Detection.of(trace)
     write_json_atomic(root / f"{trace.trace_id}{DETECTION_SUFFIX}", detection.to_dict())
     return detection

@@ -1,4 +1,7 @@
-"""Per-agent Tier-2 thresholds from known-good outputs (proveai.calibration.json).
+"""Tier 2: embedding similarity between old and new output, and its per-agent thresholds.
+
+embedding_grade applies the thresholds; the rest computes them from known-good outputs
+(proveai.calibration.json).
 
 For each agent, the pairwise cosine similarities between its distinct known-good outputs
 give the spread of "different but fine". With q05 / q95 their 5th / 95th percentiles:
@@ -23,7 +26,10 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from proveai.diff.tier1 import as_text
 from proveai.errors import ProveAIError
+from proveai.providers.base import ProviderError
+from proveai.providers.embedding import cosine_similarity
 
 DEFAULT_UNCHANGED = 0.99
 DEFAULT_REGRESSED = 0.40
@@ -78,7 +84,7 @@ class CalibrationReport:
         }
 
     def write(self, path: str | os.PathLike[str]) -> Path:
-        from poisson_prove.store import write_json_atomic
+        from poisson_prove.store import write_json_atomic  # poisson_prove.store: ~40 ms, only on write
 
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -132,6 +138,28 @@ def _quantile(values: list[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+
+def embedding_grade(
+    embedder: Any, old_text: str, new_text: str, thresholds: tuple[float, float]
+) -> tuple[str, str, float] | None:
+    """(status, rationale, confidence) when the cosine similarity decides, else None.
+
+    Above the unchanged threshold -> unchanged; below the regressed one -> regressed; in
+    between, or when the vectors cannot be compared (cross-model vectors, an unreachable
+    embedder), None: the judge decides.
+    """
+    unchanged_at, regressed_at = thresholds
+    try:
+        similarity = cosine_similarity(embedder.embed(old_text), embedder.embed(new_text))
+    except (ValueError, ProviderError):
+        return None
+    if similarity > unchanged_at:
+        return "unchanged", f"embedding cosine {similarity:.3f} > {unchanged_at:.2f}", similarity
+    if similarity < regressed_at:
+        rationale = f"embedding cosine {similarity:.3f} < {regressed_at:.2f} (diverged)"
+        return "regressed", rationale, 1.0 - similarity
+    return None
+
 def thresholds_from_similarities(similarities: list[float], n_outputs: int) -> AgentThresholds:
     """The documented rule (module docstring) applied to one agent's pairwise similarities."""
     q05, q95 = _quantile(similarities, 0.05), _quantile(similarities, 0.95)
@@ -142,9 +170,6 @@ def thresholds_from_similarities(similarities: list[float], n_outputs: int) -> A
 
 def calibrate(traces: Iterable[Any], embedder: Any, max_outputs_per_agent: int = 200) -> CalibrationReport:
     """Thresholds for every agent with two or more distinct outputs across `traces`."""
-    from proveai.providers.embedding import cosine_similarity
-    from proveai.replay.diff import as_text
-
     outputs: dict[str, list[str]] = {}
     for trace in traces:
         for span in trace.spans:

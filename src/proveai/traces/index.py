@@ -20,42 +20,21 @@ manifest is kept beside it as manifest.json.corrupt-<time>, never silently empti
 from __future__ import annotations
 
 import contextlib
+import datetime as dt
 import json
 import os
 import time
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-MANIFEST = "manifest.json"
+from proveai.store import MANIFEST, trace_files
+from proveai.traces.load import load_trace
+from proveai.traces.lock import store_lock
+from proveai.traces.outcomes import detection_status
+from proveai.traces.trace import Trace
+
 JOURNAL = "manifest.journal.jsonl"
-LOCK = ".lock"
-NOT_TRACE_SUFFIXES = (".detection.json",)
-
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - non-POSIX
-    fcntl = None  # type: ignore[assignment]
-
-
-@contextlib.contextmanager
-def store_lock(root: Path) -> Iterator[None]:
-    """Exclusive lock over the index files of one store (held briefly)."""
-    path = root / LOCK
-    if fcntl is None:  # pragma: no cover - non-POSIX
-        from filelock import FileLock
-
-        with FileLock(str(path)):
-            yield
-        return
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing releases the flock
-
 
 @dataclass
 class IndexRead:
@@ -181,21 +160,33 @@ def read_index(root: Path) -> IndexRead:
     return IndexRead(entries, warnings)
 
 
-def trace_files(root: Path) -> Iterator[Path]:
-    for path in root.glob("*.json"):
-        name = path.name
-        if name == MANIFEST or name.endswith(NOT_TRACE_SUFFIXES) or name.startswith("."):
-            continue
-        yield path
+def iso_from_ns(ns: int) -> str:
+    stamp = dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC)
+    return stamp.isoformat(timespec="microseconds").replace("+00:00", "Z")
+
+
+def manifest_entry(trace: Trace) -> dict[str, Any]:
+    """The index entry of a trace (manifest.json value)."""
+    entry: dict[str, Any] = {
+        "name": trace.name,
+        "version": trace.version,
+        "versions": trace.versions,
+        "agents": trace.agents,
+        "timestamp": iso_from_ns(trace.started_ns),
+        "started_ns": trace.started_ns,
+        "spans": len(trace.spans),
+        "outcome": trace.outcome,
+        "detection": detection_status(trace.outcome),
+    }
+    if trace.invocation is not None:
+        entry["invocation"] = trace.invocation
+    return entry
 
 
 def rebuild_entries(
     root: Path, known: dict[str, dict[str, Any]], warnings: list[str]
 ) -> dict[str, dict[str, Any]]:
     """Index entries rebuilt from the trace files themselves (slow path, after corruption)."""
-    from proveai.capture.exporters import manifest_entry
-    from proveai.capture.reading import load_trace
-
     entries = dict(known)
     for path in sorted(trace_files(root), key=lambda p: p.stat().st_mtime_ns):
         trace_id = path.stem

@@ -13,6 +13,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from proveai.cache import CachedProvider, default_cache, dispatch_cached
+
 DEFAULT_JUDGE_MODEL = "claude-haiku-4-5"
 # a verdict object is ~40 tokens: a small cap stops a model that never closes its JSON from
 # generating to its context limit (tens of seconds per judged output on a small local model)
@@ -137,14 +139,10 @@ def llm_judge(
     Any failure (no provider for the model, missing key, HTTP error, malformed reply) gives
     verdict "skip" with confidence 0.0 and the reason in the rationale.
     """
-    from proveai.cache import CachedProvider, default_cache
-
     model = judge_model_name(model)
     try:
         if provider is None:
-            from proveai.providers.registry import dispatch
-
-            provider = dispatch(model)
+            provider = dispatch_cached(model)
         if not isinstance(provider, CachedProvider):
             provider = CachedProvider(provider, cache if cache is not None else default_cache())
         messages = judge_messages(input_messages, old_output, new_output)

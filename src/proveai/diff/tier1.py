@@ -24,6 +24,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from proveai.providers.embedding import cosine_similarity
+
 VOLATILE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("<uuid>", re.compile(r"\b[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}\b")),
     (
@@ -75,11 +77,11 @@ def normalise_whitespace(text: str) -> str:
     return " ".join(text.split())
 
 
-def as_text(value: Any) -> str:
+def as_text(value: Any, indent: int | None = 2) -> str:
     """How an output reads as text: strings as they are, anything else as sorted-key JSON."""
     if isinstance(value, str):
         return value
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=2, default=str)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=indent, default=str)
 
 
 def parse_json_container(value: Any) -> tuple[bool, Any]:
@@ -224,8 +226,6 @@ def tier1_for_kind(
         what = "args" if not args_equal else "result"
         return Tier1Result("regressed", f"TOOL call changed: {name or 'tool'} {what} differ", diff)
     if kind == "EMBEDDING":
-        from proveai.providers.embedding import cosine_similarity
-
         a, b = _vector(old), _vector(new)
         if a is None or b is None or len(a) != len(b):
             same = _canonical(old) == _canonical(new)

@@ -1,9 +1,8 @@
-"""Reading the trace store: load_trace, iter_traces, and the filtered listing the CLI shows."""
+"""Reading the trace store: iter_traces and the filtered listing the CLI shows (load_trace: traces.load)."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
 import warnings
@@ -12,42 +11,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from proveai.capture.trace import Trace
 from proveai.errors import ProveAIError
 from proveai.store import traces_root
+from proveai.traces.index import read_index
+from proveai.traces.load import load_trace
+from proveai.traces.outcomes import detection_status, read_outcomes
+from proveai.traces.trace import Trace
 
 FILTER_KEYS = ("outcome", "version", "agent", "detection", "since")
 OUTCOME_VALUES = ("good", "bad", "skip", "none")
 DETECTION_VALUES = ("flagged", "suspect", "clean")
 _SINCE = re.compile(r"^(\d+)\s*([smhdw])$")
 _UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
-
-
-def load_trace(path: str | os.PathLike[str]) -> Trace:
-    """A closed Trace from one OTLP JSON trace file."""
-    file = Path(path)
-    try:
-        text = file.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ProveAIError(
-            f"no trace file at {file}", suggestions=["proveai status  (lists stored traces)"]
-        ) from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ProveAIError(f"cannot read trace file {file}: {exc}") from exc
-    try:
-        document = json.loads(text)
-    except ValueError as exc:
-        raise ProveAIError(f"{file} is not JSON: {exc}") from exc
-    if not isinstance(document, dict) or "resourceSpans" not in document:
-        raise ProveAIError(f"{file} is not an OTLP JSON trace (no resourceSpans)")
-    from proveai.capture.otlp import decode_trace
-
-    fallback = file.name[: -len(".json")] if file.name.endswith(".json") else file.name
-    try:
-        return decode_trace(document, fallback)
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        problem = f"{type(exc).__name__}: {exc}"
-        raise ProveAIError(f"{file} is not a well-formed OTLP JSON trace: {problem}") from exc
 
 
 def parse_since(value: str) -> dt.timedelta:
@@ -112,9 +87,6 @@ def list_traces(
     root: str | os.PathLike[str] | None = None, filters: Mapping[str, Any] | None = None
 ) -> Listing:
     """The indexed traces (oldest first) matching the dict filter, with index warnings."""
-    from proveai.capture.index import read_index
-    from proveai.capture.outcomes import detection_status, read_outcomes
-
     wanted = validate_filter(filters or {})
     store = traces_root(root)
     index = read_index(store)
