@@ -12,7 +12,7 @@ import pytest
 
 from proveai import FileExporter, iter_traces, load_trace, monitor, record_outcome, regex_match, trace
 from proveai.errors import ProveAIError
-from tests.proveai.capture.conftest import read_json, read_jsonl, trace_files
+from tests.proveai.script_kit import read_json, read_jsonl, trace_files
 
 HEX32 = "^[0-9a-f]{32}$"
 HEX16 = "^[0-9a-f]{16}$"

@@ -1,6 +1,7 @@
 """The readme's replay, diff, provider and report snippets, executed as written.
 
-Each snippet is the readme's text; only what the readme leaves to the reader is supplied
+Each snippet is the readme's text, read from docs/proveai-replay.md (so a change there reaches
+these tests); only what the readme leaves to the reader is supplied
 around it: a captured trace in ./traces, `span` (one of its spans), a prompt file, and the
 gpt-*/claude-* models routed to the fake server on 127.0.0.1 (as a user's .env would).
 """
@@ -16,93 +17,17 @@ from typing import Any
 import pytest
 
 from proveai.providers import reset_providers
+from tests.docs.snippets import snippet
 from tests.proveai.model_server import ModelServer
 from tests.proveai.replay.pipeline import run_pipeline
 
-READING = """
-from proveai import load_trace, iter_traces
-
-trace = load_trace("./traces/<trace_id>.json".replace("<trace_id>", trace_id))
-
-# Filter by composite outcome from outcomes.jsonl
-for trace in iter_traces("./traces", filter={"outcome": "good"}):
-    ...
-
-# Other dict keys: version, agent. Multiple keys are AND-ed.
-iter_traces("./traces", filter={"outcome": "good", "version": "v3"})
-
-# Or pass an arbitrary callable
-iter_traces("./traces", filter=lambda t: t.span("retriever") is not None)
-"""
-
-REPLAY_SPAN = """
-from proveai import replay_span
-
-replayed = replay_span(span, override={
-    "model": "gpt-4o",
-    "prompt": "BE CONCISE.",         # prepends/replaces leading system message
-    # "messages": [...],              # full replacement
-    "temperature": 0.0,               # plus any provider kwargs
-})
-# replayed.new_output, replayed.model, replayed.latency_ms
-"""
-
-REPLAY_TRACE = """
-from proveai import replay_trace
-
-replayed = replay_trace(trace, overrides_by_agent={
-    "qa_check": {"prompt": open("prompts/qa_check_v2.md").read()},
-    "draft":    {"model": "claude-haiku-4-5"},
-})
-"""
-
-DIFF = """
-from proveai import text_diff
-from proveai.providers.embedding import (
-    LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter, cosine_similarity,
-)
-from proveai import llm_judge, attribute_edges
-
-money = text_diff("Refund $1,200", "Refund $12,000")
-
-embedder = LocalEmbeddingAdapter()                          # sentence-transformers, offline
-a = embedder.embed("the cat sat")
-b = embedder.embed("the feline rested")
-similarity = cosine_similarity(a, b)  # → 0.0..1.0
-
-judged = llm_judge(input_messages, old_output, new_output, model="claude-haiku-4-5")
-
-verdicts = attribute_edges(
-    trace,                # captured Trace (topology + old outputs)
-    replayed,             # ReplayedTrace (new outputs)
-    new_trace=None,       # optional: actually-executed topology for path/loop detection
-    embedder=embedder,    # optional Tier 2; None → escalate text mismatches direct to judge
-    judge_provider=None,  # injected provider for tests; default = dispatch(model)
-    judge_model="claude-haiku-4-5",
-    cache=None,           # ResponseCache; None → process default
-    calibration=None,     # CalibrationReport; None → load proveai.calibration.json if present
-)
-"""
-
-PROVIDERS = """
-from proveai import (
-    Provider, OpenAICompatibleProvider, AnthropicProvider,
-    register_provider, dispatch,
-)
-
-local = OpenAICompatibleProvider(api_key="ignored", base_url=server_url)
-register_provider("ollama:*", local)
-
-provider = dispatch("gpt-4o-mini")     # returns the matching provider
-reply = provider.call(messages, "gpt-4o-mini")
-"""
-
-REPORT = """
-from proveai.report import write_html_report
-
-# Pairs of (original Trace, ReplayedTrace) — typically built by the run loop above
-write_html_report(pairs, "report.html", judge_model="claude-haiku-4-5")
-"""
+PAGE = "proveai-replay.md"
+READING = snippet(PAGE, "reading")
+REPLAY_SPAN = snippet(PAGE, "replay-span")
+REPLAY_TRACE = snippet(PAGE, "replay-trace")
+DIFF = snippet(PAGE, "diff")
+PROVIDERS = snippet(PAGE, "providers")
+REPORT = snippet(PAGE, "report")
 
 
 @pytest.fixture

@@ -12,7 +12,11 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import isolated_env
-from tests.proveai.engine.conftest import start_engine
+from tests.proveai.engine.engine_kit import (
+    engine_fixture,  # noqa: F401  (fixture)
+    engines_fixture,  # noqa: F401  (fixture)
+    start_engine,
+)
 
 PAGE_EXAMPLE = """
 from proveai import ProveAI, monitor, trace, on_detection
@@ -86,7 +90,7 @@ def test_the_page_example_runs_as_written_against_the_engine(workdir, home, engi
             engine = start_engine(workdir, home)
             example = example.replace("http://localhost:19000", engine.url.replace("127.0.0.1", "localhost"))
         else:
-            from tests.proveai.engine.conftest import Engine
+            from tests.proveai.engine.engine_kit import Engine
 
             engine = Engine(process, "http://127.0.0.1:19000", workdir / "proveai" / "traces", first)
     else:

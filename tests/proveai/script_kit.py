@@ -1,4 +1,4 @@
-"""Helpers for capture tests: write a pipeline script and run it with the project's Python."""
+"""Write a pipeline script and run it with the project's Python (capture, store and docs tests)."""
 
 from __future__ import annotations
 

@@ -164,3 +164,18 @@ def test_engine_cache_offline_miss_raises(tmp_path: Path) -> None:
         cache.get("/ingest/traces", {"trace": 1})
     cache.put("/ingest/traces", {"trace": 1}, {"detected": False})
     assert cache.get("/ingest/traces", {"trace": 1}) == {"detected": False}
+
+
+def test_cache_keys_stay_byte_identical_across_versions() -> None:
+    """Entries written by earlier versions must still be found: these keys were computed by them."""
+    messages = [
+        {"role": "system", "content": "Be terse. é → ✓"},
+        {"role": "user", "content": "Refund $1,200?"},
+    ]
+    kwargs = {"temperature": 0, "max_tokens": 64, "seed": None}
+    assert ResponseCache.key("openai:http://127.0.0.1:9/v1", "gpt-4o-mini", messages, kwargs) == (
+        "ef25a5d0d6dd46216fc15834d1b9f6c5df302f715f2ac104aeec9d9756bcf5e8"
+    )
+    payload = {"trace": {"b": [1, 2.5, None], "a": "ü"}}
+    engine_key = "b25dbbc1a1cd8e26aba9724c0e9dda7b2eb4e2e9614826245e6b3b6f19c3355c"
+    assert EngineCache.key("/analyze", payload) == engine_key
