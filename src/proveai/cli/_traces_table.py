@@ -24,7 +24,15 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
         "--traces", metavar="PATH", default=None,
         help="the trace store folder (default: $PROVEAI_TRACES_DIR or ./proveai/traces)",
     )
-    parser.add_argument("--no-color", action="store_true", help="no colour, no ANSI (for CI logs)")
+    add_plain_option(parser)
+
+
+def add_plain_option(parser: argparse.ArgumentParser) -> None:
+    """--plain (no colour, no ANSI, for CI logs), the switch both CLIs share; --no-color is its
+    older spelling, kept working but no longer listed. Both set `no_color`: on a terminal the
+    table is still drawn, only without ANSI sequences."""
+    parser.add_argument("--plain", dest="no_color", action="store_true", help="no colour, no ANSI (CI logs)")
+    parser.add_argument("--no-color", dest="no_color", action="store_true", help=argparse.SUPPRESS)
 
 
 def store_of(args: argparse.Namespace) -> Path:
@@ -76,7 +84,7 @@ def render(
     args: argparse.Namespace, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]],
     styles: Sequence[dict[str, str] | None],
 ) -> None:
-    """Print the table: rich (coloured unless --no-color) on a terminal, plain columns otherwise."""
+    """Print the table: rich (coloured unless --plain) on a terminal, plain columns otherwise."""
     pretty = is_pretty(args)
     if not pretty:
         widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
@@ -89,7 +97,7 @@ def render(
     from rich.text import Text  # rich
 
     no_color = bool(args.no_color or os.environ.get("NO_COLOR"))
-    # --no-color strips every ANSI sequence (bold and italic too), not just the colours
+    # --plain strips every ANSI sequence (bold and italic too), not just the colours
     console = Console(color_system=None if no_color else "auto", highlight=False)
     table = Table(title=Text(title))
     # on a narrow terminal the 32-character trace id would squeeze every other column to "…"

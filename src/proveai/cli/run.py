@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from proveai.cli._traces_table import add_plain_option
 from proveai.cli.status import add_repeatable, add_traces_option, key_value_pairs, parse_filters
 from proveai.replay.runner import RunRequest, RunResult, execute_run
 from proveai.report import write_html_report
@@ -98,7 +99,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         default=os.environ.get("PROVEAI_STRICT_JUDGE", "").lower() in ("1", "true", "yes"),
         help="exit 3 when an edge that changed could not be judged (also PROVEAI_STRICT_JUDGE=1)",
     )
-    p.add_argument("--no-color", action="store_true", help="no colour, no ANSI (for CI logs)")
+    add_plain_option(p)
     p.set_defaults(func=run)
 
 

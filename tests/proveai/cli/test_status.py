@@ -117,9 +117,17 @@ def test_markup_like_values_and_an_80_column_terminal(store, workdir, home):
         assert code == 0 and "Traceback" not in errors, errors
         plain = re.sub(r"\x1b\[[0-9;]*m", "", drawn)
         assert "[/oops]" in plain or "[bold]agent" in plain, plain
-        assert max(len(line) for line in plain.splitlines()) <= 80
+        assert max(len(line) for line in plain.splitlines()) <= 80, plain
         assert store["bad"][:12] in plain
     code, drawn, _ = run_on_terminal("proveai", ["list", "--no-color"], workdir, env, timeout=60)
     plain = drawn
     # every column keeps a readable value at 80 columns: the outcome reads in full
     assert "good" in plain and "bad" in plain and "Version" in plain and "Outcome" in plain
+
+
+def test_plain_is_the_switch_and_no_color_its_hidden_alias(store, workdir, home, proveai_cli):
+    plain = run_in_terminal(["status", "--plain"], workdir, home)
+    assert "Detection" in plain and store["bad"] in plain and "\x1b" not in plain
+    for verb in ("status", "list", "run"):
+        shown = proveai_cli(verb, "--help").stdout
+        assert "--plain" in shown and "--no-color" not in shown
