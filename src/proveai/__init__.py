@@ -29,9 +29,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from proveai.version import __version__
-
 _LAZY = {
+    "__version__": "proveai.version",
     # Capture
     "monitor": "proveai.capture.monitor",
     "trace": "proveai.capture.trace",
@@ -87,7 +86,7 @@ _LAZY = {
     "AnalyzeResponse": "proveai.engine.model",
 }
 
-__all__ = ["__version__", *_LAZY]
+__all__ = [*_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from proveai.cache import CachedProvider, default_cache, dispatch_cached
+from proveai.diff.tier1 import as_text
 
 DEFAULT_JUDGE_MODEL = "claude-haiku-4-5"
 # a verdict object is ~40 tokens: a small cap stops a model that never closes its JSON from
@@ -71,23 +72,17 @@ def _clip(text: str) -> str:
     return text if len(text) <= MAX_FIELD_CHARS else text[:MAX_FIELD_CHARS] + "\n[... truncated]"
 
 
-def _as_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, indent=2, default=str)
-
-
 def judge_messages(
     input_messages: Sequence[dict[str, Any]] | None, old_output: Any, new_output: Any
 ) -> list[dict[str, Any]]:
     """The exact messages the judge sends (exposed so tests and caches can reason about them)."""
     if input_messages:
-        shown = "\n".join(f"[{m.get('role', '?')}] {_as_text(m.get('content'))}" for m in input_messages)
+        shown = "\n".join(f"[{m.get('role', '?')}] {as_text(m.get('content'))}" for m in input_messages)
     else:
         shown = "(not captured)"
     user = (
-        f"INPUT:\n{_clip(shown)}\n\nOLD OUTPUT:\n{_clip(_as_text(old_output))}\n\n"
-        f"NEW OUTPUT:\n{_clip(_as_text(new_output))}\n\nAnswer with the JSON object only."
+        f"INPUT:\n{_clip(shown)}\n\nOLD OUTPUT:\n{_clip(as_text(old_output))}\n\n"
+        f"NEW OUTPUT:\n{_clip(as_text(new_output))}\n\nAnswer with the JSON object only."
     )
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
 

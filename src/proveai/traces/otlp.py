@@ -13,7 +13,7 @@ import sys
 from typing import Any
 
 from proveai.traces.trace import CheckResult, Span, Trace
-from proveai.version import __version__
+from proveai.version import package_version
 
 SCOPE_NAME = "proveai"
 INVOCATION_PREFIX = "proveai.invocation."
@@ -66,7 +66,7 @@ def resource_attributes(trace: Trace) -> dict[str, Any]:
     attrs: dict[str, Any] = {
         "service.name": trace.service_name,
         "telemetry.sdk.name": "proveai",
-        "telemetry.sdk.version": __version__,
+        "telemetry.sdk.version": package_version(),
         "proveai.trace.id": trace.trace_id,
         "proveai.trace.name": trace.name,
         "proveai.trace.started_ns": int(trace.started_ns),
@@ -98,7 +98,7 @@ def readable_spans(trace: Trace) -> list[Any]:
     from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags  # opentelemetry
 
     resource = Resource(resource_attributes(trace))
-    scope = InstrumentationScope(SCOPE_NAME, __version__)
+    scope = InstrumentationScope(SCOPE_NAME, package_version())
     trace_int = int(trace.trace_id, 16)
     flags = TraceFlags(TraceFlags.SAMPLED)
     out = []
@@ -146,13 +146,14 @@ def encode_trace(trace: Trace) -> dict[str, Any]:
     from opentelemetry.sdk.resources import Resource  # opentelemetry
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope  # opentelemetry
 
+    scope = InstrumentationScope(SCOPE_NAME, package_version())
     request = ExportTraceServiceRequest(
         resource_spans=[
             ResourceSpans(
                 resource=_encode_resource(Resource(resource_attributes(trace))),
                 scope_spans=[
                     ScopeSpans(
-                        scope=_encode_instrumentation_scope(InstrumentationScope(SCOPE_NAME, __version__)),
+                        scope=_encode_instrumentation_scope(scope),
                         spans=[],
                     )
                 ],
