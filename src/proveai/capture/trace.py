@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from proveai.capture.checks import composite_outcome, run_check
+from proveai.capture.checking import composite_outcome, run_check
 from proveai.capture.exporters import global_exporters
 from proveai.capture.invocation import capture_invocation
 from proveai.traces import trace as record

