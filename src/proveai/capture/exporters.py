@@ -1,7 +1,7 @@
 """Exporters: FileExporter writes the on-disk store; add_exporter registers global ones.
 
 FileExporter writes, under its root: <trace_id>.json (OTLP JSON, atomic), one index journal
-line (see capture.index), the trace's rows in outcomes.jsonl and <trace_id>.detection.json.
+line (see traces.index), the trace's rows in outcomes.jsonl and <trace_id>.detection.json.
 Nothing is written outside the root.
 """
 

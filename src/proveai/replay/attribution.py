@@ -1,6 +1,6 @@
 """attribute_edges: one verdict per captured edge, walking Tier 1 -> Tier 2 -> Tier 3.
 
-Every span is an edge from its graph parent (see replay.topology); a root span's edge is
+Every span is an edge from its graph parent (see traces.topology); a root span's edge is
 written "root→agent" (parent None). Statuses: unchanged, drifted, regressed, path_changed,
 iteration_count_changed, inconclusive (the texts differ and the judge could not decide).
 """
