@@ -9,7 +9,7 @@ from typing import Any
 
 
 def console_for(args: argparse.Namespace, stderr: bool = False) -> Any:
-    from poisson_prove.cli._console import is_pretty
+    from poisson_prove.shared.console import is_pretty
 
     stream = sys.stderr if stderr else sys.stdout
     if not is_pretty(args, stream):

@@ -10,7 +10,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.cli._app import UsageParser, print_error
+from poisson_prove.shared.cliapp import UsageParser, print_error
 from proveai.cli._snapshot_output import RunProgress, console_for, emit_table, render_verify
 from proveai.errors import EXIT_OK, EXIT_USAGE, ProveAIError
 

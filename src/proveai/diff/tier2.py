@@ -26,6 +26,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.jsonio import write_json_atomic
 from proveai.diff.tier1 import as_text
 from proveai.errors import ProveAIError
 from proveai.providers.base import ProviderError
@@ -84,7 +85,6 @@ class CalibrationReport:
         }
 
     def write(self, path: str | os.PathLike[str]) -> Path:
-        from poisson_prove.store import write_json_atomic  # poisson_prove.store: ~40 ms, only on write
 
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)

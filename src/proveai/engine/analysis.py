@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.jsonio import write_json_atomic
 from proveai.capture.exporters import FileExporter
 from proveai.engine.layers import (
     Analysis,
@@ -122,7 +123,6 @@ def persist(store: Path, run: Run) -> Path:
     (name = layer, plus the MAST mode, severity and confidence) and the capture-time checks
     that were skipped, so `proveai status --filter detection=flagged` lists flagged traces.
     """
-    from poisson_prove.store import write_json_atomic  # poisson_prove.store: ~40 ms, only on write
 
     trace = run.analysis.trace
     store.mkdir(parents=True, exist_ok=True)

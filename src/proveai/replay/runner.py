@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove._suggest import did_you_mean
+from poisson_prove.shared.suggest import did_you_mean
 from proveai.cache import ResponseCache, default_cache
 from proveai.diff.judge import judge_model_name
 from proveai.diff.tier2 import load_calibration

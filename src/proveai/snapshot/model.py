@@ -311,7 +311,7 @@ def check_name(name: str) -> str:
 
 def unknown_agent_error(agent: str, known: Iterable[str], where: str) -> ProveAIError:
     """The refusal for an agent name that is not there, listing the ones that are."""
-    from poisson_prove._suggest import did_you_mean
+    from poisson_prove.shared.suggest import did_you_mean
 
     names = list(known)
     return ProveAIError(

@@ -426,7 +426,7 @@ def _summary_row(row: ReplicateVerdict, fresh: Sequence[AgentVerdict]) -> AgentV
 def write_run(result: VerifyResult, options: VerifyOptions) -> None:
     """proveai/runs/<id>/ in the Run artifact layout: manifest.json (what was verified),
     verdicts.json, metrics.json, report.html, and fresh/ (the traces `update` and `diff` read)."""
-    from poisson_prove.store import write_json_atomic
+    from poisson_prove.shared.jsonio import write_json_atomic
 
     run_dir = result.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.store import write_json_atomic
+from poisson_prove.shared.jsonio import write_json_atomic
 from proveai.store import traces_root
 from proveai.traces.lock import store_lock
 
