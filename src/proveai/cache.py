@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.jsonio import canonical_json
 from proveai.providers._http import HTTPChatProvider
 from proveai.providers.base import (
     Message,
@@ -27,10 +28,6 @@ from proveai.providers.base import (
 from proveai.providers.registry import dispatch
 
 CACHE_FORMAT = 1
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def cache_disabled_by_env() -> bool:
@@ -89,7 +86,7 @@ class ResponseCache:
 
     @staticmethod
     def key(provider_id: str, model: str, messages: Sequence[Message], kwargs: Mapping[str, Any]) -> str:
-        payload = _canonical(
+        payload = canonical_json(
             {
                 "format": CACHE_FORMAT,
                 "provider": provider_id,
@@ -226,7 +223,7 @@ class EngineCache:
 
     @staticmethod
     def key(endpoint: str, payload: Any) -> str:
-        text = _canonical({"endpoint": endpoint, "payload": payload})
+        text = canonical_json({"endpoint": endpoint, "payload": payload})
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def get(self, endpoint: str, payload: Any) -> dict[str, Any] | None:

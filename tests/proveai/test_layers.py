@@ -3,8 +3,6 @@ function-level import only for a heavy library, with its reason beside it."""
 
 from __future__ import annotations
 
-import pytest
-
 from tests.import_graph import SRC, Import, cycles, imports, unexplained_function_imports, upward_imports
 
 # Lowest first; a module may import its own package, a lower layer, or poisson_prove's public names.
@@ -67,7 +65,6 @@ def test_internal_modules_are_imported_at_the_top() -> None:
     assert inside == []
 
 
-@pytest.mark.xfail(strict=True, reason="poisson_prove.shared not merged yet")
 def test_poisson_prove_only_through_public_modules() -> None:
     private = [
         f"{e.importer}:{e.line}" for e in _edges()

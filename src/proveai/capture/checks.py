@@ -14,16 +14,13 @@ import re
 from collections.abc import Callable
 from typing import Any
 
+from poisson_prove.shared.text import value_as_text
 from proveai.capture.checking import Check, Trigger, _coerce, composite_outcome, run_check
 from proveai.diff.judge import judge_model_name, llm_judge
 from proveai.traces.trace import CheckResult, Span, Trace
 
 
 # ---- per-agent output checks ----------------------------------------------------------------
-def _text(output: Any) -> str:
-    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-
-
 class _AgentOutputCheck(Check):
     """Checks every span of one agent; bad if any span fails, skip if the agent did not run."""
 
@@ -74,7 +71,7 @@ class _RegexMatch(_AgentOutputCheck):
         self.pattern = re.compile(pattern)
 
     def judge(self, span: Span) -> str | None:
-        if self.pattern.search(_text(span.output)):
+        if self.pattern.search(value_as_text(span.output)):
             return None
         return f"{self.agent} output does not match /{self.pattern.pattern}/"
 
@@ -87,7 +84,8 @@ class _NotContains(_AgentOutputCheck):
         self.text = text
 
     def judge(self, span: Span) -> str | None:
-        return f"{self.agent} output contains {self.text!r}" if self.text in _text(span.output) else None
+        found = self.text in value_as_text(span.output)
+        return f"{self.agent} output contains {self.text!r}" if found else None
 
 
 class _OutputLength(_AgentOutputCheck):
@@ -100,7 +98,7 @@ class _OutputLength(_AgentOutputCheck):
         self.min_chars, self.max_chars = min_chars, max_chars
 
     def judge(self, span: Span) -> str | None:
-        n = len(_text(span.output))
+        n = len(value_as_text(span.output))
         if n < self.min_chars:
             return f"{self.agent} output has {n} chars, fewer than {self.min_chars}"
         if self.max_chars is not None and n > self.max_chars:

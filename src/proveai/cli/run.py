@@ -6,8 +6,9 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
 
+from poisson_prove.shared.progress import ProgressReporter, make_progress
+from poisson_prove.shared.tables import Column, Table, rich_table, terminal_console
 from proveai.cli._traces_table import add_plain_option
 from proveai.cli.status import add_repeatable, add_traces_option, key_value_pairs, parse_filters
 from proveai.replay.runner import RunRequest, RunResult, execute_run
@@ -138,7 +139,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         argv=tuple(sys.argv),
     )
-    progress = _Progress(no_color=args.no_color)
+    progress = _progress(args.no_color)
     try:
         result = execute_run(request, progress=progress)
     finally:
@@ -151,68 +152,42 @@ def run(args: argparse.Namespace) -> int:
     return result.exit_code
 
 
-class _Progress:
-    """Progress on stderr: a rich bar on a terminal, a plain line per trace on a pipe."""
-
-    def __init__(self, no_color: bool) -> None:
-        self.tty = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
-        self.no_color = no_color or bool(os.environ.get("NO_COLOR"))
-        self._bar: Any = None
-        self._task: Any = None
-
-    def __call__(self, index: int, total: int, trace_id: str) -> None:
-        if not self.tty:
-            if index == 0:
-                return
-            sys.stderr.write(f"replayed {index}/{total} {trace_id}\n")
-            sys.stderr.flush()
-            return
-        if self._bar is None:
-            from rich.console import Console  # rich: ~40 ms, only when drawing
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn  # rich
-
-            console = Console(stderr=True, no_color=self.no_color)
-            self._bar = Progress(
-                TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
-            )
-            self._bar.start()
-            self._task = self._bar.add_task("replay", total=total)
-        self._bar.update(self._task, completed=index)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
-
-
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+def _progress(no_color: bool) -> ProgressReporter:
+    """Progress on stderr: a rich bar on a terminal, a plain line per replayed trace on a pipe."""
+    return make_progress(
+        sys.stderr,
+        pretty=sys.stderr.isatty() and os.environ.get("TERM") != "dumb",
+        label="replaying",
+        line=lambda done, total, trace_id: f"replayed {done}/{total} {trace_id}" if done else None,
+        every_tenth=False,
+        rate=False,
+        eta=False,
+        color=not (no_color or os.environ.get("NO_COLOR")),
+    )
 
 
 def print_summary(result: RunResult, *, no_color: bool = False) -> None:
     """The 80-column summary table, per-edge totals and where the artifacts are."""
-    from rich import box  # rich: ~40 ms, only when drawing
-    from rich.console import Console  # rich
-    from rich.table import Table  # rich
-    from rich.text import Text  # rich
-
-    no_color = no_color or bool(os.environ.get("NO_COLOR"))
-    console = Console(width=TABLE_WIDTH, no_color=no_color, highlight=False, soft_wrap=False)
+    color = not (no_color or os.environ.get("NO_COLOR"))
     report = Path(result.report_paths[-1])  # the --report copy when asked, else the run folder's
-    table = Table(title=f"{len(result.pairs)} trace(s) → {report}", box=box.HEAVY_HEAD, width=TABLE_WIDTH)
-    table.add_column("Trace", no_wrap=True, width=8)
-    table.add_column("Edge", no_wrap=True, overflow="ellipsis", ratio=4)
-    table.add_column("Verdict", no_wrap=True, width=12)
-    table.add_column("Rationale", no_wrap=True, overflow="ellipsis", ratio=3)
+    rows, styles = [], []
     for trace_id, verdict in result.verdicts:
-        style = "" if no_color else STATUS_STYLE.get(verdict.status, "")
-        table.add_row(
-            Text(trace_id[:7] + "…"),
-            Text(verdict.edge),
-            Text(verdict.status, style=style),
-            Text(" ".join(verdict.rationale.split())),
-        )
-    console.print(table)
+        rows.append((trace_id[:7] + "…", verdict.edge, verdict.status, " ".join(verdict.rationale.split())))
+        styles.append((None, None, STATUS_STYLE.get(verdict.status) if color else None, None))
+    table = Table(
+        f"{len(result.pairs)} trace(s) → {report}",
+        ("Trace", "Edge", "Verdict", "Rationale"),
+        tuple(rows),
+        styles=tuple(styles),
+        columns={
+            0: Column(no_wrap=True, width=8),
+            1: Column(no_wrap=True, overflow="ellipsis", ratio=4),
+            2: Column(no_wrap=True, width=12),
+            3: Column(no_wrap=True, overflow="ellipsis", ratio=3),
+        },
+        box="HEAVY_HEAD", title_justify="center", pad_edge=True, width=TABLE_WIDTH,
+    )
+    terminal_console(color=color, width=TABLE_WIDTH, soft_wrap=False).print(rich_table(table))
     out = ["", "Per-edge totals:"]
     for edge, counts in result.metrics.by_edge.items():
         parts = [f"{counts[s]} {s}" for s in STATUS_STYLE if counts.get(s)]

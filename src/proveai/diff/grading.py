@@ -13,8 +13,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from poisson_prove.shared.text import value_as_text
 from proveai.diff.judge import llm_judge
-from proveai.diff.tier1 import as_text, numbers_of, text_diff, tier1_for_kind
+from proveai.diff.tier1 import numbers_of, text_diff, tier1_for_kind
 from proveai.diff.tier2 import DEFAULT_REGRESSED, DEFAULT_UNCHANGED, embedding_grade
 
 UNCHANGED, DRIFTED, REGRESSED = "unchanged", "drifted", "regressed"
@@ -124,7 +125,7 @@ def grade_outputs(
         return verdict(DRIFTED, 1, "only volatile tokens differ (ids, timestamps)", 1.0, unified)
     if diff["kind"] == "json":
         return verdict(REGRESSED, 1, "JSON values differ", 1.0, unified)
-    old_text, new_text = as_text(old, indent=None), as_text(new, indent=None)
+    old_text, new_text = value_as_text(old), value_as_text(new)
     if embedder is not None:
         tier2 = embedding_grade(embedder, old_text, new_text, thresholds)
         if tier2 is not None:

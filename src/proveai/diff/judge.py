@@ -13,8 +13,8 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
+from poisson_prove.shared.text import value_as_text
 from proveai.cache import CachedProvider, default_cache, dispatch_cached
-from proveai.diff.tier1 import as_text
 
 DEFAULT_JUDGE_MODEL = "claude-haiku-4-5"
 # a verdict object is ~40 tokens: a small cap stops a model that never closes its JSON from
@@ -77,12 +77,14 @@ def judge_messages(
 ) -> list[dict[str, Any]]:
     """The exact messages the judge sends (exposed so tests and caches can reason about them)."""
     if input_messages:
-        shown = "\n".join(f"[{m.get('role', '?')}] {as_text(m.get('content'))}" for m in input_messages)
+        shown = "\n".join(
+            f"[{m.get('role', '?')}] {value_as_text(m.get('content'), lines=True)}" for m in input_messages
+        )
     else:
         shown = "(not captured)"
     user = (
-        f"INPUT:\n{_clip(shown)}\n\nOLD OUTPUT:\n{_clip(as_text(old_output))}\n\n"
-        f"NEW OUTPUT:\n{_clip(as_text(new_output))}\n\nAnswer with the JSON object only."
+        f"INPUT:\n{_clip(shown)}\n\nOLD OUTPUT:\n{_clip(value_as_text(old_output, lines=True))}\n\n"
+        f"NEW OUTPUT:\n{_clip(value_as_text(new_output, lines=True))}\n\nAnswer with the JSON object only."
     )
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
 

@@ -24,6 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
+from poisson_prove.shared.text import value_as_text
 from proveai.providers.embedding import cosine_similarity
 
 VOLATILE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -77,13 +78,6 @@ def normalise_whitespace(text: str) -> str:
     return " ".join(text.split())
 
 
-def as_text(value: Any, indent: int | None = 2) -> str:
-    """How an output reads as text: strings as they are, anything else as sorted-key JSON."""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, sort_keys=True, ensure_ascii=False, indent=indent, default=str)
-
-
 def parse_json_container(value: Any) -> tuple[bool, Any]:
     """(True, parsed) when `value` is (or is a string holding) a JSON object or array."""
     if isinstance(value, dict | list):
@@ -117,12 +111,12 @@ def text_diff(old: Any, new: Any) -> dict[str, Any]:
     old_is_json, old_parsed = parse_json_container(old)
     new_is_json, new_parsed = parse_json_container(new)
     if old_is_json and new_is_json:
-        old_text, new_text = as_text(old_parsed), as_text(new_parsed)
+        old_text, new_text = value_as_text(old_parsed, lines=True), value_as_text(new_parsed, lines=True)
         equal = old_parsed == new_parsed
         volatile_only = not equal and mask_volatile(old_text) == mask_volatile(new_text)
         diff = unified(old_text, new_text)
         return {"equal": equal, "kind": "json", "unified": diff, "volatile_only": volatile_only}
-    old_text, new_text = as_text(old), as_text(new)
+    old_text, new_text = value_as_text(old, lines=True), value_as_text(new, lines=True)
     diff = unified(old_text, new_text)
     old_norm, new_norm = normalise_whitespace(old_text), normalise_whitespace(new_text)
     if numbers_of(old_norm) != numbers_of(new_norm):

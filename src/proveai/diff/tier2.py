@@ -17,7 +17,6 @@ with the embedder model they were computed with.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 from collections.abc import Iterable, Mapping
@@ -26,8 +25,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.jsonio import write_json_atomic
-from proveai.diff.tier1 import as_text
+from poisson_prove.shared.jsonio import utc_now_iso, write_json_atomic
+from poisson_prove.shared.text import value_as_text
 from proveai.errors import ProveAIError
 from proveai.providers.base import ProviderError
 from proveai.providers.embedding import cosine_similarity
@@ -176,7 +175,7 @@ def calibrate(traces: Iterable[Any], embedder: Any, max_outputs_per_agent: int =
             if span.status != "ok" or span.output is None:
                 continue
             texts = outputs.setdefault(span.name, [])
-            text = as_text(span.output)
+            text = value_as_text(span.output, lines=True)
             if text not in texts and len(texts) < max_outputs_per_agent:
                 texts.append(text)
     agents: dict[str, AgentThresholds] = {}
@@ -190,5 +189,5 @@ def calibrate(traces: Iterable[Any], embedder: Any, max_outputs_per_agent: int =
         )
         sims = [cosine_similarity(a, b) for a, b in combinations(vectors, 2)]
         agents[name] = thresholds_from_similarities(sims, len(texts))
-    created = dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    created = utc_now_iso()
     return CalibrationReport(str(embedder.model), str(getattr(embedder, "version", "")), created, agents)

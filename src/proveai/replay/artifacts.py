@@ -15,14 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.jsonio import write_json_atomic
+from poisson_prove.shared.jsonio import utc_now_iso, write_json_atomic
 from proveai.errors import ProveAIError
 from proveai.store import Store, check_name
 from proveai.traces.reading import list_traces
-
-
-def utc_now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 def _write_yaml(path: Path, data: Mapping[str, Any]) -> None:
@@ -88,7 +84,7 @@ class Baseline:
                 suggestions=(f"proveai baseline refresh {name}  (re-apply its filter as a new version)",),
             )
         ids = _matching_ids(traces_dir, filters)
-        now = utc_now()
+        now = utc_now_iso()
         baseline = cls(name, 1, ids, dict(filters), str(traces_dir), now, now)
         baseline.save(store)
         return baseline
@@ -103,7 +99,7 @@ class Baseline:
             self.filter,
             self.traces_dir,
             self.created,
-            utc_now(),
+            utc_now_iso(),
             (*self.history, past),
         )
         refreshed.save(store)
@@ -234,7 +230,7 @@ class Experiment:
                 "an experiment needs at least one override",
                 suggestions=(f"proveai experiment new {name} --override AGENT=PATH",),
             )
-        experiment = cls(name, overrides, utc_now(), description)
+        experiment = cls(name, overrides, utc_now_iso(), description)
         data: dict[str, Any] = {"name": name, "created": experiment.created}
         if description:
             data["description"] = description

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from typing import Any
 
+from poisson_prove.shared.text import value_as_text
 from proveai.diff.grading import (
     DRIFTED,
     ITERATION_COUNT_CHANGED,
@@ -19,7 +20,7 @@ from proveai.diff.grading import (
     EdgeVerdict,
     grade_outputs,
 )
-from proveai.diff.tier1 import STRUCTURAL_KINDS, as_text, mask_volatile
+from proveai.diff.tier1 import STRUCTURAL_KINDS, mask_volatile
 from proveai.diff.tier2 import DEFAULT_REGRESSED, DEFAULT_UNCHANGED, CalibrationReport, load_calibration
 from proveai.traces.topology import bfs_order, graph_parents, parallel_groups
 
@@ -33,7 +34,7 @@ def _held_reason(entry: Any) -> str:
 
 
 def _canonical(value: Any) -> str:
-    return mask_volatile(" ".join(as_text(value, indent=None).split()))
+    return mask_volatile(" ".join(value_as_text(value).split()))
 
 
 def _new_outputs(trace: Any, replayed: Any, new_trace: Any) -> dict[str, Any]:

@@ -6,7 +6,6 @@ before anything is written; the run folder is written only once every trace was 
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import sys
 from collections import Counter, defaultdict
@@ -16,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.jsonio import utc_now_iso
 from poisson_prove.shared.suggest import did_you_mean
 from proveai.cache import ResponseCache, default_cache
 from proveai.diff.judge import judge_model_name
@@ -230,7 +230,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     cache = ResponseCache(enabled=False) if request.no_cache else default_cache()
     judge_model = judge_model_name(request.judge_model)
     embedder = _embedder(request.embedder)
-    started = dt.datetime.now(dt.UTC)
+    started = utc_now_iso()
     hits0, misses0 = cache.hits, cache.misses
     calibration = load_calibration()
 
@@ -282,8 +282,8 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     manifest = {
         "schema": "proveai.run/1",
         "run_id": run.run_id,
-        "created": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
-        "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "created": started,
+        "finished": utc_now_iso(),
         "argv": list(request.argv),
         "traces_dir": str(request.traces_dir),
         "filters": dict(request.filters),

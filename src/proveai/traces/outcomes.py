@@ -8,7 +8,6 @@ flagged, good -> clean, skip / warn / absent -> suspect.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import re
@@ -16,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.jsonio import write_json_atomic
+from poisson_prove.shared.jsonio import utc_now_iso, write_json_atomic
 from proveai.store import traces_root
 from proveai.traces.lock import store_lock
 
@@ -27,8 +26,8 @@ OUTCOME_LABELS = ("good", "bad", "skip")
 _TRACE_ID = re.compile(r"^[0-9a-f]{32}$")
 
 
-def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds").replace("+00:00", "Z")
+def _stamp() -> str:
+    return utc_now_iso("microseconds")  # microseconds: rows written within a second keep their order
 
 
 def detection_status(outcome: str | None) -> str:
@@ -44,7 +43,7 @@ class Detection:
     outcome: str | None
     fired: tuple[dict[str, Any], ...] = ()
     checks_run: int = 0
-    written_at: str = field(default_factory=now_iso)
+    written_at: str = field(default_factory=_stamp)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,7 +86,7 @@ def append_rows(root: Path, rows: list[dict[str, Any]]) -> None:
 
 def trace_rows(trace: Any) -> list[dict[str, Any]]:
     """One row per check result, plus the composite row when the trace has an outcome."""
-    stamp = now_iso()
+    stamp = _stamp()
     rows = [
         {
             "trace_id": trace.trace_id, "check_name": r.name, "label": r.label, "score": r.score,
@@ -126,7 +125,7 @@ def record_outcome(
         raise ValueError(f"no trace {trace_id} in {store}; pass root= the folder FileExporter wrote to")
     row: dict[str, Any] = {
         "trace_id": trace_id, "check_name": check_name, "label": label,
-        "score": float(score) if score is not None else None, "source": "manual", "timestamp": now_iso(),
+        "score": float(score) if score is not None else None, "source": "manual", "timestamp": _stamp(),
     }
     if reason is not None:
         row["reason"] = str(reason)
