@@ -279,3 +279,13 @@ def test_the_quick_start_replay_commands_as_written(
                          "--report", "report.html", env=store)
     assert inline.returncode == 1 and "3 trace(s) → report.html" in inline.stdout
     assert (workdir / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+
+
+def test_a_report_path_that_looks_like_markup_prints_as_written(
+    proveai_cli: CLI, workdir: Path, store
+) -> None:
+    """The summary's title is data: a path like out/[/oops]/r.html is not read as Rich markup."""
+    result = proveai_cli("run", "--report", "out/[/oops]/r.html", env=store)
+    assert result.returncode == 0, result.stderr
+    assert "3 trace(s) → out/[/oops]/r.html" in result.stdout and "Traceback" not in result.stderr
+    assert (workdir / "out" / "[" / "oops]" / "r.html").exists()
