@@ -30,15 +30,11 @@ SNAPSHOT_SIDE_PENDING = (
     "proveai.cli.snapshot",
     "proveai.cli._snapshot_output",
     "proveai.cli.ci",
-    "proveai.cli",  # proveai/cli/__init__.py, the dispatcher of both sides
 )
 
 
 def _pending(module: str) -> bool:
-    return any(
-        module == prefix if prefix == "proveai.cli" else module == prefix or module.startswith(prefix + ".")
-        for prefix in SNAPSHOT_SIDE_PENDING
-    )
+    return any(module == prefix or module.startswith(prefix + ".") for prefix in SNAPSHOT_SIDE_PENDING)
 
 
 def _edges() -> list[Import]:
