@@ -207,9 +207,9 @@ def _bar(share: float | None, width: int = 10) -> str:
 
 def _terminal_condition_table(comparison: Comparison) -> Any:
     """The per-condition table for a terminal: narrower cells on two lines, colour, rate bars."""
-    from rich import box
-    from rich.table import Table as RichTable
-    from rich.text import Text
+    from rich import box  # rich: ~40 ms, only on a terminal
+    from rich.table import Table as RichTable  # rich: ~40 ms, only on a terminal
+    from rich.text import Text  # rich: ~40 ms, only on a terminal
 
     plain = condition_table(comparison)
     drawn = RichTable(title=plain.title, title_justify="left", box=box.SIMPLE_HEAD, pad_edge=False)
@@ -250,7 +250,7 @@ WIDE_TERMINAL = 118  # narrower terminals get one block per condition instead of
 
 def _print_condition_blocks(comparison: Comparison, console: Any) -> None:
     """Narrow terminals: per condition a heading line, then one line per event."""
-    from rich.text import Text
+    from rich.text import Text  # rich: ~40 ms, only on a terminal
 
     console.print(Text(condition_table(comparison).title, style="italic"))
     paired = comparison.method == "mcnemar"
@@ -276,7 +276,7 @@ def _print_condition_blocks(comparison: Comparison, console: Any) -> None:
 
 def print_rich(comparison: Comparison, notes: Sequence[str], console: Any) -> None:
     """The report on a terminal: the same lines, tables drawn with colour and rate bars."""
-    from rich.text import Text
+    from rich.text import Text  # rich: ~40 ms, only on a terminal
 
     lines = summary_lines(comparison)
     word = comparison.headline.word
