@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from poisson_prove.compare_result import Comparison
 from poisson_prove.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_WORSE, ProveError
+from poisson_prove.stats.power import replicates_needed
 
 DEFAULT_MAX_MDE = 0.2
 
@@ -79,8 +80,6 @@ def gate(comparison: Comparison, max_mde: float, *, allow_inconclusive: bool = F
         return GateResult("pass", max_mde, (), None, allow_inconclusive)
     needed: int | None
     try:
-        from poisson_prove.stats.power import replicates_needed
-
         per_condition = max(1, len(comparison.outcomes))
         needed = replicates_needed(
             max(1, len(comparison.conditions)), per_condition, q=comparison.q, max_mde=max_mde

@@ -22,7 +22,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.backends.base import Job
 from poisson_prove.chaos.config import chaos_summary, job_chaos
 from poisson_prove.errors import (
     EXIT_INTERRUPTED,
@@ -31,7 +30,7 @@ from poisson_prove.errors import (
     EXIT_STOPPED,
     ProveError,
 )
-from poisson_prove.execute import ProcessExit, os_exit_guard
+from poisson_prove.execute import Job, ProcessExit, os_exit_guard
 from poisson_prove.plan import (
     Plan,
 )

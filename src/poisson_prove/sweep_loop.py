@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING, Any
 from poisson_prove.episode_table import ERROR_KIND_AT, ERROR_MESSAGE_AT, OUTCOME_AT, tuples_to_table
 
 if TYPE_CHECKING:
-    from poisson_prove.backends.base import Executor, Job
+    from poisson_prove.backends.base import Executor
+    from poisson_prove.execute import Job
     from poisson_prove.plan import Plan
     from poisson_prove.store import RunWriter
 

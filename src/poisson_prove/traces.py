@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterator, Mapping, MutableMapping
+from collections.abc import Callable, Iterator, MutableMapping
 from contextlib import contextmanager
 from contextvars import ContextVar, Token
 from typing import Any
@@ -142,16 +142,3 @@ def step(name: str, /, **attributes: Any) -> Iterator[dict[str, Any]]:
         entry["attributes"] = _clean(attrs)
         if streamed:
             spans.resend(index)  # type: ignore[attr-defined]
-
-
-# [capture] lives in poisson_prove.capture; these names stay importable from here.
-def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
-    from poisson_prove.capture import enable_capture as enable
-
-    return enable(capture)
-
-
-def missing_instrumentors(names: tuple[str, ...] | list[str]) -> dict[str, str]:
-    from poisson_prove.capture import missing_instrumentors as missing
-
-    return missing(names)

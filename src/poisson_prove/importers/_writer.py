@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove import __version__
 from poisson_prove.conditions import cell_key, cell_label
 from poisson_prove.errors import ProveError
 from poisson_prove.seeding import SEED_BOUND, episode_seed
@@ -286,6 +287,4 @@ def _partner(earlier: Iterable[RunInfo], tool: str, cells: set[str]) -> RunInfo 
 
 
 def _version() -> str:
-    from poisson_prove import __version__
-
     return __version__
