@@ -16,10 +16,10 @@ above them all and nothing imports it.
 1. shared, _suggest: building blocks both packages use (the CLI app, console, tables,
    progress, "did you mean")
 2. data: episode, conditions, seeding, episode_table, recording (`record`/`step`),
-   span_trail, stats, isolation, backends.base (a backend's job and task)
+   span_trail, stats, isolation
 3. columns (reading stored columns), span_stream, capture, chaos, backends.tables,
    backends.pricing
-4. spec, run_checks (checking a stored run), execute (one episode)
+4. spec, run_checks (checking a stored run), execute (one episode; a backend's job and task)
 5. store, backends (the executors)
 6. plan, comparison (`compare()`), inspection, importers
 7. sweep (preparing, running, settling, budgeting a sweep), gate (the CI verdict)

@@ -90,7 +90,7 @@ def kept_attributes(attributes: Mapping[str, Any], content: bool, limit: int | N
 
 def _episode_span_processor() -> Any:
     """A SpanProcessor appending each finished span to the running episode's list (if any)."""
-    from opentelemetry.sdk.trace import SpanProcessor  # opentelemetry: ~75 ms, only with [capture]
+    from opentelemetry.sdk.trace import SpanProcessor  # opentelemetry: ~75 ms, only when [capture] is on
 
     class EpisodeSpanProcessor(SpanProcessor):
         def on_end(self, span: Any) -> None:
@@ -118,7 +118,6 @@ def _episode_span_processor() -> Any:
 
 def missing_instrumentors(names: tuple[str, ...] | list[str]) -> dict[str, str]:
     """name -> why it cannot be switched on, for each named instrumentor not installed."""
-
     installed = {ep.name for ep in entry_points(group=INSTRUMENTOR_GROUP)}
     return {
         name: f"not installed (no {INSTRUMENTOR_GROUP} entry point named {name!r})"
@@ -136,7 +135,7 @@ def _instrument(name: str, entry: Any, provider: Any) -> str | None:
     if getattr(instrumentor, "is_instrumented_by_opentelemetry", False):
         return None
     try:
-        # opentelemetry: ~75 ms, only with [capture]
+        # opentelemetry: ~75 ms, only when [capture] is on
         from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
 
         conflict = get_dependency_conflicts(instrumentor.instrumentation_dependencies())
@@ -165,8 +164,8 @@ def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
     if names in _ENABLED:
         return _ENABLED[names]
 
-    from opentelemetry import trace  # opentelemetry: ~75 ms, only with [capture]
-    from opentelemetry.sdk.trace import TracerProvider  # opentelemetry: ~75 ms, only with [capture]
+    from opentelemetry import trace  # opentelemetry: ~75 ms, only when [capture] is on
+    from opentelemetry.sdk.trace import TracerProvider  # opentelemetry: ~75 ms, only when [capture] is on
 
     provider = trace.get_tracer_provider()
     if not isinstance(provider, TracerProvider):

@@ -2,7 +2,7 @@
 
 Every backend's worker uses these functions, in this process, a worker thread, a child process
 or a remote machine, so everything here is importable by name and works on picklable inputs
-(`Job`, `Task` from backends/base.py):
+(`Job`, `Task`, defined here: what a backend hands its workers):
 
 - `load_target(job)` imports `job.target` ("pkg.module:function") with `job.spec_dir` first
   on sys.path and returns the function (cached per process).
@@ -27,16 +27,44 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
 from typing import Any
 
-from poisson_prove.backends.base import Job, Task
+from poisson_prove.capture import enable_capture
 from poisson_prove.chaos.inject import chaos_scope
 from poisson_prove.episode import Episode, InvalidEpisode, validate_episode
 from poisson_prove.episode_table import EPISODE_COLUMNS
 from poisson_prove.errors import ProveError
 from poisson_prove.recording import _SPANS, begin_episode, end_episode
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One planned episode."""
+
+    cell: str  # canonical cell key (conditions.cell_key)
+    cfg: Mapping[str, Any]
+    replicate: int
+    seed: int
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs to run episodes of one run (picklable)."""
+
+    run_id: str
+    target: str  # "pkg.module:function"
+    spec_dir: str  # put first on sys.path before importing the target
+    outcomes: Sequence[str]
+    episode_timeout: float | None = None
+    infra_errors: Sequence[str] = ()  # exception type names retried as infrastructure errors
+    infra_retries: int = 0
+    capture: Mapping[str, Any] = field(default_factory=dict)
+    chaos: Mapping[str, Any] = field(default_factory=dict)  # chaos.config.job_chaos: faults + salt
+    options: Mapping[str, Any] = field(default_factory=dict)  # backend-specific settings
+
 
 Rollout = Callable[[dict[str, Any], int], Any]
 _NO_CHAOS = nullcontext()  # a run without [chaos] faults: nothing around the call
@@ -215,7 +243,6 @@ def load_target(job: Job) -> Rollout:
     key = (job.target, job.spec_dir)
     function = _LOADED.get(key)
     if job.capture:  # this run's content rule and byte limit; instrumentors once per process
-        from poisson_prove.capture import enable_capture
 
         enable_capture(job.capture)
     if function is None:

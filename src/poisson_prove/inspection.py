@@ -5,6 +5,7 @@ Library only: returns immutable results, raises ProveError; `poisson-prove inspe
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import math
 import os
@@ -17,6 +18,7 @@ import numpy as np
 from poisson_prove.columns import coded, column_numbers, read_columns
 from poisson_prove.conditions import cell_key, cell_label, cfg_of, format_value
 from poisson_prove.errors import ProveError
+from poisson_prove.span_trail import common_trails
 from poisson_prove.store import RunInfo, RunStore
 
 FIRST_MESSAGES = 3
@@ -157,8 +159,6 @@ def inspect_run(ref: str | RunInfo = "latest", *, store: str | os.PathLike[str] 
 
 def _failure_trails(info: RunInfo, outcome: Any, kind: Any) -> tuple[FailureTrails, ...]:
     """For each failure outcome and error kind, the most frequent trails of its episodes' spans."""
-    from poisson_prove.span_trail import common_trails
-
     failures = {str(f) for f in info.manifest.get("failures") or []}
     groups: list[tuple[str, np.ndarray]] = []
     for i, name in enumerate(outcome.values):
@@ -328,9 +328,7 @@ def find_episode(
 
 def _utc_text(column: Any) -> str | None:
     """The one timestamp of a 1-row column as ISO 8601 UTC text (`...Z`), without pandas."""
-    import datetime as dt
-
-    import pyarrow as pa
+    import pyarrow as pa  # pyarrow: ~160 ms, only when episodes are read or written
 
     if column.null_count:
         return None

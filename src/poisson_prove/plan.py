@@ -11,10 +11,12 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from poisson_prove.backends.base import Task
+from poisson_prove.backends import estimate_cost
 from poisson_prove.errors import ProveError
+from poisson_prove.execute import Task
 from poisson_prove.seeding import SEED_BOUND
 from poisson_prove.spec import Axis, Cell, SweepSpec
+from poisson_prove.stats.power import design_mde, replicates_needed, suggested_max_mde
 
 DEFAULT_MAX_MDE = 0.2
 DEFAULT_Q = 0.05
@@ -90,9 +92,6 @@ def make_plan(
 ) -> Plan:
     """The plan for `spec` with this run's overrides; raises nothing for an underpowered design
     (check `plan.passes`), but ProveError for a cost above `settings["max_cost"]`."""
-    from poisson_prove.backends import estimate_cost
-    from poisson_prove.stats.power import design_mde
-
     settings = dict(settings or {})
     chosen_cells = tuple(cells) if cells is not None else tuple(spec.cells())
     n = replicates if replicates is not None else spec.replicates
@@ -152,8 +151,6 @@ def underpowered_message(plan: Plan) -> str:
 
 def ways_out(plan: Plan) -> tuple[int, float | None]:
     """(replicates needed at --max-mde, the --max-mde this design would pass with)."""
-    from poisson_prove.stats.power import replicates_needed, suggested_max_mde
-
     needed = replicates_needed(len(plan.cells), len(plan.failures), q=plan.q, max_mde=plan.max_mde)
     return needed, suggested_max_mde(plan.design)
 

@@ -142,4 +142,3 @@ def step(name: str, /, **attributes: Any) -> Iterator[dict[str, Any]]:
         entry["attributes"] = _clean(attrs)
         if streamed:
             spans.resend(index)  # type: ignore[attr-defined]
-

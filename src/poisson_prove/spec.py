@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.backends.tables import validate_backend_table
+from poisson_prove.chaos.config import parse_chaos
 from poisson_prove.conditions import cell_key, cell_label
 from poisson_prove.errors import ProveError
 from poisson_prove.shared.suggest import did_you_mean
@@ -344,11 +346,7 @@ def _validate(raw: Mapping[str, Any], path: Path, where: _Where) -> SweepSpec:
         raise ProveError(f"{path}: no [declare] table (outcomes, failures, successes)")
     outcomes, failures, successes = _declare(where, raw["declare"])
     capture = _capture(where, raw["capture"]) if "capture" in raw else Capture()
-    from poisson_prove.chaos.config import parse_chaos
-
     chaos = parse_chaos(where.error, raw["chaos"], {a.name: a.values for a in axes}) if "chaos" in raw else {}
-
-    from poisson_prove.backends.tables import validate_backend_table
 
     backends: dict[str, dict[str, Any]] = {}
     for name in BACKEND_TABLES:

@@ -30,7 +30,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from poisson_prove.backends.base import Executor, Job, Task
+from poisson_prove.backends._extras import require
+from poisson_prove.backends.base import Executor
+from poisson_prove.backends.burla import BurlaExecutor
+from poisson_prove.backends.dask import DaskExecutor
+from poisson_prove.backends.modal import ModalExecutor
+from poisson_prove.backends.pool import DefaultLocalExecutor, PoolExecutor
+from poisson_prove.backends.pricing import estimate_usd
+from poisson_prove.backends.ray import RayExecutor
+from poisson_prove.errors import ProveError
+from poisson_prove.execute import Job, Task
+from poisson_prove.shared.suggest import did_you_mean
 
 BACKENDS = ("local", "modal", "burla", "dask", "ray")
 
@@ -62,32 +72,20 @@ def make_executor(backend: str, settings: Mapping[str, Any]) -> Executor:
     local: the sequential LocalExecutor (through DefaultLocalExecutor, which sends an
     `async def` rollout to a one-slot pool) unless concurrency > 1, an explicit mode or named
     infra_errors ask for the pool (backends/pool.py). dask, ray, modal, burla: their adapters,
-    each importing its SDK here so a missing extra is refused before anything runs.
+    each importing its SDK when built (never at import: the backend modules load without their
+    extras) so a missing extra is refused before anything runs.
     Settings errors and missing extras raise ProveError with exit code 1.
     """
     if backend == "local":
-        from poisson_prove.backends.pool import DefaultLocalExecutor, PoolExecutor
-
         return PoolExecutor(settings) if needs_pool(settings) else DefaultLocalExecutor(settings)
     if backend == "dask":
-        from poisson_prove.backends.dask import DaskExecutor
-
         return DaskExecutor(settings)
     if backend == "ray":
-        from poisson_prove.backends.ray import RayExecutor
-
         return RayExecutor(settings)
     if backend == "modal":
-        from poisson_prove.backends.modal import ModalExecutor
-
         return ModalExecutor(settings)
     if backend == "burla":
-        from poisson_prove.backends.burla import BurlaExecutor
-
         return BurlaExecutor(settings)
-    from poisson_prove.errors import ProveError
-    from poisson_prove.shared.suggest import did_you_mean
-
     raise ProveError(
         f"--backend {backend} is not a backend{did_you_mean(backend, BACKENDS)}",
         suggestions=[f"the backends are: {', '.join(BACKENDS)}"],
@@ -102,8 +100,6 @@ def check_backend(backend: str, settings: Mapping[str, Any]) -> None:
     if backend in ("modal", "burla", "local"):
         make_executor(backend, settings)
         return
-    from poisson_prove.backends._extras import require
-
     if backend == "dask":
         require("dask", "distributed")
     elif backend == "ray":
@@ -115,6 +111,4 @@ def check_backend(backend: str, settings: Mapping[str, Any]) -> None:
 def estimate_cost(backend: str, rollouts: int, settings: Mapping[str, Any]) -> float:
     """The plan's cost estimate in USD: est_seconds x rollouts x the price table
     (backends/pricing.py) for modal and burla, $0 for local, dask and ray."""
-    from poisson_prove.backends.pricing import estimate_usd
-
     return estimate_usd(backend, rollouts, settings)

@@ -10,13 +10,18 @@ and Burla workers can unpickle it.
 
 from __future__ import annotations
 
+import asyncio
 import inspect
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from poisson_prove.backends.base import Job, Task
+from poisson_prove import execute
+from poisson_prove.chaos.inject import chaos_scope
+from poisson_prove.execute import Job, Task
+from poisson_prove.recording import begin_episode, current_spans, end_episode
 
 # error_kind of a row whose episode never produced an outcome because of the infrastructure
 # (named infra errors after the last retry, a worker lost too often): never the agent's failure.
@@ -53,8 +58,6 @@ def describe(exc: BaseException) -> str:
 
 
 def _execute_module() -> Any:
-    from poisson_prove import execute
-
     return execute
 
 
@@ -89,9 +92,6 @@ async def async_attempt(rollout: Callable[..., Any], job: Job, task: Task) -> At
     clock = time.perf_counter()
     result: Any = None
     error: BaseException | None = None
-    from poisson_prove.chaos.inject import chaos_scope
-    from poisson_prove.recording import begin_episode, current_spans, end_episode
-
     spans, token = begin_episode()  # the awaited call's own steps, spans and faults
     try:
         with chaos_scope(job.chaos, task.cfg, task.seed):
@@ -158,8 +158,6 @@ def is_async(rollout: Callable[..., Any]) -> bool:
 def _attempt_here(job: Job, task: Task) -> Attempt:
     rollout = load_rollout(job)
     if is_async(rollout):
-        import asyncio
-
         return asyncio.run(async_attempt(rollout, job, task))
     return attempt_with(rollout, job, task)
 
@@ -173,8 +171,6 @@ def run_attempt(job: Job, task: Task) -> Attempt:
     """
     if job.episode_timeout is None:
         return _attempt_here(job, task)
-    import threading
-
     outcome: list[Attempt] = []
     failure: list[BaseException] = []
 

@@ -12,6 +12,7 @@ a rollout prints reaches stderr like everything else the target writes.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import multiprocessing
 import os
@@ -23,6 +24,7 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
+from poisson_prove import recording
 from poisson_prove.backends._attempt import (
     Attempt,
     async_attempt,
@@ -30,8 +32,8 @@ from poisson_prove.backends._attempt import (
     is_async,
     load_rollout,
 )
-from poisson_prove.backends.base import Job, Task
 from poisson_prove.errors import ProveError
+from poisson_prove.execute import Job, Task, lost_row, timeout_row
 from poisson_prove.shared.children import kill_group
 from poisson_prove.span_stream import SpansSoFar, StreamedSpans
 
@@ -66,8 +68,6 @@ def child_main(conn: Connection, job: Job) -> None:
         conn.send(("error", getattr(exc, "message", f"{type(exc).__name__}: {exc}")))
         return
     conn.send((_READY, None))
-    from poisson_prove import recording
-
     send = _locked_sender(conn)
     while True:
         try:
@@ -79,8 +79,6 @@ def child_main(conn: Connection, job: Job) -> None:
         # this episode's span lists stream, tagged with it
         recording._STREAMING[0] = functools.partial(StreamedSpans, send, episode_tag(task))
         if is_async(rollout):
-            import asyncio
-
             attempt = asyncio.run(async_attempt(rollout, job, task))
         else:
             attempt = attempt_with(rollout, job, task)
@@ -154,8 +152,6 @@ class _Child:
         self.kill()
 
     def run(self, task: Task) -> Attempt:
-        from poisson_prove.execute import lost_row, timeout_row
-
         limit = self._job.episode_timeout
         conn = self._conn if self._conn is not None else self._start()
         # Python-level buffers are flushed first so a new child never writes them a second time.

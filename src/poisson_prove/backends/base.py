@@ -1,4 +1,5 @@
-"""The one small executor interface every backend implements.
+"""The one small executor interface every backend implements (its inputs, `Job` and `Task`,
+are the episode runner's own, in execute.py).
 
 `sweep` hands an executor a `Job` (what to call, picklable, so remote workers can import the
 target themselves) and an iterator of `Task`s (the planned episodes not yet stored). The
@@ -11,35 +12,10 @@ in the sweep's thread and closes the generator the same way.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 from typing import Any
 
-
-@dataclass(frozen=True, slots=True)
-class Task:
-    """One planned episode."""
-
-    cell: str  # canonical cell key (conditions.cell_key)
-    cfg: Mapping[str, Any]
-    replicate: int
-    seed: int
-
-
-@dataclass(frozen=True)
-class Job:
-    """Everything a worker needs to run episodes of one run (picklable)."""
-
-    run_id: str
-    target: str  # "pkg.module:function"
-    spec_dir: str  # put first on sys.path before importing the target
-    outcomes: Sequence[str]
-    episode_timeout: float | None = None
-    infra_errors: Sequence[str] = ()  # exception type names retried as infrastructure errors
-    infra_retries: int = 0
-    capture: Mapping[str, Any] = field(default_factory=dict)
-    chaos: Mapping[str, Any] = field(default_factory=dict)  # chaos.config.job_chaos: faults + salt
-    options: Mapping[str, Any] = field(default_factory=dict)  # backend-specific settings
+from poisson_prove.execute import Job, Task
 
 
 class Executor(ABC):

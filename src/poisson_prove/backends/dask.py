@@ -32,8 +32,9 @@ from poisson_prove.backends._settings import (
     positive_int,
     retry_policy,
 )
-from poisson_prove.backends.base import Executor, Job, Task
+from poisson_prove.backends.base import Executor
 from poisson_prove.errors import ProveError
+from poisson_prove.execute import Job, Task
 
 DEFAULT_LOCAL_WORKERS = 2
 DEFAULT_THREADS_PER_WORKER = 4  # agents mostly wait on model APIs: more threads than cores
@@ -44,7 +45,7 @@ DEFAULT_WINDOW_PER_THREAD = 2
 
 class _DaskEngine:
     def __init__(self, client: Any, job: Job) -> None:
-        from distributed import KilledWorker
+        from distributed import KilledWorker  # dask extra: optional, only when the Dask backend runs
 
         self._client = client
         self._job = job
@@ -143,7 +144,7 @@ class DaskExecutor(Executor):
         return self.concurrency or DEFAULT_WINDOW_PER_THREAD * cluster_threads
 
     def _reach(self, address: str) -> Any:
-        from distributed import Client
+        from distributed import Client  # dask extra: optional, only when the Dask backend runs
 
         try:
             return Client(address, timeout=f"{self.connect_timeout}s")
@@ -154,8 +155,8 @@ class DaskExecutor(Executor):
             ) from exc
 
     def _connect(self, scratch: str) -> tuple[Any, Any]:
-        from distributed import Client, LocalCluster
-        from distributed.security import Security
+        from distributed import Client, LocalCluster  # dask extra: optional, only when the Dask backend runs
+        from distributed.security import Security  # dask extra: optional, only when the Dask backend runs
 
         if self._client is not None:
             client, self._client = self._client, None

@@ -15,7 +15,8 @@ from collections.abc import Iterator
 from typing import Any
 
 from poisson_prove.backends._children import ChildSlots
-from poisson_prove.backends.base import Executor, Job, Task
+from poisson_prove.backends.base import Executor
+from poisson_prove.execute import Job, Task, load_target, run_episode
 
 
 class LocalExecutor(Executor):
@@ -34,8 +35,6 @@ class LocalExecutor(Executor):
 
 
 def _in_process(job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:
-    from poisson_prove.execute import load_target, run_episode
-
     rollout = load_target(job)
     for task in tasks:
         yield run_episode(rollout, job, task)

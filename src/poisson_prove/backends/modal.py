@@ -28,8 +28,9 @@ from poisson_prove.backends._settings import (
     positive_int,
     retry_policy,
 )
-from poisson_prove.backends.base import Executor, Job, Task
+from poisson_prove.backends.base import Executor
 from poisson_prove.errors import EXIT_STOPPED, ProveError
+from poisson_prove.execute import Job, Task
 from poisson_prove.shared.suggest import did_you_mean
 
 DEFAULT_APP_NAME = "poisson-prove"

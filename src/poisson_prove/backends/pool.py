@@ -33,8 +33,10 @@ from poisson_prove.backends._attempt import (
 from poisson_prove.backends._children import ChildSlots
 from poisson_prove.backends._schedule import Window, drive
 from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
-from poisson_prove.backends.base import Executor, Job, Task
+from poisson_prove.backends.base import Executor
+from poisson_prove.backends.local import LocalExecutor
 from poisson_prove.errors import ProveError
+from poisson_prove.execute import Job, Task
 
 MODES = ("auto", "threads", "async", "processes")
 
@@ -210,6 +212,5 @@ class DefaultLocalExecutor(Executor):
         if declares_async(job) if timed else is_async(load_rollout(job)):
             yield from PoolExecutor({**self.settings, "concurrency": 1}).execute(job, tasks)
             return
-        from poisson_prove.backends.local import LocalExecutor
 
         yield from LocalExecutor().execute(job, tasks)

@@ -26,8 +26,9 @@ from poisson_prove.backends._attempt import Attempt, run_attempt
 from poisson_prove.backends._extras import require
 from poisson_prove.backends._schedule import Window, WorkerLost, drive
 from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
-from poisson_prove.backends.base import Executor, Job, Task
+from poisson_prove.backends.base import Executor
 from poisson_prove.errors import EXIT_STOPPED, ProveError
+from poisson_prove.execute import Job, Task
 
 
 class _RayEngine:
@@ -121,7 +122,7 @@ class RayExecutor(Executor):
         return True
 
     def execute(self, job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:
-        import ray
+        import ray  # ray extra: optional, only when the Ray backend runs
 
         policy, job = policy_for_job(self.policy, self.settings, job)
         scratch = tempfile.mkdtemp(prefix="prove-ray-")

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from poisson_prove.chaos.inject import CLIENTS
 from poisson_prove.errors import ProveError
 from poisson_prove.shared.suggest import did_you_mean
 
@@ -191,7 +192,6 @@ def chaos_summary(chaos: Mapping[str, Any]) -> dict[str, Any]:
     description, and that they are injected (and into which clients)."""
     if not chaos.get("faults"):
         return {}
-    from poisson_prove.chaos.inject import CLIENTS
 
     return {
         **{k: v for k, v in chaos.items() if k != "faults"},

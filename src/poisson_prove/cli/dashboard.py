@@ -7,6 +7,11 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from poisson_prove.cli._compared import log_path
+from poisson_prove.errors import EXIT_REFUSED, EXIT_USAGE, ProveError
+from poisson_prove.shared.console import is_pretty
+from poisson_prove.shared.progress import RichProgress
+
 HELP = "write (or serve) one HTML page of the store's runs and comparisons"
 DESCRIPTION = (
     "Write <store>/dashboard.html: every run, each run's rates per condition with Wilson "
@@ -17,8 +22,12 @@ DESCRIPTION = (
 )
 
 
+# The page builder (poisson_prove.dashboard) loads numpy and pyarrow (~250 ms); `sweep` and `diff`
+# import this module for its refresh hook, so their --help would pay for it at the top.
+
+
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    from poisson_prove.dashboard import DEFAULT_PLOTS
+    from poisson_prove.dashboard import DEFAULT_PLOTS  # numpy, pyarrow: see above
 
     parser = subparsers.add_parser("dashboard", parents=[parent], help=HELP, description=DESCRIPTION)
     parser.add_argument("--serve", action="store_true", help="serve the page on 127.0.0.1 until Ctrl-C")
@@ -35,34 +44,23 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 
 def _log() -> Path:
-    from poisson_prove.cli._compared import log_path
-
     return log_path()
 
 
 def run(args: argparse.Namespace) -> int:
-    from poisson_prove.dashboard import write_dashboard
-    from poisson_prove.errors import EXIT_USAGE, ProveError
+    from poisson_prove.dashboard import write_dashboard  # numpy, pyarrow: see above
 
     if args.plots < 0 or args.refresh < 1 or not 0 <= args.port <= 65535:
         raise ProveError(
             "--plots must be 0 or more, --refresh 1 or more, --port 0..65535",
             suggestions=["poisson-prove dashboard --help"], exit_code=EXIT_USAGE,
         )
-    from poisson_prove.shared.console import is_pretty
-
     if is_pretty(args, sys.stderr):
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-        bar = Progress(TextColumn("runs"), BarColumn(), MofNCompleteColumn(),
-                       console=Console(file=sys.stderr), transient=True)
-        task = bar.add_task("dashboard", total=None)
-        with bar:
-            path = write_dashboard(
-                args.store, compared_log=_log(), plots=args.plots,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
+        bar = RichProgress(sys.stderr, label="runs", rate=False, eta=False)
+        try:
+            path = write_dashboard(args.store, compared_log=_log(), plots=args.plots, progress=bar)
+        finally:
+            bar.close()
     else:
         path = write_dashboard(args.store, compared_log=_log(), plots=args.plots)
     if not args.serve:
@@ -72,8 +70,8 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _serve(args: argparse.Namespace, path: Path) -> int:
-    from poisson_prove.dashboard import render_dashboard
-    from poisson_prove.dashboard.serve import PageCache, make_server
+    from poisson_prove.dashboard import render_dashboard  # numpy, pyarrow: see above
+    from poisson_prove.dashboard.serve import PageCache, make_server  # numpy, pyarrow: see above
 
     root = path.parent
 
@@ -85,8 +83,6 @@ def _serve(args: argparse.Namespace, path: Path) -> int:
     try:
         server = make_server(cache, args.port)
     except OSError as exc:
-        from poisson_prove.errors import ProveError
-
         raise ProveError(
             f"cannot serve on 127.0.0.1:{args.port}: {exc.strerror or exc}",
             suggestions=["poisson-prove dashboard --serve (a free port is chosen)"],
@@ -105,8 +101,6 @@ def _serve(args: argparse.Namespace, path: Path) -> int:
 
 def refreshing(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.Namespace], int]:
     """Wrap a verb so that, however it ends, a dashboard the store has is refreshed."""
-
-    from poisson_prove.errors import EXIT_REFUSED, EXIT_USAGE, ProveError
 
     def wrapped(args: argparse.Namespace) -> int:
         # A refusal wrote nothing, so nothing is refreshed either; stopped, failed or
@@ -129,8 +123,7 @@ def refreshing(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
 
 def refresh_after(args: argparse.Namespace) -> None:
     """Refresh the store's dashboard if it has one; a failure is a warning, never the verb's."""
-    from poisson_prove.dashboard import refresh_existing
-    from poisson_prove.errors import ProveError
+    from poisson_prove.dashboard import refresh_existing  # numpy, pyarrow: see above
 
     if getattr(args, "dry_run", False):
         return  # --dry-run writes nothing

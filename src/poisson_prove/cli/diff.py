@@ -6,8 +6,12 @@ import argparse
 import sys
 from typing import Any
 
+from poisson_prove.cli import _compared
 from poisson_prove.cli.dashboard import refresh_after
 from poisson_prove.errors import EXIT_OK, EXIT_WORSE
+from poisson_prove.render.json import comparison_document, dumps
+from poisson_prove.render.text import plain_report, print_rich
+from poisson_prove.shared.console import is_pretty
 
 HELP = "compare two runs, per condition and failure outcome"
 DESCRIPTION = (
@@ -44,9 +48,8 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 def run_comparison(args: argparse.Namespace, command: str) -> int:
     """Compare, print the report (text or JSON), log it; the exit code for `command`."""
-    from poisson_prove.cli import _compared
+    # numpy, pyarrow: ~250 ms, only when comparing (`diff --help` stays instant)
     from poisson_prove.comparison import compare, default_runs
-    from poisson_prove.shared.console import is_pretty
 
     store = getattr(args, "store", None)
     before, after = default_runs(args.before, args.after, store=store)
@@ -57,21 +60,15 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
         code = gated.exit_code
     notes = _compared.resumed_notes(comparison)
     if args.json:
-        from poisson_prove.render.json import comparison_document, dumps
-
         document = comparison_document(comparison, notes=notes, command=command, exit_code=code)
         if gated is not None:
             document["gate"] = gated.to_dict()
         sys.stdout.write(dumps(document))
     elif is_pretty(args):
-        from rich.console import Console
-
-        from poisson_prove.render.text import print_rich
+        from rich.console import Console  # rich: ~40 ms, only on a terminal
 
         print_rich(comparison, notes, Console(highlight=False))
     else:
-        from poisson_prove.render.text import plain_report
-
         sys.stdout.write(plain_report(comparison, notes))
     if gated is not None and not args.json:
         _print_gate(gated)
@@ -82,7 +79,7 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
 
 
 def _gate(args: argparse.Namespace, comparison: Any, after: Any) -> Any:
-    from poisson_prove.gate import gate, planned_max_mde
+    from poisson_prove.gate import gate, planned_max_mde  # numpy: only when gating (`check --help`)
 
     max_mde = getattr(args, "max_mde", None)
     if max_mde is None:

@@ -6,6 +6,10 @@ import argparse
 import json
 import sys
 
+from poisson_prove.importers import ImportResult, OutcomeMapping, inspect_logs, lm_eval_logs
+from poisson_prove.importers._writer import write_import
+from poisson_prove.store import RunStore
+
 HELP = "store Inspect AI or lm-evaluation-harness logs as a run, to diff them"
 
 
@@ -52,22 +56,14 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 
 def run(args: argparse.Namespace) -> int:
-    from poisson_prove.importers import ImportResult, OutcomeMapping
-    from poisson_prove.importers._writer import write_import
-    from poisson_prove.store import RunStore
-
     mapping = OutcomeMapping().with_overrides(args.map)
     store = RunStore(args.store)
     if args.tool == "inspect":
-        from poisson_prove.importers import inspect_logs
-
         files = inspect_logs.find_logs(args.paths)
         samples = inspect_logs.read_samples(files, mapping, scorer=args.scorer, t=args.t)
         options = {"scorer": args.scorer, "t": args.t}
         t_unit = {"none": "sample", "messages": "messages", "tokens": "tokens"}[args.t]
     else:
-        from poisson_prove.importers import lm_eval_logs
-
         files = lm_eval_logs.find_logs(args.paths)
         samples = lm_eval_logs.read_samples(files, mapping, metric=args.metric)
         options, t_unit = {"metric": args.metric}, "sample"

@@ -8,6 +8,9 @@ import sys
 from typing import Any
 
 from poisson_prove.errors import EXIT_OK, EXIT_REFUSED, ProveError
+from poisson_prove.shared.console import is_pretty
+from poisson_prove.shared.tables import Column, Table, draw_table
+from poisson_prove.store import RunStore, resolve_store_root
 
 HELP = "list the runs in the store"
 COLUMNS = ("name", "id", "status", "done/planned", "no outcome", "salt", "paired with", "created")
@@ -28,8 +31,6 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 def run_rows(store_root: Any, refusals: list[ProveError] | None = None) -> list[dict[str, Any]]:
     """One row per listable run. A run whose batch files cannot be trusted (unreadable, or a
     copied batch storing episodes twice) is left out and its error added to `refusals`."""
-    from poisson_prove.store import RunStore
-
     store = RunStore(store_root)
     rows = []
     for info in store.runs():
@@ -82,9 +83,6 @@ def _cells(row: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from poisson_prove.shared.console import is_pretty
-    from poisson_prove.store import RunStore, resolve_store_root
-
     root = resolve_store_root(args.store)
     store = RunStore(root)
     store.check_usable()
@@ -104,22 +102,19 @@ def run(args: argparse.Namespace) -> int:
         if not refusals:
             print("next: poisson-prove sweep --yes")
         return code
-    table = [_cells(r) for r in rows]
+    cells = tuple(tuple(_cells(r)) for r in rows)
     if is_pretty(args):
-        from rich.console import Console
-        from rich.table import Table
-
-        grid = Table(title=f"runs in {root}")
-        for name in COLUMNS:
-            grid.add_column(name, justify="right" if name in ("done/planned", "no outcome") else "left")
-        for cells in table:
-            grid.add_row(*cells)
-        Console().print(grid)
+        # Rich's own look for this listing (heavy head, centred title); every cell is text, so a
+        # run named like markup ("[/x]") prints as itself
+        numbers = frozenset(i for i, name in enumerate(COLUMNS) if name in ("done/planned", "no outcome"))
+        grid = Table(
+            f"runs in {root}", COLUMNS, cells, right=numbers,
+            columns={i: Column(no_wrap=False) for i in range(len(COLUMNS))},
+            box="HEAVY_HEAD", title_justify="center", pad_edge=True,
+        )
+        draw_table(grid, pretty=True)
         return code
-    widths = [max(len(COLUMNS[i]), *(len(c[i]) for c in table)) for i in range(len(COLUMNS))]
-    print("  ".join(h.ljust(w) for h, w in zip(COLUMNS, widths, strict=True)).rstrip())
-    for cells in table:
-        print("  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip())
+    draw_table(Table(None, COLUMNS, cells), pretty=False)
     return code
 
 

@@ -12,6 +12,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.dashboard.collect import run_view, unreadable_view
+from poisson_prove.dashboard.comparisons import comparison_views
+from poisson_prove.dashboard.page import render_page
+from poisson_prove.dashboard.plots import forest_svg, incidence_svg, require_matplotlib
 from poisson_prove.errors import ProveError
 from poisson_prove.store import RunStore
 
@@ -29,11 +33,6 @@ def render_dashboard(
 ) -> str:
     """The page as text. `compared_log`: the comparisons log to show past comparisons from;
     `progress(done, total)` is called after each run is read (and drawn)."""
-    from poisson_prove.dashboard.collect import run_view, unreadable_view
-    from poisson_prove.dashboard.comparisons import comparison_views
-    from poisson_prove.dashboard.page import render_page
-    from poisson_prove.dashboard.plots import forest_svg, incidence_svg, require_matplotlib
-
     require_matplotlib()
     runs_store = RunStore(store)
     infos = runs_store.runs()

@@ -15,9 +15,13 @@ from typing import Any
 
 import numpy as np
 
+from poisson_prove.columns import read_columns
 from poisson_prove.comparison.frame import read_frame, recode
+from poisson_prove.comparison.stats import rates_by_horizon
 from poisson_prove.conditions import cell_label, cfg_of
+from poisson_prove.stats.incidence import aalen_johansen_grouped, starred_wilson
 from poisson_prove.store import RunInfo
+from poisson_prove.sweep.stop_when_settled import settled_lines
 
 CURVE_POINTS = 60  # at most this many times per curve: a summary, not every row
 FAILED_SHOWN = 12  # failed episodes listed per plotted run
@@ -139,8 +143,6 @@ def _curves(
     cell: np.ndarray, observed: np.ndarray, t: np.ndarray, n_cells: int, universe: list[str],
     failures: list[str], horizon: float, labels: list[str], n: np.ndarray,
 ) -> tuple[ConditionCurves, ...]:
-    from poisson_prove.stats.incidence import aalen_johansen_grouped, starred_wilson
-
     rows = (cell >= 0) & np.isfinite(t)
     times = _grid(t[rows], horizon)
     wanted = [universe.index(f) for f in failures if f in universe]
@@ -175,8 +177,6 @@ def _text(value: Any) -> str | None:
 
 def _failed(info: RunInfo, rows: np.ndarray, labels: dict[str, str]) -> tuple[FailedEpisode, ...]:
     """The first failed episodes in full, read only for the chosen rows."""
-    from poisson_prove.columns import read_columns
-
     if not rows.size:
         return ()
     columns = (
@@ -196,8 +196,6 @@ def _failed(info: RunInfo, rows: np.ndarray, labels: dict[str, str]) -> tuple[Fa
 
 def run_view(info: RunInfo, *, plot: bool) -> RunView:
     """Everything the dashboard shows about one run."""
-    from poisson_prove.comparison.stats import rates_by_horizon
-
     manifest = info.manifest
     frame = read_frame(info)
     universe = [str(o) for o in manifest.get("outcomes") or []]
@@ -255,8 +253,6 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
 
 def _settled(manifest: dict[str, Any]) -> dict[str, Any]:
     """The `settled` and `saved` fields of a --stop-when-settled run's view, else nothing."""
-    from poisson_prove.sweep.stop_when_settled import settled_lines
-
     block = manifest.get("sequential")
     if not isinstance(block, dict) or not block.get("stop_when_settled"):
         return {}

@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.comparison.result import Comparison
+from poisson_prove.comparison import Comparison, compare, default_runs
 from poisson_prove.errors import ProveError
-from poisson_prove.gate import GateResult
+from poisson_prove.gate import GateResult, gate, planned_max_mde
 from poisson_prove.store import RunStore
 
 MAX_LOGGED = 8  # the most recent distinct comparisons from the log
@@ -33,10 +33,6 @@ class ComparisonView:
 
 def _gated(view: ComparisonView, manifests: dict[str, Any]) -> ComparisonView:
     """The view with `check`'s gate at the after run's planned max MDE (cheap: no recount)."""
-    from dataclasses import replace
-
-    from poisson_prove.gate import gate, planned_max_mde
-
     if view.comparison is None:
         return view
     manifest = manifests.get(view.comparison.after.run_id) or {}
@@ -72,8 +68,6 @@ def _logged(log: Path | None, run_ids: set[str]) -> list[dict[str, Any]]:
 
 
 def comparison_views(store: str | os.PathLike[str] | None, log: Path | None) -> list[ComparisonView]:
-    from poisson_prove.comparison import compare, default_runs
-
     runs = RunStore(store).runs()
     if len(runs) < 2:
         return []

@@ -61,7 +61,7 @@ def render_page(
     plotted: int,
     refresh: int | None = None,
 ) -> str:
-    from jinja2 import Environment
+    from jinja2 import Environment  # jinja2: ~30 ms, only when the dashboard page is written
 
     env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
     env.filters.update(exact=exact, share=share, pvalue=pvalue)

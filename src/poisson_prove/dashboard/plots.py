@@ -26,8 +26,8 @@ INSTALL = "pip install 'poisson-prove[dashboard]'"
 
 def _matplotlib() -> Any:
     try:
-        import matplotlib
-        from matplotlib.figure import Figure
+        import matplotlib  # matplotlib: ~0.4 s, only when the dashboard draws curves
+        from matplotlib.figure import Figure  # matplotlib: ~0.4 s, only when the dashboard draws curves
     except ImportError as exc:
         raise ProveError(
             "the dashboard draws its plots with matplotlib, which is not installed",

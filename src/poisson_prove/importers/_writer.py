@@ -23,6 +23,7 @@ from poisson_prove.errors import ProveError
 from poisson_prove.seeding import SEED_BOUND, episode_seed
 from poisson_prove.shared.jsonio import utc_now
 from poisson_prove.store import RunInfo, RunStore
+from poisson_prove.version import __version__
 
 #: Replicate = sample id x EPOCH_STRIDE + epoch index, for integer ids that fit.
 EPOCH_STRIDE = 1000
@@ -286,6 +287,4 @@ def _partner(earlier: Iterable[RunInfo], tool: str, cells: set[str]) -> RunInfo 
 
 
 def _version() -> str:
-    from poisson_prove.version import __version__
-
     return __version__

@@ -39,7 +39,7 @@ def read_samples(
 ) -> list[ImportedSample]:
     """Every sample of every epoch of the logs, its outcome from the scorer's value."""
     try:
-        from inspect_ai.log import read_eval_log
+        from inspect_ai.log import read_eval_log  # inspect-ai extra: optional, only for `import inspect`
     except ImportError as exc:
         raise ProveError(
             "reading Inspect AI logs needs the inspect-ai package",

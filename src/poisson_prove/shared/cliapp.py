@@ -210,13 +210,16 @@ def run_app(
     )
     scout = build()
     chosen_verb = getattr(scout.parse_known_args(argv)[0], "verb", None)
+    warnings.showwarning = one_line_warning
     register: Register | None = None
     if chosen_verb:
         module = (modules or {}).get(chosen_verb, chosen_verb.replace("-", "_"))
-        register = importlib.import_module(f"{package}.{module}").register
+        try:
+            register = importlib.import_module(f"{package}.{module}").register
+        except Exception as exc:  # a verb that cannot even load (a broken install): a bug
+            return _unexpected(prog, argv, chosen_verb, exc, "--debug" in argv, unexpected_exit)
     parser = build(chosen=register, chosen_verb=chosen_verb)
     args = parser.parse_args(argv)
-    warnings.showwarning = one_line_warning
     if not getattr(args, "verb", None):
         parser.print_help()
         return EXIT_USAGE
@@ -233,10 +236,17 @@ def run_app(
     except BrokenPipeError:
         return 0
     except Exception as exc:
-        log_path = log_unexpected(prog, argv)
-        if getattr(args, "debug", False):
-            traceback.print_exc()
-        where = f" (details in {short_home(log_path)})" if log_path else ""
-        sys.stderr.write(f"error: unexpected failure: {type(exc).__name__}: {exc}{where}\n")
-        sys.stderr.write(f"next: {prog} {args.verb} --debug ... to see the traceback; please report it\n")
-        return unexpected_exit
+        return _unexpected(prog, argv, args.verb, exc, getattr(args, "debug", False), unexpected_exit)
+
+
+def _unexpected(
+    prog: str, argv: Sequence[str], verb: str, exc: Exception, debug: bool, exit_code: int
+) -> int:
+    """A bug: the traceback to the errors log (and stderr with --debug), one `error:` line."""
+    log_path = log_unexpected(prog, argv)
+    if debug:
+        traceback.print_exc()
+    where = f" (details in {short_home(log_path)})" if log_path else ""
+    sys.stderr.write(f"error: unexpected failure: {type(exc).__name__}: {exc}{where}\n")
+    sys.stderr.write(f"next: {prog} {verb} --debug ... to see the traceback; please report it\n")
+    return exit_code

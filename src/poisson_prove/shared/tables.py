@@ -50,6 +50,7 @@ class Table:
     styles: tuple[tuple[str | None, ...], ...] = field(default=())  # per row, per cell
     caption: str | None = None
     columns: Mapping[int, Column] = field(default_factory=dict)  # by column index
+    section_ends: frozenset[int] = frozenset()  # Rich: a rule under these rows (groups)
     # the Rich look: a `rich.box` name, the title's place, padding at the edges, a fixed width
     box: str = "SIMPLE_HEAD"
     title_justify: str = "left"
@@ -96,8 +97,8 @@ def rich_table(table: Table, extra: tuple[str, Sequence[object]] | None = None) 
     """The table drawn by Rich; `extra` appends a column of ready renderables (e.g. bars)."""
     # rich: ~40 ms to import, only when a terminal gets a table
     from rich import box as boxes
-    from rich.table import Table as RichTable
-    from rich.text import Text
+    from rich.table import Table as RichTable  # rich: ~40 ms, only on a terminal
+    from rich.text import Text  # rich: ~40 ms, only on a terminal
 
     drawn = RichTable(
         # Text, not str: Rich reads a str title as markup; the styles are the ones it gives a str
@@ -129,7 +130,7 @@ def rich_table(table: Table, extra: tuple[str, Sequence[object]] | None = None) 
         ]
         if extra is not None:
             cells.append(extra[1][r])
-        drawn.add_row(*cells)
+        drawn.add_row(*cells, end_section=r in table.section_ends)
     return drawn
 
 

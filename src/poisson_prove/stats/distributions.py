@@ -16,7 +16,7 @@ FISHER_TIE = 1e-7
 
 
 def _log_binomial_coefficient(n, k) -> np.ndarray:
-    from scipy.special import gammaln
+    from scipy.special import gammaln  # scipy: ~0.7 s, only when a test or the planner runs
 
     n = np.asarray(n, dtype=float)
     k = np.asarray(k, dtype=float)
@@ -25,7 +25,7 @@ def _log_binomial_coefficient(n, k) -> np.ndarray:
 
 def binom_pmf(k, n, p) -> np.ndarray:
     """P(X = k) for X ~ Bin(n, p), vectorized; 0 outside 0..n."""
-    from scipy.special import xlog1py, xlogy
+    from scipy.special import xlog1py, xlogy  # scipy: ~0.7 s, only when a test or the planner runs
 
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -38,7 +38,7 @@ def binom_pmf(k, n, p) -> np.ndarray:
 
 def binom_cdf(k, n, p) -> np.ndarray:
     """P(X <= k) for X ~ Bin(n, p), vectorized; 0 for k < 0, 1 for k >= n."""
-    from scipy.special import bdtr
+    from scipy.special import bdtr  # scipy: ~0.7 s, only when a test or the planner runs
 
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -49,7 +49,7 @@ def binom_cdf(k, n, p) -> np.ndarray:
 
 def binom_sf(k, n, p) -> np.ndarray:
     """P(X > k) for X ~ Bin(n, p), vectorized; 1 for k < 0, 0 for k >= n."""
-    from scipy.special import bdtrc
+    from scipy.special import bdtrc  # scipy: ~0.7 s, only when a test or the planner runs
 
     k = np.asarray(k, dtype=float)
     n = np.asarray(n, dtype=float)
@@ -78,19 +78,19 @@ def fisher_two_sided_p(events_a: int, n_a: int, events_b: int, n_b: int) -> floa
 
 def chi2_1_sf(statistic) -> np.ndarray:
     """P(chi-square with 1 degree of freedom > statistic)."""
-    from scipy.special import chdtrc
+    from scipy.special import chdtrc  # scipy: ~0.7 s, only when a test or the planner runs
 
     return chdtrc(1.0, np.asarray(statistic, dtype=float))
 
 
 def normal_cdf(z) -> np.ndarray:
-    from scipy.special import ndtr
+    from scipy.special import ndtr  # scipy: ~0.7 s, only when a test or the planner runs
 
     return ndtr(np.asarray(z, dtype=float))
 
 
 def normal_isf(tail) -> np.ndarray:
     """The z with P(Z > z) = tail."""
-    from scipy.special import ndtri
+    from scipy.special import ndtri  # scipy: ~0.7 s, only when a test or the planner runs
 
     return -ndtri(np.asarray(tail, dtype=float))

@@ -15,6 +15,7 @@ from functools import cache
 import numpy as np
 
 from poisson_prove.errors import EXIT_USAGE, ProveError
+from poisson_prove.stats.distributions import binom_pmf, binom_sf, normal_cdf, normal_isf
 from poisson_prove.stats.rejection import check_n_alpha, fisher_rejection_cutoffs
 
 # Beyond this many replicates per arm the exact planner becomes quadratic in memory and time:
@@ -63,8 +64,6 @@ class DesignMDE:
 
 def _exact_power(p0: float, d: np.ndarray, n: int, alpha: float) -> np.ndarray:
     """Exact power for every change in `d` (vectorized over d)."""
-    from poisson_prove.stats.distributions import binom_pmf, binom_sf
-
     cutoffs = fisher_rejection_cutoffs(n, alpha)
     x1 = np.arange(n + 1)
     weights = binom_pmf(x1, n, p0)
@@ -76,8 +75,6 @@ def _exact_power(p0: float, d: np.ndarray, n: int, alpha: float) -> np.ndarray:
 
 def _normal_power(p0: float, d: np.ndarray, n: int, alpha: float) -> np.ndarray:
     """Continuity-corrected normal power (Fleiss, Tytun and Ury 1980), vectorized over d."""
-    from poisson_prove.stats.distributions import normal_cdf, normal_isf
-
     d = np.asarray(d, dtype=float)
     p1 = p0 + d
     p_bar = (p0 + p1) / 2.0

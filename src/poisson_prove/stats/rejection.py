@@ -22,7 +22,7 @@ _NEGLIGIBLE_LOG = 45.0
 
 def log_comb(n: int) -> np.ndarray:
     """log C(n, k) for k = 0..n."""
-    from scipy.special import gammaln
+    from scipy.special import gammaln  # scipy: ~0.7 s, only when a test or the planner runs
 
     k = np.arange(n + 1, dtype=float)
     return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)

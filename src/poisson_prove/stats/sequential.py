@@ -15,6 +15,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from poisson_prove.stats.distributions import binom_pmf, normal_cdf, normal_isf
+from poisson_prove.stats.tests import mcnemar
+
 _SLACK = 1e-12  # rounding allowance when comparing spent probability with the budget
 
 
@@ -38,8 +41,6 @@ class SequentialResult:
 
 def spent_alpha(fraction: float, alpha: float) -> float:
     """O'Brien-Fleming-type spending: 2 - 2 Phi(z_{1-alpha/2} / sqrt(t)); all of alpha at t >= 1."""
-    from poisson_prove.stats.distributions import normal_cdf, normal_isf
-
     if not 0.0 < alpha < 1.0:
         raise ValueError(f"alpha must be in (0, 1), got {alpha}")
     if fraction <= 0.0:
@@ -51,8 +52,6 @@ def spent_alpha(fraction: float, alpha: float) -> float:
 
 
 def _half_binomial(n: int) -> np.ndarray:
-    from poisson_prove.stats.distributions import binom_pmf
-
     return np.asarray(binom_pmf(np.arange(n + 1), n, 0.5), dtype=float)
 
 
@@ -96,6 +95,4 @@ def sequential_mcnemar(
 
 def fixed_mcnemar_exact_p(b: int, c: int) -> float:
     """The fixed design's exact two-sided McNemar p (for comparing the two designs)."""
-    from poisson_prove.stats.tests import mcnemar
-
     return mcnemar(b, c).p_exact

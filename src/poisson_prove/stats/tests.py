@@ -9,6 +9,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from poisson_prove.stats.distributions import binom_cdf, binom_pmf, chi2_1_sf, fisher_two_sided_p
+
 
 @dataclass(frozen=True, slots=True)
 class McNemarResult:
@@ -37,8 +39,6 @@ class LogRankResult:
 
 def mcnemar_many(b, c) -> tuple[np.ndarray, np.ndarray]:
     """(mid-p, exact p) of McNemar for arrays of discordant counts; b + c = 0 gives 1."""
-    from poisson_prove.stats.distributions import binom_cdf, binom_pmf
-
     b = np.asarray(b, dtype=np.int64)
     c = np.asarray(c, dtype=np.int64)
     if (b < 0).any() or (c < 0).any():
@@ -62,8 +62,6 @@ def mcnemar(b: int, c: int) -> McNemarResult:
 def fisher_two_sided(events_a: int, n_a: int, events_b: int, n_b: int) -> float:
     """Two-sided Fisher exact p on (events, non-events) of two arms (SciPy's convention:
     tables as likely as the observed one within a relative 1e-7, or less)."""
-    from poisson_prove.stats.distributions import fisher_two_sided_p
-
     if not (0 <= events_a <= n_a and 0 <= events_b <= n_b):
         raise ValueError(f"need 0 <= events <= n, got {events_a}/{n_a} and {events_b}/{n_b}")
     return fisher_two_sided_p(int(events_a), int(n_a), int(events_b), int(n_b))
@@ -103,8 +101,6 @@ def logrank(time, event, group, horizon: float) -> LogRankResult:
     False/True; the larger is group 1). Variance: hypergeometric with the ties term
     d (n1/n)(1 - n1/n)(n - d)/(n - 1).
     """
-    from poisson_prove.stats.distributions import chi2_1_sf
-
     time = np.asarray(time, dtype=float)
     event = np.asarray(event, dtype=bool)
     group = np.asarray(group)
@@ -152,7 +148,7 @@ def fisher_one_sided(
     events_a: int, n_a: int, events_b: int, n_b: int, *, alternative: str = "greater"
 ) -> float:
     """One-sided Fisher exact p that arm a's share is greater (or "less") than arm b's."""
-    from scipy.stats import fisher_exact
+    from scipy.stats import fisher_exact  # scipy: ~0.7 s, only when a test or the planner runs
 
     if alternative not in ("greater", "less"):
         raise ValueError(f"alternative must be 'greater' or 'less', got {alternative!r}")

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from poisson_prove.backends import make_executor
-from poisson_prove.backends.base import Executor, Job
+from poisson_prove.backends.base import Executor
 from poisson_prove.chaos.config import chaos_summary, job_chaos
 from poisson_prove.episode_table import row_tuple, tuples_to_table
 from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
-from poisson_prove.execute import ProcessExit, load_target, os_exit_guard, run_into
+from poisson_prove.execute import Job, ProcessExit, load_target, os_exit_guard, run_into
 from poisson_prove.plan import Plan, cost_error, planned_items, planned_tasks
 from poisson_prove.shared.jsonio import utc_now
 from poisson_prove.store import RunStore, RunWriter

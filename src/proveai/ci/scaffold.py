@@ -85,7 +85,7 @@ def installed_version() -> str:
     try:
         return importlib.metadata.version(DISTRIBUTION)
     except importlib.metadata.PackageNotFoundError:
-        from proveai import __version__
+        from proveai.version import __version__
 
         return __version__
 

@@ -23,7 +23,7 @@ from proveai.snapshot.model import (
 )
 
 if TYPE_CHECKING:
-    from proveai.capture.trace import Span, Trace
+    from proveai.traces.trace import Span, Trace
 
 TOOL_OPERATION = "execute_tool"
 
@@ -51,8 +51,8 @@ def trace_files(traces_dir: Path) -> list[tuple[str, Path, float]]:
     Read through the capture index, which folds its journal in: manifest.json alone can lag
     the newest captures. A trace file the index does not list still counts (by its mtime).
     """
-    from proveai.capture.index import read_index
-    from proveai.capture.index import trace_files as stored_files
+    from proveai.store import trace_files as stored_files
+    from proveai.traces.index import read_index
 
     if not traces_dir.is_dir():
         return []
@@ -91,7 +91,7 @@ def find_trace_path(traces_dir: Path, trace_id: str | None) -> Path:
 
 
 def load_trace_file(path: Path) -> Trace:
-    from proveai.capture.reading import load_trace
+    from proveai.traces.reading import load_trace
 
     try:
         return load_trace(str(path))

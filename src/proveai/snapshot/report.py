@@ -97,7 +97,7 @@ def _text(value: Any) -> str:
 
 
 def _pairs(result: VerifyResult, fresh_trace: Any) -> list[tuple[Any, _Replayed]]:
-    from proveai.replay.attribution import EdgeVerdict
+    from proveai.diff.grading import EdgeVerdict
 
     verdicts = []
     for row in result.verdicts:

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from proveai.replay.judge import judge_model_name
+from proveai.diff.judge import judge_model_name
 from proveai.snapshot.grading import (
     DRIFTED,
     INCONCLUSIVE,
@@ -71,7 +71,7 @@ class TierGrader:
 
     def _grade(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> PairGrade:
         """The replay engine's per-agent three-tier grade, mapped to snapshot statuses."""
-        from proveai.replay.attribution import grade_outputs
+        from proveai.diff.grading import grade_outputs
 
         self._resolve_judge()
         kwargs: dict[str, Any] = {}
@@ -116,14 +116,14 @@ class TierGrader:
         self._judge_resolved = True
         if self.judge_provider is not None:
             return
-        from proveai.providers.registry import dispatch
+        from proveai.cache import dispatch_cached as dispatch
 
         try:
             self.judge_provider = JudgeOnce(dispatch(self.judge_model))
         except ValueError:
             return  # no provider for the judge model: grade_outputs says so in the rationale
         if self.check_fitness:
-            from proveai.replay.judge import judge_fitness
+            from proveai.diff.judge import judge_fitness
 
             fit, why = judge_fitness(self.judge_model, self.judge_provider)
             if not fit:
@@ -136,7 +136,7 @@ class TierGrader:
         """Per-agent tier-2 thresholds from proveai.calibration.json, when there is one."""
         if self.embedder is None:
             return None
-        from proveai.replay.calibration import load_calibration
+        from proveai.diff.tier2 import load_calibration
 
         report = load_calibration()
         return report.thresholds_for(agent) if report is not None else None

@@ -25,7 +25,7 @@ from proveai.snapshot.model import (
 )
 
 if TYPE_CHECKING:
-    from proveai.capture.trace import Trace
+    from proveai.traces.trace import Trace
 
 
 @dataclass(frozen=True)

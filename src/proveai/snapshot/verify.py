@@ -37,7 +37,7 @@ from proveai.snapshot.rerun import DEFAULT_TIMEOUT_S, project_root, replicate_se
 from proveai.snapshot.soundness import model_outage, power_note
 
 if TYPE_CHECKING:
-    from proveai.capture.trace import Trace
+    from proveai.traces.trace import Trace
 
 
 Progress = Callable[[int, int], None]  # (runs done, runs planned)
@@ -189,7 +189,7 @@ def verify_snapshot(
             f"this snapshot pins {snapshot.replicates} replicates but --replicates 1 compared one fresh "
             "run with the first pinned capture, without the noise-aware test"
         )
-    from proveai.replay.judge import JudgeStats, judge_max_tokens
+    from proveai.diff.judge import JudgeStats, judge_max_tokens
 
     JudgeStats.reset()
     grader = make_grader(options, snapshots_dir)

@@ -12,9 +12,9 @@ import pytest
 
 from poisson_prove.backends import estimate_cost, make_executor
 from poisson_prove.backends._schedule import Window
-from poisson_prove.backends.base import Job, Task
 from poisson_prove.conditions import cell_key
 from poisson_prove.errors import ProveError
+from poisson_prove.execute import Job, Task
 from poisson_prove.seeding import episode_seed
 from tests.poisson_prove.backends.conftest import HERE, SALT
 

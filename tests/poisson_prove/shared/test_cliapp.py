@@ -128,3 +128,49 @@ def test_short_home() -> None:
     home = os.path.expanduser("~")
     assert short_home(Path(home) / ".cache" / "x") == "~/.cache/x"
     assert short_home(Path("/elsewhere/x")) == "/elsewhere/x"
+
+
+APP = """
+import sys
+from poisson_prove.shared.cliapp import add_debug_option, run_app
+sys.exit(run_app(
+    prog="toy", description="a toy", version="1", verbs={"good": "works", "broken": "cannot load"},
+    package="toyverbs", argv=None, common=add_debug_option,
+))
+"""
+GOOD = """
+def register(subparsers, parent):
+    subparsers.add_parser("good", parents=[parent], help="works").set_defaults(func=run)
+
+def run(args):
+    print("good ran")
+    return 0
+"""
+
+
+def test_a_verb_that_cannot_load_is_one_error_line_and_a_logged_traceback(tmp_path: Path) -> None:
+    package = tmp_path / "toyverbs"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "good.py").write_text(GOOD)
+    (package / "broken.py").write_text("import a_module_that_is_not_installed\n")
+    env = isolated_env(tmp_path, {"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+
+    def toy(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", APP, *argv], capture_output=True, text=True, env=env, cwd=tmp_path,
+            timeout=60,
+        )
+
+    good = toy("good")
+    assert (good.returncode, good.stdout, good.stderr) == (0, "good ran\n", "")
+    broken = toy("broken")
+    assert broken.returncode == 70
+    assert broken.stdout == ""
+    lines = broken.stderr.splitlines()
+    assert lines[0].startswith("error: unexpected failure: ModuleNotFoundError:"), broken.stderr
+    assert lines[1] == "next: toy broken --debug ... to see the traceback; please report it"
+    assert len(lines) == 2
+    log = (tmp_path / ".cache" / "toy" / "errors.log").read_text(encoding="utf-8")
+    assert "a_module_that_is_not_installed" in log and "Traceback" in log
+    assert "Traceback" in toy("broken", "--debug").stderr

@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from poisson_prove.shared.tables import Column, Table, clip_text, draw_table, plain_lines
+from poisson_prove.shared.tables import Column, Table, clip_text, draw_table, plain_lines, rich_table
 from tests.conftest import isolated_env, run_on_terminal
 
 MARKUP_LIKE = ("[/oops]", "[bold red]not bold[/bold red]", "[link=http://x]y[/link]", "a [b] c")
@@ -90,3 +90,10 @@ def test_draw_table_on_a_pipe_is_the_plain_lines() -> None:
     out = io.StringIO()
     draw_table(_table(), out, pretty=False)
     assert out.getvalue() == "\n".join(plain_lines(_table())) + "\n"
+
+
+def test_section_ends_put_a_rule_under_a_group_of_rows_on_a_terminal_only() -> None:
+    table = _table(section_ends=frozenset({0}))
+    drawn = rich_table(table)
+    assert [row.end_section for row in drawn.rows] == [True, False]
+    assert plain_lines(table) == plain_lines(_table())  # a pipe gets the same lines
