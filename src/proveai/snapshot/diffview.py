@@ -13,7 +13,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from proveai.snapshot.grading import fresh_agents_of_trace
 from proveai.snapshot.model import ExpectedIO, check_name, load_snapshot, snapshot_path, unknown_agent_error
+from proveai.snapshot.update import fresh_traces, last_verified
 
 
 @dataclass(frozen=True)
@@ -96,9 +98,6 @@ class DiffReport:
 def snapshot_diff(
     *, snapshots_dir: Path, runs_dir: Path, name: str = "latest", agents: Sequence[str] = ()
 ) -> DiffReport:
-    from proveai.snapshot.grading import fresh_agents_of_trace
-    from proveai.snapshot.update import fresh_traces, last_verified
-
     check_name(name)
     snapshot = load_snapshot(snapshot_path(snapshots_dir, name))
     run_dir, _ = last_verified(runs_dir, name)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove._suggest import did_you_mean
 from proveai.errors import ProveAIError
 
 SNAPSHOT_FORMAT = "proveai.snapshot/1"
@@ -311,8 +312,6 @@ def check_name(name: str) -> str:
 
 def unknown_agent_error(agent: str, known: Iterable[str], where: str) -> ProveAIError:
     """The refusal for an agent name that is not there, listing the ones that are."""
-    from poisson_prove._suggest import did_you_mean
-
     names = list(known)
     return ProveAIError(
         f"unknown agent {agent!r} in {where}{did_you_mean(agent, names)}",

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from proveai.snapshot.report import SYMBOLS
+from proveai.snapshot.grading import SYMBOLS
 
 if TYPE_CHECKING:
     from proveai.snapshot.verify import VerifyResult
@@ -79,22 +79,28 @@ def replicate_rows(result: VerifyResult) -> list[tuple[str, ...]]:
 REPLICATE_HEADERS = ("Agent", "Fresh replicates", "Pinned (leave-one-out)", "p", "p (BH)", "Gate")
 
 
-def summary_line(result: VerifyResult) -> str:
-    counts = result.metrics.get("counts", {})
-    parts = [f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+def verdict_word(result: VerifyResult) -> str:
+    """The gate's verdict on one snapshot in words, from its exit code."""
     verdict = {
         0: "pass",
         1: "FAIL (regression)",
         2: "not graded (hash-only mismatch)",
         3: "INCONCLUSIVE",
     }.get(result.exit_code, str(result.exit_code))
-    unchecked = counts.get("inconclusive", 0)
+    unchecked = result.metrics.counts.get("inconclusive", 0)
     if result.exit_code == 0 and unchecked:
         # the default exit stays 0 (documented), but the line must not read as a clean pass
         verdict = f"pass, but {unchecked} change(s) NOT checked (--strict-judge exits 3)"
+    return verdict
+
+
+def summary_line(result: VerifyResult) -> str:
+    counts = result.metrics.counts
+    parts = [f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: -kv[1])]
     return (
         f"snapshot '{result.snapshot.name}' v{result.snapshot.version}: {len(result.verdicts)} agent(s) — "
-        f"{', '.join(parts) or 'nothing graded'} · {result.mode} · run {result.run_id} · {verdict}"
+        f"{', '.join(parts) or 'nothing graded'} · {result.mode} · run {result.run_id} · "
+        f"{verdict_word(result)}"
     )
 
 
@@ -110,7 +116,7 @@ def step_summary_markdown(
     for result in results:
         lines += [
             f"### Snapshot `{result.snapshot.name}` v{result.snapshot.version} — "
-            f"{summary_line(result).rsplit(' · ', 1)[-1]}",
+            f"{verdict_word(result)}",
             "",
         ]
         lines += ["| Agent | Verdict | Change | Rationale |", "| --- | --- | --- | --- |"]
