@@ -3,18 +3,24 @@ the snapshots a verify plans, and one exit code folded from many snapshots by pr
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
 
 from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, ProveAIError
+from proveai.providers.registry import reset_providers, restore_registry, snapshot_registry
+from proveai.report.verify_page import write_verify_page
 from proveai.snapshot.gate import (
     EXIT_PRECEDENCE,
     VerifyBatch,
     VerifyOptionError,
     plan_verify,
+    verify_many,
     verify_options,
 )
+from tests.conftest import isolated_env
+from tests.proveai.snapshot.kit import edit, make_project, pinned_project, strict_judge_server
 
 
 @pytest.mark.parametrize(
@@ -63,3 +69,42 @@ def test_plan_refuses_an_empty_or_malformed_store(tmp_path: Path) -> None:
     with pytest.raises(ProveAIError) as broken:
         plan_verify(tmp_path)
     assert list(broken.value.suggestions) == ["proveai snapshot list"]
+
+
+def test_the_library_flow_a_script_can_run(
+    tmp_path: Path, home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/proveai-snapshot.md 'From Python': plan, verify, write the page, read the exit code."""
+    project = make_project(tmp_path / "proj").parent
+    with strict_judge_server() as server:
+        _, env = pinned_project(project, server, home)
+        edit(project / "pipeline.py", "Draft a short, polite reply", "Draft a curt reply")
+        for name, value in isolated_env(home, env).items():
+            monkeypatch.setenv(name, value)
+        for name in ("CI", "GITHUB_ACTIONS", "GITHUB_STEP_SUMMARY"):
+            monkeypatch.delenv(name, raising=False)
+        monkeypatch.chdir(project)
+        user_providers = snapshot_registry()
+        reset_providers()  # the judge's provider comes from the environment just set
+        try:
+            snapshots, runs, traces = (project / "proveai" / part for part in ("snapshots", "runs", "traces"))
+            plan = plan_verify(snapshots)
+            seen: list[object] = []
+            batch = verify_many(
+                plan, verify_options(), snapshots_dir=snapshots, runs_dir=runs, traces_dir=traces,
+                on_done=seen.append,
+            )
+        finally:
+            monkeypatch.undo()
+            reset_providers()
+            restore_registry(user_providers)
+    assert plan.names == ("latest",) and plan.reason is None
+    assert batch.exit_code == EXIT_REGRESSION and batch.failures == (), batch.results[0].metrics.judge_unfit
+    (result,) = batch.results
+    assert seen == [result]
+    assert result.metrics.counts.get("regressed", 0) >= 1 and result.metrics.judge_model == "gpt-4o-mini"
+    written = json.loads((result.run_dir / "metrics.json").read_text(encoding="utf-8"))
+    assert written == result.metrics.to_dict() and written["exit_code"] == EXIT_REGRESSION
+    assert not (result.run_dir / "report.html").exists()  # the report layer draws it, on request
+    page = write_verify_page(result).read_text(encoding="utf-8")
+    assert "Snapshot 'latest' v1" in page and "regressed" in page
