@@ -243,9 +243,8 @@ def render_diff(args: argparse.Namespace, report: DiffReport) -> None:
 
 def _side_by_side(field: FieldDiff, console: Any) -> None:
     if console is not None:
-        # rich: ~0.1 s, only on a terminal
-        from rich.table import Table
-        from rich.text import Text
+        from rich.table import Table  # rich: ~0.1 s, only on a terminal
+        from rich.text import Text  # rich: ~0.1 s, only on a terminal
 
         table = Table(title=field.field, expand=True, show_lines=False)
         table.add_column("pinned", ratio=1, overflow="fold")
