@@ -5,6 +5,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STORE ?= prove-runs
 PYTEST_ARGS ?=
+# the suite is mostly console scripts in child processes: one pytest worker per core
+PYTEST_WORKERS ?= auto
 
 .PHONY: demo test install install-dev system-deps lint bench test-ray test-real-model clean
 
@@ -35,7 +37,7 @@ lint: install-dev
 
 test: install-dev
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
 
 test-ray: install-dev
 	$(BIN)/python -m pip install --quiet -e '.[ray]'

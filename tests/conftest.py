@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import pty
+import signal
 import subprocess
 import sys
 from collections.abc import Mapping, Sequence
@@ -13,6 +14,14 @@ import pytest
 
 BIN_DIR = Path(sys.executable).parent
 SCRIPT_ENV_DROP_PREFIXES = ("POISSON_PROVE_", "PROVEAI_", "GITHUB_")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Children get Ctrl-C as a user's would, even when pytest itself was started in the
+    background by a shell that ignores SIGINT there (an ignored signal is inherited across exec,
+    which would make every Ctrl-C test fail for a reason outside the product)."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 def script_path(name: str) -> str:

@@ -19,7 +19,6 @@ from typing import Any
 
 import numpy as np
 
-from poisson_prove._suggest import did_you_mean
 from poisson_prove.compare_frame import (
     RunFrame,
     distinct_cases_per_cell,
@@ -37,6 +36,7 @@ from poisson_prove.compare_result import (
 )
 from poisson_prove.conditions import cell_label, cfg_of
 from poisson_prove.errors import ProveError
+from poisson_prove.shared.suggest import did_you_mean
 from poisson_prove.store import RunInfo, RunStore
 
 METHODS = ("mcnemar", "fisher", "logrank_bh")

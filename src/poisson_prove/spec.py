@@ -15,9 +15,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove._suggest import did_you_mean
 from poisson_prove.conditions import cell_key, cell_label
 from poisson_prove.errors import ProveError
+from poisson_prove.shared.suggest import did_you_mean
 
 TOP_KEYS = (
     "target",

@@ -29,6 +29,7 @@ from poisson_prove.episode_table import (
     tuples_to_table,
 )
 from poisson_prove.errors import ProveError
+from poisson_prove.shared.jsonio import utc_now, write_json_atomic
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -54,32 +55,12 @@ def resolve_store_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(env) if env else Path(DEFAULT_STORE)
 
 
-def utc_now() -> dt.datetime:
-    return dt.datetime.now(dt.UTC)
-
-
 def _iso(moment: dt.datetime) -> str:
     return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
 
 
 _DICTIONARY_COLUMNS = ["run_id", "cell", "cfg", "outcome", "case_id", "meta", "error_kind"]
 _STATISTICS_COLUMNS = ["cell", "replicate", "seed", "outcome", "error_kind", "started_at"]
-
-
-def write_json_atomic(path: Path, document: Any, *, durable: bool = True) -> None:
-    """Write JSON to `path` so that a reader sees the old or the new file, never a torn one.
-
-    `durable=False` skips the fsync: still atomic for any reader and after a killed process,
-    only not across a power cut (for the manifest's per-batch counts, a convenience).
-    """
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(document, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
-        handle.flush()
-        if durable:
-            os.fsync(handle.fileno())
-    os.replace(tmp, path)
 
 
 @dataclass(frozen=True)

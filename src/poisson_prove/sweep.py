@@ -35,7 +35,8 @@ from poisson_prove.execute import ProcessExit, os_exit_guard
 from poisson_prove.plan import (
     Plan,
 )
-from poisson_prove.store import RunWriter, utc_now
+from poisson_prove.shared.jsonio import utc_now
+from poisson_prove.store import RunWriter
 from poisson_prove.sweep_loop import BatchSink, Progress, run_planned
 from poisson_prove.sweep_prepare import (
     DEFAULT_BATCH_SIZE,

@@ -85,8 +85,8 @@ def make_executor(backend: str, settings: Mapping[str, Any]) -> Executor:
         from poisson_prove.backends.burla import BurlaExecutor
 
         return BurlaExecutor(settings)
-    from poisson_prove._suggest import did_you_mean
     from poisson_prove.errors import ProveError
+    from poisson_prove.shared.suggest import did_you_mean
 
     raise ProveError(
         f"--backend {backend} is not a backend{did_you_mean(backend, BACKENDS)}",

@@ -17,7 +17,6 @@ import multiprocessing
 import os
 import pickle
 import queue
-import signal
 import sys
 import threading
 import time
@@ -33,6 +32,7 @@ from poisson_prove.backends._attempt import (
 )
 from poisson_prove.backends.base import Job, Task
 from poisson_prove.errors import ProveError
+from poisson_prove.shared.children import kill_group
 from poisson_prove.span_stream import SpansSoFar, StreamedSpans
 
 _READY = "ready"
@@ -122,10 +122,7 @@ class _Child:
         process, conn = self._process, self._conn
         if process is None or conn is None:
             return
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(process.pid)
         process.kill()
         process.join(timeout=5.0)
         try:
@@ -141,10 +138,7 @@ class _Child:
             self._conn = None
         if process is None:
             return
-        try:
-            os.killpg(process.pid, signal.SIGKILL)  # the child and whatever it started
-        except (ProcessLookupError, PermissionError):
-            pass
+        kill_group(process.pid)  # the child and whatever it started
         process.kill()
         process.join(timeout=5.0)
 

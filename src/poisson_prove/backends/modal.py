@@ -19,7 +19,6 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import replace
 from typing import Any
 
-from poisson_prove._suggest import did_you_mean
 from poisson_prove.backends._attempt import run_task
 from poisson_prove.backends._extras import require
 from poisson_prove.backends._mapped import stream_mapped
@@ -31,6 +30,7 @@ from poisson_prove.backends._settings import (
 )
 from poisson_prove.backends.base import Executor, Job, Task
 from poisson_prove.errors import EXIT_STOPPED, ProveError
+from poisson_prove.shared.suggest import did_you_mean
 
 DEFAULT_APP_NAME = "poisson-prove"
 DEFAULT_IMAGE_SECTION = "image"

@@ -9,8 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from poisson_prove._suggest import did_you_mean
 from poisson_prove.errors import ProveError
+from poisson_prove.shared.suggest import did_you_mean
 
 Schema = Mapping[str, tuple[type, ...]]
 

@@ -20,8 +20,8 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from poisson_prove._suggest import did_you_mean
 from poisson_prove.errors import ProveError
+from poisson_prove.shared.suggest import did_you_mean
 
 CHAOS_KEYS = ("faults", "seed")
 FAULT_KINDS = ("http_status", "latency", "timeout", "connection_error", "connection_reset", "malformed_body")

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 
 from poisson_prove import __version__
-from poisson_prove.cli._app import run_app
+from poisson_prove.shared.cliapp import add_debug_option, add_plain_option, run_app
 
 # verb -> one line of help; each verb is the module poisson_prove.cli.<verb>
 VERBS = {
@@ -32,18 +32,8 @@ def add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
         default=default,
         help="the store folder (default: $POISSON_PROVE_STORE when set, else ./prove-runs)",
     )
-    parser.add_argument(
-        "--plain",
-        action="store_true",
-        default=argparse.SUPPRESS if suppress else False,
-        help="print plain text, as a pipe gets it, on a terminal too",
-    )
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        default=argparse.SUPPRESS if suppress else False,
-        help="also print the traceback of an unexpected failure",
-    )
+    add_plain_option(parser, suppress)
+    add_debug_option(parser, suppress)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

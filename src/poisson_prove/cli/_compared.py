@@ -11,8 +11,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.cli._app import cache_dir
 from poisson_prove.compare_result import Comparison, RunSide
+from poisson_prove.shared.cliapp import cache_dir
 
 LOG_NAME = "compared.jsonl"
 

@@ -49,7 +49,7 @@ def run(args: argparse.Namespace) -> int:
             "--plots must be 0 or more, --refresh 1 or more, --port 0..65535",
             suggestions=["poisson-prove dashboard --help"], exit_code=EXIT_USAGE,
         )
-    from poisson_prove.cli._console import is_pretty
+    from poisson_prove.shared.console import is_pretty
 
     if is_pretty(args, sys.stderr):
         from rich.console import Console

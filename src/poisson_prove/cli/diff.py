@@ -45,8 +45,8 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 def run_comparison(args: argparse.Namespace, command: str) -> int:
     """Compare, print the report (text or JSON), log it; the exit code for `command`."""
     from poisson_prove.cli import _compared
-    from poisson_prove.cli._console import is_pretty
     from poisson_prove.compare import compare, default_runs
+    from poisson_prove.shared.console import is_pretty
 
     store = getattr(args, "store", None)
     before, after = default_runs(args.before, args.after, store=store)

@@ -82,7 +82,7 @@ def _cells(row: dict[str, Any]) -> list[str]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from poisson_prove.cli._console import is_pretty
+    from poisson_prove.shared.console import is_pretty
     from poisson_prove.store import RunStore, resolve_store_root
 
     root = resolve_store_root(args.store)

@@ -325,7 +325,8 @@ def _budgeted(args: argparse.Namespace, out: _Output, request: Any, prepared: An
 
 def _exit_at_import(err: ProveError) -> ProveError:
     """--json and a target that called sys.exit while importing: exit 3, naming the errors log."""
-    from poisson_prove.cli._app import _short_home, log_unexpected
+    from poisson_prove.shared.cliapp import log_unexpected
+    from poisson_prove.shared.cliapp import short_home as _short_home
 
     path = log_unexpected("poisson-prove", _argv())
     where = f" (details in {_short_home(path)})" if path else ""
@@ -400,9 +401,9 @@ def _confirm(out: _Output, stdin_tty: bool, document: dict[str, Any]) -> None:
 
 
 def _execute(args: argparse.Namespace, out: _Output, prepared: Any, document: dict[str, Any]) -> int:
-    from poisson_prove.cli._console import is_pretty
     from poisson_prove.render.plan import result_dict, result_lines
-    from poisson_prove.render.progress import make_progress
+    from poisson_prove.shared.console import is_pretty
+    from poisson_prove.shared.progress import make_progress
     from poisson_prove.sweep import execute_sweep
 
     ui = out.ui_stream
@@ -439,7 +440,8 @@ def _execute(args: argparse.Namespace, out: _Output, prepared: Any, document: di
             exit_code=EXIT_STOPPED,
         )
     elif out.json_mode and result.system_exits:
-        from poisson_prove.cli._app import _short_home, cache_dir
+        from poisson_prove.shared.cliapp import cache_dir
+        from poisson_prove.shared.cliapp import short_home as _short_home
 
         log = cache_dir("poisson-prove") / "errors.log"
         _log_system_exits(log, result)

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 from poisson_prove.inspection import EpisodeDetail, Inspection
-from poisson_prove.render.tables import Table, plain_lines
+from poisson_prove.shared.tables import Table, plain_lines
 
 MAX_SPANS_SHOWN = 50
 

@@ -168,7 +168,7 @@ def read_outcomes(root: Path) -> OutcomeLog:
 
 
 def write_detection(root: Path, trace: Any) -> Detection:
-    from poisson_prove.store import write_json_atomic
+    from poisson_prove.shared.jsonio import write_json_atomic
 
     detection = Detection.of(trace)
     write_json_atomic(root / f"{trace.trace_id}{DETECTION_SUFFIX}", detection.to_dict())

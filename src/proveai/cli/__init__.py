@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from poisson_prove.cli._app import run_app
+from poisson_prove.shared.cliapp import run_app
 from proveai import __version__
 from proveai.errors import EXIT_UNEXPECTED
 
@@ -21,7 +21,7 @@ VERBS = {
     "calibrate": "per-agent Tier-2 similarity thresholds from known-good traces",
     "ci": "scaffold the GitHub Actions gate (ci init)",
     "validate-fix": "deprecated: use proveai run --hold-at",
-    "engine": "the local detection engine the ProveAI client talks to: serve / health",
+    "engine": "the local detection engine: serve / health",
 }
 
 

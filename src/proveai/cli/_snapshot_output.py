@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.cli._console import is_pretty
+from poisson_prove.shared.console import is_pretty
 from proveai.snapshot.diffview import DiffReport, FieldDiff, side_by_side_lines
 from proveai.snapshot.grading import AgentVerdict
 from proveai.snapshot.model import Snapshot, SnapshotEntry, short_hash

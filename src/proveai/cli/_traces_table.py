@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.cli._console import is_pretty
+from poisson_prove.shared.console import is_pretty
 from proveai.errors import ProveAIError
 from proveai.store import default_traces_dir
 

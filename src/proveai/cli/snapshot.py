@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from poisson_prove.cli._app import UsageParser, print_error
+from poisson_prove.shared.cliapp import UsageParser, print_error
 from proveai.cli._snapshot_output import (
     RunProgress,
     render_diff,

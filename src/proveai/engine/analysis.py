@@ -121,7 +121,7 @@ def persist(store: Path, run: Run) -> Path:
     (name = layer, plus the MAST mode, severity and confidence) and the capture-time checks
     that were skipped, so `proveai status --filter detection=flagged` lists flagged traces.
     """
-    from poisson_prove.store import write_json_atomic
+    from poisson_prove.shared.jsonio import write_json_atomic
     from proveai.capture.exporters import FileExporter, manifest_entry
     from proveai.capture.index import append_entry
     from proveai.capture.outcomes import DETECTION_SUFFIX, Detection

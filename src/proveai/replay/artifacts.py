@@ -347,7 +347,7 @@ class Run:
         return sorted(p.name for p in store.runs_dir.iterdir() if (p / "manifest.json").exists())
 
     def write_json(self, name: str, document: Any) -> Path:
-        from poisson_prove.store import write_json_atomic
+        from poisson_prove.shared.jsonio import write_json_atomic
 
         target = self.path / name
         write_json_atomic(target, document)

@@ -78,7 +78,7 @@ class CalibrationReport:
         }
 
     def write(self, path: str | os.PathLike[str]) -> Path:
-        from poisson_prove.store import write_json_atomic
+        from poisson_prove.shared.jsonio import write_json_atomic
 
         target = Path(path)
         target.parent.mkdir(parents=True, exist_ok=True)

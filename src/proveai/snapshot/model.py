@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove._suggest import did_you_mean
+from poisson_prove.shared.suggest import did_you_mean
 from proveai.errors import ProveAIError
 
 SNAPSHOT_FORMAT = "proveai.snapshot/1"
