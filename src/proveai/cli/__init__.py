@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from poisson_prove.shared.cliapp import run_app
+from poisson_prove.shared.cliapp import add_debug_option, add_plain_option, run_app
 from proveai import __version__
 from proveai.errors import EXIT_UNEXPECTED
 
@@ -26,12 +26,9 @@ VERBS = {
 
 
 def add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        default=argparse.SUPPRESS if suppress else False,
-        help="also print the traceback of an unexpected failure",
-    )
+    """--plain and --debug, accepted before the verb and after it."""
+    add_plain_option(parser, suppress)
+    add_debug_option(parser, suppress)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from poisson_prove.shared.console import is_pretty
+from poisson_prove.shared.progress import ProgressReporter, make_progress
+from poisson_prove.shared.tables import Column, Table, draw_table, rich_table, terminal_console
 from proveai.snapshot.diffview import DiffReport, FieldDiff, side_by_side_lines
 from proveai.snapshot.grading import AgentVerdict
 from proveai.snapshot.model import Snapshot, SnapshotEntry, short_hash
@@ -18,9 +20,8 @@ from proveai.snapshot.pin import InitResult
 from proveai.snapshot.render import (
     REPLICATE_HEADERS,
     VERDICT_HEADERS,
-    plain_table,
     replicate_rows,
-    rich_table,
+    snapshot_table,
     summary_line,
     verdict_cells,
 )
@@ -28,53 +29,39 @@ from proveai.snapshot.update import UpdateResult
 from proveai.snapshot.verify import VerifyResult
 
 
-def console_for(args: argparse.Namespace, stderr: bool = False) -> Any:
-    stream = sys.stderr if stderr else sys.stdout
-    if not is_pretty(args, stream):
-        return None
-    from rich.console import Console  # rich: ~0.1 s, only on a terminal
-
-    return Console(file=stream)
-
-
 def emit_table(args: argparse.Namespace, title: str | None, headers: Any, rows: Any) -> None:
-    console = console_for(args)
-    if console is not None:
-        console.print(rich_table(title, headers, rows))
-        return
-    if title:
-        print(title)
-    print(plain_table(headers, rows))
+    draw_table(snapshot_table(title, headers, rows), sys.stdout, pretty=is_pretty(args, sys.stdout))
 
 
 class RunProgress:
     """Pipeline re-runs as they happen: a rich bar on a terminal, plain lines on a pipe.
 
-    Written to stderr so stdout stays the result.
+    Written to stderr so stdout stays the result. Started at the first report, closed when
+    every run is done.
     """
 
     def __init__(self, args: argparse.Namespace, label: str) -> None:
         self.label = label
-        self.console = console_for(args, stderr=True)
-        self.bar: Any = None
-        self.task: Any = None
+        self.pretty = is_pretty(args, sys.stderr)
+        self.reporter: ProgressReporter | None = None
+
+    def _line(self, done: int, total: int, item: str) -> str | None:
+        return f"{self.label}: pipeline run {done + 1} of {total}" if done < total else None
 
     def __call__(self, done: int, total: int) -> None:
-        if self.console is None:
-            if done < total:
-                sys.stderr.write(f"{self.label}: pipeline run {done + 1} of {total}\n")
-                sys.stderr.flush()
-            return
-        if self.bar is None:
-            from rich.progress import Progress  # rich: ~0.1 s, only on a terminal
-
-            self.bar = Progress(console=self.console, transient=True)
-            self.bar.start()
-            self.task = self.bar.add_task(f"{self.label}: re-running the pipeline", total=total)
-        self.bar.update(self.task, completed=done)
+        if self.reporter is None:
+            self.reporter = make_progress(
+                sys.stderr,
+                pretty=self.pretty,
+                label=f"{self.label}: re-running the pipeline",
+                line=self._line,
+                every_tenth=False,
+                rate=False,
+            )
+        self.reporter(done, total)
         if done >= total:
-            self.bar.stop()
-            self.bar = None
+            self.reporter.close()
+            self.reporter = None
 
 
 def render_init(result: InitResult) -> None:
@@ -220,7 +207,7 @@ def render_update(result: UpdateResult, agents: Sequence[str]) -> None:
 
 def render_diff(args: argparse.Namespace, report: DiffReport) -> None:
     print(f"Snapshot '{report.snapshot}' v{report.version} vs run {report.run_id}")
-    console = console_for(args)
+    pretty = is_pretty(args, sys.stdout)
     shown = 0
     for agent_diff in report.agents:
         if not agent_diff.changed and not args.all:
@@ -234,23 +221,28 @@ def render_diff(args: argparse.Namespace, report: DiffReport) -> None:
             if not field.changed and not args.all:
                 continue
             if args.side_by_side:
-                _side_by_side(field, console)
+                _side_by_side(field, pretty)
             else:
                 print(field.unified or f"--- {field.field}: unchanged")
     if shown == 0:
         print("No differences: every agent matches the snapshot.")
 
 
-def _side_by_side(field: FieldDiff, console: Any) -> None:
-    if console is not None:
-        from rich.table import Table  # rich: ~0.1 s, only on a terminal
-        from rich.text import Text  # rich: ~0.1 s, only on a terminal
-
-        table = Table(title=field.field, expand=True, show_lines=False)
-        table.add_column("pinned", ratio=1, overflow="fold")
-        table.add_column("fresh", ratio=1, overflow="fold")
-        table.add_row(Text(field.pinned or "∅"), Text(field.fresh or "∅"))
-        console.print(table)
+def _side_by_side(field: FieldDiff, pretty: bool) -> None:
+    if pretty:
+        console = terminal_console(sys.stdout)
+        columns = {i: Column(no_wrap=False, overflow="fold", ratio=1) for i in range(2)}
+        table = Table(
+            title=field.field,
+            headers=("pinned", "fresh"),
+            rows=((field.pinned or "∅", field.fresh or "∅"),),
+            columns=columns,
+            box="HEAVY_HEAD",
+            title_justify="center",
+            pad_edge=True,
+            width=console.width,  # the two sides share the whole terminal
+        )
+        console.print(rich_table(table))
         return
     width = max(20, (shutil.get_terminal_size((120, 20)).columns - 3) // 2)
     print("\n".join(side_by_side_lines(field, width)))

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import difflib
 import html
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.text import value_as_text
 from proveai.replay.attribution import EdgeVerdict
 from proveai.report import render_html
 from proveai.snapshot.fromtrace import load_trace_file
@@ -87,10 +87,6 @@ class _Replayed:
         return None  # inputs come from the fresh span itself
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True, default=str)
-
-
 def _pairs(result: VerifyResult, fresh_trace: Any) -> list[tuple[Any, _Replayed]]:
     verdicts = []
     for row in result.verdicts:
@@ -101,7 +97,11 @@ def _pairs(result: VerifyResult, fresh_trace: Any) -> list[tuple[Any, _Replayed]
         unified = (
             "\n".join(
                 difflib.unified_diff(
-                    _text(old).splitlines(), _text(new).splitlines(), "pinned", "fresh", lineterm=""
+                    value_as_text(old, lines=True).splitlines(),
+                    value_as_text(new, lines=True).splitlines(),
+                    "pinned",
+                    "fresh",
+                    lineterm="",
                 )
             )
             if old != new

@@ -7,12 +7,12 @@ Per agent: the system prompt, the inputs, the output and the tool calls, as unif
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.text import value_as_text
 from proveai.snapshot.grading import fresh_agents_of_trace
 from proveai.snapshot.model import ExpectedIO, check_name, load_snapshot, snapshot_path, unknown_agent_error
 from proveai.snapshot.update import fresh_traces, last_verified
@@ -57,11 +57,8 @@ class AgentDiff:
 
 
 def as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    """A field as the diff shows it: nothing for None, else one line per JSON line."""
+    return "" if value is None else value_as_text(value, lines=True)
 
 
 def _prompt(io: ExpectedIO | None) -> str:

@@ -15,8 +15,9 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from poisson_prove.shared.jsonio import canonical_json
 from proveai.snapshot.fromtrace import agent_spans, definition_from_spans, expected_from_span
-from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, canonical_json, content_hash
+from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, content_hash
 
 UNCHANGED = "unchanged"
 DRIFTED = "drifted"

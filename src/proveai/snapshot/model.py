@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.jsonio import canonical_json
 from poisson_prove.shared.suggest import did_you_mean
 from proveai.errors import ProveAIError
 
@@ -23,13 +24,8 @@ SNAPSHOT_FORMAT = "proveai.snapshot/1"
 TOOL_KINDS = frozenset({"TOOL"})
 
 
-def canonical_json(value: Any) -> str:
-    """The one serialization every content hash is taken over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def content_hash(value: Any) -> str:
-    """`sha256:<hex>` of the canonical JSON of `value`."""
+    """`sha256:<hex>` of the canonical JSON of `value` (frozen: pinned snapshots hold these)."""
     return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 

@@ -1,13 +1,15 @@
-"""How snapshot results read: plain text tables, the markdown step summary, rich tables.
+"""How snapshot results read: the tables (as `poisson_prove.shared.tables.Table` data, drawn
+plain or by Rich by the caller), the summary line and the markdown step summary.
 
-Returns strings or rich renderables; never prints.
+Returns data and strings; never prints.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from poisson_prove.shared.tables import Column, Table, clip_text
 from proveai.snapshot.grading import SYMBOLS
 
 if TYPE_CHECKING:
@@ -23,39 +25,33 @@ def verdict_cells(result: VerifyResult) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def plain_table(headers: Sequence[str], rows: Sequence[Sequence[str]], max_last: int = 100) -> str:
-    """Columns padded to width, the last column clipped: readable in a CI log."""
-    clipped = [[*row[:-1], _clip(row[-1], max_last)] for row in rows] if rows else []
-    widths = [
-        max(len(str(h)), *(len(str(r[i])) for r in clipped)) if clipped else len(str(h))
-        for i, h in enumerate(headers)
-    ]
-    lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    for row in clipped:
-        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-    return "\n".join(lines)
+# the symbol that opens a verdict cell -> its colour on a terminal
+_SYMBOL_STYLES = {"✓": "green", "~": "yellow", "✗": "bold red", "?": "yellow", "+": "cyan"}
 
 
-def _clip(text: str, width: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def rich_table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
-    from rich.table import Table  # rich: ~0.1 s, only on a terminal
-    from rich.text import Text  # rich: ~0.1 s, only on a terminal
-
-    table = Table(title=title, show_lines=False)
-    for header in headers:
-        table.add_column(header, overflow="fold")
-    styles = {"✓": "green", "~": "yellow", "✗": "bold red", "?": "yellow", "+": "cyan"}
-    for row in rows:
-        # Text objects, not markup strings: a rationale or JSON with "[...]" must print as is
-        cells = [Text(str(cell)) for cell in row]
-        if len(cells) > 1 and str(row[1])[:1] in styles:
-            cells[1].stylize(styles[str(row[1])[:1]])
-        table.add_row(*cells)
-    return table
+def snapshot_table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    """A `proveai snapshot` table: Rich's heavy-headed look on a terminal, cells folded rather
+    than cut; on a pipe the last column is clipped to 100 characters (readable in a CI log).
+    A second column opening with a verdict symbol is coloured by it."""
+    cells = tuple(tuple(str(cell) for cell in row) for row in rows)
+    styles = tuple(
+        (None, _SYMBOL_STYLES.get(row[1][:1]), *([None] * (len(row) - 2))) if len(row) > 1 else (None,)
+        for row in cells
+    )
+    last = len(headers) - 1
+    return Table(
+        title=title,
+        headers=tuple(headers),
+        rows=cells,
+        styles=styles,
+        columns={
+            i: Column(no_wrap=False, overflow="fold", clip=100 if i == last else None)
+            for i in range(len(headers))
+        },
+        box="HEAVY_HEAD",
+        title_justify="center",
+        pad_edge=True,
+    )
 
 
 def replicate_rows(result: VerifyResult) -> list[tuple[str, ...]]:
@@ -112,7 +108,7 @@ def step_summary_markdown(
     if targeting_reason:
         lines += [f"_{targeting_reason}_", ""]
     for failure in failures:
-        lines += [f"> **error:** {_md(_clip(failure, 500))}", ""]
+        lines += [f"> **error:** {_md(clip_text(failure, 500))}", ""]
     for result in results:
         lines += [
             f"### Snapshot `{result.snapshot.name}` v{result.snapshot.version} — "
@@ -121,7 +117,8 @@ def step_summary_markdown(
         ]
         lines += ["| Agent | Verdict | Change | Rationale |", "| --- | --- | --- | --- |"]
         for agent, verdict, change, rationale in verdict_cells(result):
-            lines.append(f"| {_md(agent)} | {_md(verdict)} | {_md(change)} | {_md(_clip(rationale, 300))} |")
+            rationale = clip_text(rationale, 300)
+            lines.append(f"| {_md(agent)} | {_md(verdict)} | {_md(change)} | {_md(rationale)} |")
         if result.replicate_verdicts:
             lines += [
                 "",
