@@ -13,6 +13,7 @@ from typing import Any
 from poisson_prove.shared.console import is_pretty
 from poisson_prove.shared.progress import ProgressReporter, make_progress
 from poisson_prove.shared.tables import Column, Table, draw_table, rich_table, terminal_console
+from proveai.errors import EXIT_INCONCLUSIVE, EXIT_REGRESSION
 from proveai.snapshot.diffview import DiffReport, FieldDiff, side_by_side_lines
 from proveai.snapshot.grading import AgentVerdict
 from proveai.snapshot.model import Snapshot, SnapshotEntry, short_hash
@@ -181,7 +182,8 @@ def warn_unjudged(result: VerifyResult, unjudged: Sequence[AgentVerdict]) -> Non
         )
     if not judged:
         return
-    tail = "; --strict-judge makes this exit 3" if result.exit_code not in (1, 3) else ""
+    already_failing = result.exit_code in (EXIT_REGRESSION, EXIT_INCONCLUSIVE)
+    tail = "" if already_failing else "; --strict-judge makes this exit 3"
     sys.stderr.write(
         f"warning: {len(judged)} agent(s) changed but the judge could not grade them: "
         f"{', '.join(v.agent for v in judged)}. This run did NOT check them{tail}\n"
