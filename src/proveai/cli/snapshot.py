@@ -18,11 +18,11 @@ from proveai.cli._snapshot_output import (
     render_update,
     render_verify,
 )
-from proveai.errors import EXIT_OK, EXIT_USAGE, ProveAIError
+from proveai.errors import EXIT_OK, EXIT_USAGE
 from proveai.report.verify_page import write_verify_page
 from proveai.snapshot.ci_summary import write_step_summary
 from proveai.snapshot.diffview import snapshot_diff
-from proveai.snapshot.gate import plan_verify, verify_many, verify_options
+from proveai.snapshot.gate import SnapshotNotVerified, plan_verify, verify_many, verify_options
 from proveai.snapshot.model import check_name, list_snapshots, load_snapshot, snapshot_path
 from proveai.snapshot.pin import init_snapshot
 from proveai.snapshot.update import update_snapshot
@@ -193,8 +193,8 @@ def _verify(args: argparse.Namespace) -> int:
     if plan.reason:
         print(plan.reason)
 
-    def show(outcome: VerifyResult | ProveAIError) -> None:
-        if isinstance(outcome, ProveAIError):
+    def show(outcome: VerifyResult | SnapshotNotVerified) -> None:
+        if isinstance(outcome, SnapshotNotVerified):
             print_error(outcome)
             return
         write_verify_page(outcome)

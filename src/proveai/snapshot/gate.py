@@ -30,6 +30,17 @@ class VerifyOptionError(ProveAIError):
         self.option = option
 
 
+class SnapshotNotVerified(ProveAIError):
+    """One snapshot of several that could not be verified: `snapshot` names it, `cause` is
+    the error it gave (its exit code counts in the batch's)."""
+
+    def __init__(self, snapshot: str, cause: ProveAIError) -> None:
+        message = f"snapshot {snapshot!r}: {cause.message}"
+        super().__init__(message, suggestions=cause.suggestions, exit_code=cause.exit_code)
+        self.snapshot = snapshot
+        self.cause = cause
+
+
 def _truthy(env: Mapping[str, str], name: str) -> bool:
     return env.get(name, "").strip().lower() not in ("", "0", "false", "no")
 
@@ -131,7 +142,7 @@ class VerifyBatch:
     """Every snapshot of a plan verified: the results, the ones that could not be verified."""
 
     results: tuple[VerifyResult, ...]
-    failures: tuple[ProveAIError, ...]  # each message starts "snapshot '<name>': "
+    failures: tuple[SnapshotNotVerified, ...]
     reason: str | None
 
     @property
@@ -148,16 +159,16 @@ def verify_many(
     runs_dir: Path,
     traces_dir: Path,
     progress_for: Callable[[str], Progress] | None = None,
-    on_done: Callable[[VerifyResult | ProveAIError], None] | None = None,
+    on_done: Callable[[VerifyResult | SnapshotNotVerified], None] | None = None,
 ) -> VerifyBatch:
     """Verify each snapshot of `plan` in order; `on_done` sees each result (or failure) as it
     comes, `progress_for(name)` gives each its re-run progress. A lone snapshot that cannot be
     verified raises its error; among several it becomes a failure and the rest still run."""
     results: list[VerifyResult] = []
-    failures: list[ProveAIError] = []
+    failures: list[SnapshotNotVerified] = []
     for name in plan.names:
         progress = progress_for(name) if progress_for is not None else None
-        outcome: VerifyResult | ProveAIError
+        outcome: VerifyResult | SnapshotNotVerified
         try:
             outcome = verify_snapshot(
                 plan.snapshots[name],
@@ -170,9 +181,7 @@ def verify_many(
         except ProveAIError as err:
             if len(plan.names) == 1:
                 raise
-            outcome = ProveAIError(
-                f"snapshot {name!r}: {err.message}", suggestions=err.suggestions, exit_code=err.exit_code
-            )
+            outcome = SnapshotNotVerified(name, err)
             failures.append(outcome)
         if on_done is not None:
             on_done(outcome)

@@ -13,6 +13,7 @@ from proveai.providers.registry import reset_providers, restore_registry, snapsh
 from proveai.report.verify_page import write_verify_page
 from proveai.snapshot.gate import (
     EXIT_PRECEDENCE,
+    SnapshotNotVerified,
     VerifyBatch,
     VerifyOptionError,
     plan_verify,
@@ -49,8 +50,18 @@ def test_environment_switches_count_as_the_flags() -> None:
 
 
 def _failed(*codes: int) -> VerifyBatch:
-    failures = tuple(ProveAIError(f"snapshot 's{i}': x", exit_code=c) for i, c in enumerate(codes))
+    failures = tuple(
+        SnapshotNotVerified(f"s{i}", ProveAIError("x", exit_code=code)) for i, code in enumerate(codes)
+    )
     return VerifyBatch(results=(), failures=failures, reason=None)
+
+
+def test_a_failure_names_its_snapshot_and_keeps_its_cause() -> None:
+    cause = ProveAIError("the pipeline exited 1 and wrote no trace", suggestions=["run it yourself"])
+    failure = SnapshotNotVerified("weekly", cause)
+    assert failure.message == "snapshot 'weekly': the pipeline exited 1 and wrote no trace"
+    assert failure.snapshot == "weekly" and failure.cause is cause
+    assert list(failure.suggestions) == ["run it yourself"] and failure.exit_code == EXIT_USAGE
 
 
 def test_exit_code_follows_the_documented_precedence() -> None:
