@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from proveai import FileExporter, monitor, trace
-from proveai.capture.index import JOURNAL, MANIFEST, read_index
+from proveai.traces.index import JOURNAL, MANIFEST, read_index
 
 
 def plain(text: str) -> str:

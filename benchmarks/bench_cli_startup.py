@@ -38,6 +38,9 @@ COMMANDS = {
     "poisson-prove runs --help": _cli("poisson_prove.cli", "runs", "--help"),
     "proveai --help": _cli("proveai.cli", "--help"),
     "proveai status --help": _cli("proveai.cli", "status", "--help"),
+    "import proveai": ["-c", "import proveai"],
+    # what a pipeline that captures (no checks) loads: the live trace, the exporter, the store
+    "proveai capture imports": ["-c", "from proveai import monitor, trace, FileExporter; trace"],
 }
 
 

@@ -71,7 +71,7 @@ def reviewer(s: str) -> str:
 
 
 def make_traces(count: int) -> list[dict]:
-    from proveai.capture.otlp import encode_trace
+    from proveai.traces.otlp import encode_trace
 
     documents = []
     for i in range(count):

@@ -16,6 +16,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.jsonio import canonical_json
+from proveai.providers._http import HTTPChatProvider
 from proveai.providers.base import (
     Message,
     ProviderResponse,
@@ -23,12 +25,9 @@ from proveai.providers.base import (
     provider_id_of,
     record_on_current_span,
 )
+from proveai.providers.registry import dispatch
 
 CACHE_FORMAT = 1
-
-
-def _canonical(value: Any) -> str:
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
 def cache_disabled_by_env() -> bool:
@@ -87,7 +86,7 @@ class ResponseCache:
 
     @staticmethod
     def key(provider_id: str, model: str, messages: Sequence[Message], kwargs: Mapping[str, Any]) -> str:
-        payload = _canonical(
+        payload = canonical_json(
             {
                 "format": CACHE_FORMAT,
                 "provider": provider_id,
@@ -184,12 +183,26 @@ def set_default_cache(cache: ResponseCache | None) -> None:
 
 def cached_dispatch(model: str, cache: ResponseCache | None = None) -> CachedProvider:
     """`dispatch(model)` wrapped in a CachedProvider (the default cache unless given)."""
-    from proveai.providers.registry import dispatch
-
     provider = dispatch(model)
     if isinstance(provider, CachedProvider):  # dispatch already cached it (a verify re-run)
         provider = provider.provider
     return CachedProvider(provider, cache if cache is not None else default_cache())
+
+
+def dispatch_cached(model: str) -> Any:
+    """`proveai.dispatch`: the registry's provider for `model`, under the verify-time cache policy.
+
+    Inside a `proveai snapshot verify` re-run (PROVEAI_VERIFY=1) a built-in HTTP provider
+    (OpenAI-compatible, Anthropic, env-registered) comes wrapped in the default response
+    cache, so an agent whose request did not change costs no model call on a re-verify.
+    Only proveai's own HTTP providers: a custom or mock provider is the user's code and keeps
+    answering for itself (wrap it with cached_dispatch to cache it). PROVEAI_NO_CACHE=1 and
+    any run outside verify get the provider as registered.
+    """
+    provider = dispatch(model)
+    if os.environ.get("PROVEAI_VERIFY") != "1" or not isinstance(provider, HTTPChatProvider):
+        return provider
+    return provider if cache_disabled_by_env() else CachedProvider(provider, default_cache())
 
 
 class EngineCacheMiss(LookupError):
@@ -210,7 +223,7 @@ class EngineCache:
 
     @staticmethod
     def key(endpoint: str, payload: Any) -> str:
-        text = _canonical({"endpoint": endpoint, "payload": payload})
+        text = canonical_json({"endpoint": endpoint, "payload": payload})
         return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
     def get(self, endpoint: str, payload: Any) -> dict[str, Any] | None:

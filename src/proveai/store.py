@@ -1,10 +1,15 @@
-"""The project-local layout under ./proveai/ and where traces are stored by default."""
+"""The project-local layout under ./proveai/, where traces are stored by default, and the one
+rule each for the project folder, the trace files of a folder and the names of stored artifacts."""
 
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+
+from proveai.errors import ProveAIError
 
 TRACES_ENV = "PROVEAI_TRACES_DIR"
 
@@ -58,3 +63,46 @@ class Store:
     @property
     def experiments_dir(self) -> Path:
         return self.base / "experiments"
+
+
+# ---- one rule each for the project folder, the trace files and artifact names ------------------
+
+MANIFEST = "manifest.json"  # the trace index (see proveai.traces.index)
+NOT_TRACE_SUFFIXES = (".detection.json",)  # JSON files in a traces folder that are not traces
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
+
+
+def project_root(start: Path | None = None) -> Path:
+    """The nearest folder at or above `start` (default: the cwd) holding .git or pyproject.toml.
+
+    `start` itself (resolved) when no such folder exists.
+    """
+    here = (start or Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        if (folder / ".git").exists() or (folder / "pyproject.toml").exists():
+            return folder
+    return here
+
+
+def trace_files(root: Path) -> Iterator[Path]:
+    """The trace files (<trace_id>.json) of a traces folder: not the index, detections or temp files."""
+    for path in root.glob("*.json"):
+        name = path.name
+        if name == MANIFEST or name.endswith(NOT_TRACE_SUFFIXES) or name.startswith("."):
+            continue
+        yield path
+
+
+def check_name(kind: str, name: str) -> str:
+    """`name` when it is usable as the file name of a stored `kind` (snapshot, baseline, ...).
+
+    One rule for every name proveai turns into a file: 1-100 letters, digits, '.', '_' or '-',
+    starting with a letter or digit (so no separators, no dot-files, no leading dash).
+    """
+    if not NAME_RE.match(name or ""):
+        raise ProveAIError(
+            f"invalid {kind} name {name!r}: not usable as a file name",
+            suggestions=["use letters, digits, '.', '_' and '-', starting with a letter or digit "
+                         "(e.g. latest, weekly-goods)"],
+        )
+    return name

@@ -227,7 +227,7 @@ RAMBLE = (
 def fitness_probe(request: Request) -> str | None:
     """The right verdict when `request` asks the judge one of proveai's known pairs, else None
     (a test's own judge `reply_fn` returns None for these to keep the judge competent)."""
-    from proveai.replay.judge import FITNESS_PAIRS
+    from proveai.diff.judge import FITNESS_PAIRS
 
     user = next((str(m.get("content")) for m in request.messages if m.get("role") == "user"), "")
     for _, old, new, expected in FITNESS_PAIRS:

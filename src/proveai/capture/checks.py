@@ -1,4 +1,5 @@
-"""Checks label a closed trace good / bad / skip; the composite outcome sums them up.
+"""The checks catalogue: assert_json, regex_match, ..., RuleCheck and LLMJudge (see capture.checking
+for the Check protocol, how a check is run, and the composite outcome).
 
 Every check takes `trigger=` (a predicate on the trace; false -> skip without running) and
 `name=`. A check that raises is recorded as skip with the error as its reason, never raised.
@@ -11,92 +12,15 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from proveai.capture.trace import Span, Trace
-
-Trigger = Callable[[Trace], bool]
-CHECK_LABELS = ("good", "bad", "skip", "warn")
-
-
-@dataclass(frozen=True, slots=True)
-class CheckResult:
-    """One check's verdict on one trace."""
-
-    name: str
-    label: str  # good | bad | skip (warn is accepted and counts as skip in the composite)
-    score: float | None = None
-    reason: str | None = None
-    agent: str | None = None
-
-    @property
-    def passed(self) -> bool:
-        return self.label == "good"
-
-
-class Check:
-    """Subclass and implement `__call__(trace) -> CheckResult`; `trigger` gates the cost."""
-
-    name: str = "check"
-    agent: str | None = None
-    trigger: Trigger | None = None
-
-    def __call__(self, trace: Trace) -> CheckResult:
-        raise TypeError(f"{type(self).__name__} must implement __call__(trace) -> CheckResult")
-
-    def result(self, label: str, reason: str | None = None, score: float | None = None) -> CheckResult:
-        if score is None:
-            score = {"good": 1.0, "bad": 0.0}.get(label)
-        return CheckResult(name=self.name, label=label, score=score, reason=reason, agent=self.agent)
-
-
-def _coerce(check: Any, value: Any) -> CheckResult:
-    name = getattr(check, "name", None) or type(check).__name__
-    agent = getattr(check, "agent", None)
-    if isinstance(value, CheckResult):
-        return value
-    if isinstance(value, bool):
-        return CheckResult(name, "good" if value else "bad", 1.0 if value else 0.0, None, agent)
-    if isinstance(value, str) and value in CHECK_LABELS:
-        return CheckResult(name, value, {"good": 1.0, "bad": 0.0}.get(value), None, agent)
-    if isinstance(value, tuple) and len(value) == 2 and value[0] in CHECK_LABELS:
-        return CheckResult(name, value[0], {"good": 1.0, "bad": 0.0}.get(value[0]), str(value[1]), agent)
-    return CheckResult(name, "skip", None, f"check returned {type(value).__name__}, not a label", agent)
-
-
-def run_check(check: Any, trace: Trace) -> CheckResult:
-    """Run one check on a closed trace: trigger first, errors recorded as skip."""
-    name = getattr(check, "name", None) or getattr(check, "__name__", None) or type(check).__name__
-    agent = getattr(check, "agent", None)
-    trigger = getattr(check, "trigger", None)
-    try:
-        if trigger is not None and not trigger(trace):
-            return CheckResult(name, "skip", None, "trigger not met", agent)
-        result = _coerce(check, check(trace))
-    except Exception as exc:
-        return CheckResult(name, "skip", None, f"check raised {type(exc).__name__}: {exc}", agent)
-    if result.label not in CHECK_LABELS:
-        return CheckResult(result.name, "skip", result.score, f"unknown label {result.label!r}", result.agent)
-    return result
-
-
-def composite_outcome(results: list[CheckResult]) -> str | None:
-    if not results:
-        return None
-    labels = {r.label for r in results}
-    if "bad" in labels:
-        return "bad"
-    if "good" in labels and labels <= {"good", "skip"}:
-        return "good"
-    return "skip"
+from poisson_prove.shared.text import value_as_text
+from proveai.capture.checking import Check, Trigger, _coerce, composite_outcome, run_check
+from proveai.diff.judge import judge_model_name, llm_judge
+from proveai.traces.trace import CheckResult, Span, Trace
 
 
 # ---- per-agent output checks ----------------------------------------------------------------
-def _text(output: Any) -> str:
-    return output if isinstance(output, str) else json.dumps(output, ensure_ascii=False)
-
-
 class _AgentOutputCheck(Check):
     """Checks every span of one agent; bad if any span fails, skip if the agent did not run."""
 
@@ -147,7 +71,7 @@ class _RegexMatch(_AgentOutputCheck):
         self.pattern = re.compile(pattern)
 
     def judge(self, span: Span) -> str | None:
-        if self.pattern.search(_text(span.output)):
+        if self.pattern.search(value_as_text(span.output)):
             return None
         return f"{self.agent} output does not match /{self.pattern.pattern}/"
 
@@ -160,7 +84,8 @@ class _NotContains(_AgentOutputCheck):
         self.text = text
 
     def judge(self, span: Span) -> str | None:
-        return f"{self.agent} output contains {self.text!r}" if self.text in _text(span.output) else None
+        found = self.text in value_as_text(span.output)
+        return f"{self.agent} output contains {self.text!r}" if found else None
 
 
 class _OutputLength(_AgentOutputCheck):
@@ -173,7 +98,7 @@ class _OutputLength(_AgentOutputCheck):
         self.min_chars, self.max_chars = min_chars, max_chars
 
     def judge(self, span: Span) -> str | None:
-        n = len(_text(span.output))
+        n = len(value_as_text(span.output))
         if n < self.min_chars:
             return f"{self.agent} output has {n} chars, fewer than {self.min_chars}"
         if self.max_chars is not None and n > self.max_chars:
@@ -186,13 +111,13 @@ class _SchemaMatch(_AgentOutputCheck):
 
     def __init__(self, agent: str, schema: dict[str, Any], **kw: Any) -> None:
         super().__init__(agent, **kw)
-        import jsonschema
+        import jsonschema  # jsonschema: ~100 ms, only when a schema check runs
 
         jsonschema.validators.validator_for(schema).check_schema(schema)  # a bad schema fails now
         self.schema = schema
 
     def judge(self, span: Span) -> str | None:
-        import jsonschema
+        import jsonschema  # jsonschema: ~100 ms, only when a schema check runs
 
         value, problem = _parse_json(span.output)
         if problem:
@@ -216,7 +141,7 @@ class _ContractConformance(_AgentOutputCheck):
         self.model = model
 
     def judge(self, span: Span) -> str | None:
-        import pydantic
+        import pydantic  # pydantic: ~200 ms, only when a contract check runs
 
         value, problem = _parse_json(span.output)
         if problem:
@@ -309,7 +234,55 @@ class RuleCheck(Check):
         return _coerce(self, self.fn(trace))
 
 
-from proveai.capture.judging import LLMJudge  # noqa: E402  (kept in its own module)
+LABEL_OF_VERDICT = {"equivalent": "good", "better": "good", "worse": "bad"}
+
+
+class LLMJudge(Check):
+    """A criterion check graded by an LLM through proveai's judge and provider layer.
+
+    It never raises: llm_judge turns no provider for the model, a provider error or a malformed
+    reply into skip with the reason. The judge compares the agent's output with a reference
+    answer "an output that meets the criterion" (proveai.diff.judge.llm_judge): equivalent or
+    better -> good, worse -> bad, skip -> skip.
+    """
+
+    def __init__(
+        self,
+        agent: str,
+        criterion: str,
+        model: str | None = None,
+        trigger: Trigger | None = None,
+        *,
+        name: str | None = None,
+    ) -> None:
+        self.agent = agent
+        self.criterion = criterion
+        self.model = model
+        self.trigger = trigger
+        self.name = name or "llm_judge"
+
+    def resolved_model(self) -> str:
+        """`model`, else $PROVEAI_JUDGE_MODEL read now, else the judge's default."""
+        return judge_model_name(self.model)
+
+    def __call__(self, trace: Trace) -> CheckResult:
+        span = trace.span(self.agent)
+        if span is None:
+            return self.result("skip", f"agent {self.agent!r} did not run in this trace")
+        messages: list[dict[str, Any]] = [
+            {"role": "system", "content": f"Criterion the output must meet: {self.criterion}"},
+            *(span.input_messages or [{"role": "user", "content": str(span.inputs)}]),
+        ]
+        reference = f"An output that fully meets the criterion: {self.criterion}"
+        output = span.output if isinstance(span.output, str) else str(span.output)
+        reply = llm_judge(messages, reference, output, model=self.resolved_model())
+        label = LABEL_OF_VERDICT.get(reply["verdict"], "skip")
+        if label == "skip":  # the rationale already reads "judge skip: <reason>"
+            return self.result("skip", reply["rationale"])
+        # score keeps the meaning every check gives it (1.0 good, 0.0 bad), whatever the
+        # judge's confidence: a "bad" scored 0.9 would read as nearly passing
+        return self.result(label, f"judge: {reply['rationale'] or reply['verdict']}")
+
 
 __all__ = [
     "Check", "CheckResult", "LLMJudge", "RuleCheck", "assert_json", "composite_outcome",

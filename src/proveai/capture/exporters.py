@@ -1,21 +1,23 @@
 """Exporters: FileExporter writes the on-disk store; add_exporter registers global ones.
 
 FileExporter writes, under its root: <trace_id>.json (OTLP JSON, atomic), one index journal
-line (see capture.index), the trace's rows in outcomes.jsonl and <trace_id>.detection.json.
+line (see traces.index), the trace's rows in outcomes.jsonl and <trace_id>.detection.json.
 Nothing is written outside the root.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import threading
 from pathlib import Path
 from typing import Any, Protocol
 
-from proveai.capture.trace import Trace
 from proveai.store import TRACES_ENV, traces_root
+from proveai.traces.index import append_entry, manifest_entry
+from proveai.traces.otlp import encode_trace
+from proveai.traces.outcomes import append_rows, trace_rows, write_detection
+from proveai.traces.trace import Trace
 
 
 class Exporter(Protocol):
@@ -45,31 +47,6 @@ def global_exporters() -> list[Any]:
         return list(_global)
 
 
-def iso_from_ns(ns: int) -> str:
-    stamp = dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC)
-    return stamp.isoformat(timespec="microseconds").replace("+00:00", "Z")
-
-
-def manifest_entry(trace: Trace) -> dict[str, Any]:
-    """The index entry of a trace (manifest.json value)."""
-    from proveai.capture.outcomes import detection_status
-
-    entry: dict[str, Any] = {
-        "name": trace.name,
-        "version": trace.version,
-        "versions": trace.versions,
-        "agents": trace.agents,
-        "timestamp": iso_from_ns(trace.started_ns),
-        "started_ns": trace.started_ns,
-        "spans": len(trace.spans),
-        "outcome": trace.outcome,
-        "detection": detection_status(trace.outcome),
-    }
-    if trace.invocation is not None:
-        entry["invocation"] = trace.invocation
-    return entry
-
-
 class FileExporter:
     """Write traces to a folder (default ./proveai/traces, or $PROVEAI_TRACES_DIR)."""
 
@@ -87,10 +64,6 @@ class FileExporter:
         return traces_root(self._root)
 
     def export(self, trace: Trace) -> Path:
-        from proveai.capture.index import append_entry
-        from proveai.capture.otlp import encode_trace
-        from proveai.capture.outcomes import append_rows, trace_rows, write_detection
-
         root = self.root
         root.mkdir(parents=True, exist_ok=True)
         path = root / f"{trace.trace_id}.json"

@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from proveai.capture.monitor import project_root
+from proveai.store import project_root
 
 ENV_PREFIXES = (
     "PROVEAI_", "OPENAI_", "ANTHROPIC_", "OPENROUTER_", "FIREWORKS_", "AZURE_OPENAI_", "TOGETHER_",

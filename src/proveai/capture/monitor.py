@@ -19,10 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from proveai.capture._context import FRAME
-from proveai.capture._jsonsafe import to_jsonable
-from proveai.capture.otlp import span_attributes
-from proveai.capture.trace import KINDS, OPERATIONS, Span
+from proveai.store import project_root
+from proveai.traces.context import FRAME, current_span
+from proveai.traces.jsonsafe import to_jsonable
+from proveai.traces.otlp import span_attributes
+from proveai.traces.trace import KINDS, OPERATIONS, Span
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -206,12 +207,6 @@ class SpanBuilder:
         return span
 
 
-def current_span() -> SpanBuilder | None:
-    """The span open in this context (for the providers layer to record LLM calls), or None."""
-    frame = FRAME.get()
-    return frame if isinstance(frame, SpanBuilder) else None
-
-
 def _open(frame: Any, meta: AgentMeta, args: tuple[Any, ...], kwargs: dict[str, Any]) -> SpanBuilder:
     return SpanBuilder(frame, meta, meta.bind(args, kwargs))
 
@@ -371,24 +366,6 @@ async def _drive_async_gen(agen: Any, builder: SpanBuilder) -> Any:
             to_throw = exc
 
 
-_roots: dict[str, Path] = {}
-
-
-def project_root(start: Path) -> Path:
-    """The nearest folder at or above `start` holding .git or pyproject.toml, else `start`."""
-    key = str(start)
-    cached = _roots.get(key)
-    if cached is not None:
-        return cached
-    found = start
-    for folder in (start, *start.parents):
-        if (folder / ".git").exists() or (folder / "pyproject.toml").exists():
-            found = folder
-            break
-    _roots[key] = found
-    return found
-
-
 def _code_hash(fn: Callable[..., Any]) -> str | None:
     """sha256 of the function's source text: a code edit changes the agent's identity."""
     try:
@@ -413,8 +390,11 @@ def _source_file(fn: Callable[..., Any]) -> str | None:
     if not path:
         return None
     resolved = Path(path).resolve()
-    root = project_root(Path.cwd().resolve())
+    root = project_root(Path.cwd())
     try:
         return resolved.relative_to(root).as_posix()
     except ValueError:
         return str(resolved)
+
+
+__all__ = ["AgentMeta", "SpanBuilder", "current_span", "monitor"]

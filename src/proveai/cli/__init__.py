@@ -6,8 +6,8 @@ import argparse
 from collections.abc import Sequence
 
 from poisson_prove.shared.cliapp import add_debug_option, add_plain_option, run_app
-from proveai import __version__
 from proveai.errors import EXIT_UNEXPECTED
+from proveai.version import __version__
 
 # verb -> one line of help; each verb is the module proveai.cli.<verb>
 VERBS = {

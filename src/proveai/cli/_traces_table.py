@@ -1,16 +1,16 @@
-"""Drawing trace listings: a rich table on a terminal, aligned plain columns on a pipe."""
+"""Trace listings for status and list: a rich table on a terminal, aligned plain columns on a pipe
+(both drawn by poisson_prove.shared.tables)."""
 
 from __future__ import annotations
 
 import argparse
 import datetime as dt
-import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
-from poisson_prove.shared.console import is_pretty
+from poisson_prove.shared.console import is_pretty, wants_color
+from poisson_prove.shared.tables import Column, Table, plain_lines, rich_table, terminal_console
 from proveai.errors import ProveAIError
 from proveai.store import default_traces_dir
 
@@ -24,7 +24,15 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
         "--traces", metavar="PATH", default=None,
         help="the trace store folder (default: $PROVEAI_TRACES_DIR or ./proveai/traces)",
     )
-    parser.add_argument("--no-color", action="store_true", help="no colour, no ANSI (for CI logs)")
+    add_plain_option(parser)
+
+
+def add_plain_option(parser: argparse.ArgumentParser) -> None:
+    """--plain (no colour, no ANSI, for CI logs), the switch both CLIs share; --no-color is its
+    older spelling, kept working but no longer listed. Both set `no_color`: on a terminal the
+    table is still drawn, only without ANSI sequences."""
+    parser.add_argument("--plain", dest="no_color", action="store_true", help="no colour, no ANSI (CI logs)")
+    parser.add_argument("--no-color", dest="no_color", action="store_true", help=argparse.SUPPRESS)
 
 
 def store_of(args: argparse.Namespace) -> Path:
@@ -76,32 +84,34 @@ def render(
     args: argparse.Namespace, title: str, headers: Sequence[str], rows: Sequence[Sequence[str]],
     styles: Sequence[dict[str, str] | None],
 ) -> None:
-    """Print the table: rich (coloured unless --no-color) on a terminal, plain columns otherwise."""
-    pretty = is_pretty(args)
-    if not pretty:
-        widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-        lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-        lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-        sys.stdout.write("\n".join(lines) + "\n")
-        return
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
+    """Print the table: rich (coloured unless --plain) on a terminal, plain columns otherwise.
 
-    no_color = bool(args.no_color or os.environ.get("NO_COLOR"))
-    # --no-color strips every ANSI sequence (bold and italic too), not just the colours
-    console = Console(color_system=None if no_color else "auto", highlight=False)
-    table = Table(title=Text(title))
+    Drawn by poisson_prove.shared.tables, whose cells are never read as Rich markup: a name or
+    value like "[/oops]" prints as written.
+    """
+    columns = {
+        i: Column(no_wrap=header in ("Trace ID", "Age", "Timestamp"), min_width=len(header))
+        for i, header in enumerate(headers)
+    }
+    if not is_pretty(args):  # aligned columns, full trace ids, no title
+        table = Table(None, tuple(headers), tuple(tuple(row) for row in rows), columns=columns)
+        sys.stdout.write("\n".join(plain_lines(table)) + "\n")
+        return
+    color = wants_color(args)
+    console = terminal_console(color=color)
     # on a narrow terminal the 32-character trace id would squeeze every other column to "…"
     narrow = console.width < 110
-    for header in headers:
-        table.add_column(header, no_wrap=header in ("Trace ID", "Age", "Timestamp"), min_width=len(header))
+    shown_rows, row_styles = [], []
     for row in rows:
-        cells: list[Any] = []
-        for header, cell, style in zip(headers, row, styles, strict=True):
-            colour = (style or {}).get(cell)
-            shown = cell[:12] + "…" if narrow and header == "Trace ID" and len(cell) > 13 else cell
-            # Text, never a markup string: a name or value like "[/oops]" prints as is
-            cells.append(Text(shown, style=colour if colour and not no_color else ""))
-        table.add_row(*cells)
-    console.print(table)
+        shown_rows.append(tuple(
+            cell[:12] + "…" if narrow and header == "Trace ID" and len(cell) > 13 else cell
+            for header, cell in zip(headers, row, strict=True)
+        ))
+        row_styles.append(tuple(
+            (style or {}).get(cell) if color else None for cell, style in zip(row, styles, strict=True)
+        ))
+    table = Table(
+        title, tuple(headers), tuple(shown_rows), styles=tuple(row_styles), columns=columns,
+        box="HEAVY_HEAD", title_justify="center", pad_edge=True,
+    )
+    console.print(rich_table(table))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from proveai.cli.status import add_actions, add_repeatable, add_traces_option
+from proveai.cli.status import add_actions, add_repeatable, add_traces_option, parse_filters
+from proveai.replay.artifacts import Baseline
+from proveai.store import Store, default_traces_dir
 
 HELP = "named, versioned trace sets: create / list / show / refresh"
 
@@ -26,10 +28,6 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 
 def run(args: argparse.Namespace) -> int:
-    from proveai.cli.status import parse_filters
-    from proveai.replay.artifacts import Baseline
-    from proveai.store import Store, default_traces_dir
-
     store = Store(".")
     out = sys.stdout
     if args.action == "create":

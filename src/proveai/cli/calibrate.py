@@ -6,7 +6,12 @@ import argparse
 import sys
 from pathlib import Path
 
-from proveai.cli.status import add_traces_option
+from proveai.cli.status import add_traces_option, parse_filters
+from proveai.diff.tier2 import calibrate
+from proveai.errors import ProveAIError
+from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
+from proveai.store import default_traces_dir
+from proveai.traces.reading import iter_traces
 
 HELP = "per-agent Tier-2 similarity thresholds from known-good traces"
 LOCAL_NAMES = ("local", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")
@@ -46,13 +51,6 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 
 def run(args: argparse.Namespace) -> int:
-    from proveai.capture.reading import iter_traces
-    from proveai.cli.status import parse_filters
-    from proveai.errors import ProveAIError
-    from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
-    from proveai.replay.calibration import calibrate
-    from proveai.store import default_traces_dir
-
     root = Path(args.traces) if args.traces else default_traces_dir()
     if not root.is_dir():
         raise ProveAIError(f"no trace store at {root}", suggestions=("point --traces at the store folder",))

@@ -8,7 +8,7 @@ from pathlib import Path
 from proveai.ci.scaffold import DEFAULT_PROVIDER, PROVIDERS, scaffold
 from proveai.cli.snapshot import verb_with_actions
 from proveai.errors import EXIT_OK, EXIT_USAGE
-from proveai.snapshot.rerun import project_root
+from proveai.store import project_root
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:

@@ -8,7 +8,12 @@ import sys
 from pathlib import Path
 
 from proveai.cli.status import add_actions, add_traces_option
+from proveai.engine import DEFAULT_PORT
+from proveai.engine.baseline import BaselineProfile
+from proveai.engine.layers import EngineSettings
+from proveai.engine.server import HOST, bind, create_app, serve
 from proveai.errors import ProveAIError
+from proveai.store import default_traces_dir
 
 HELP = "the local detection engine: serve / health"
 
@@ -34,8 +39,6 @@ def _port(text: str) -> int:
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    from proveai.engine import DEFAULT_PORT
-
     actions = add_actions(subparsers, parent, "engine", HELP, run)
     serve = actions.add_parser(
         "serve", parents=[parent], help="run the detection engine on 127.0.0.1 until Ctrl-C",
@@ -66,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _health(endpoint: str) -> int:
-    import httpx
+    import httpx  # httpx: ~120 ms, only when a request is sent
 
     try:
         reply = httpx.get(f"{endpoint.rstrip('/')}/health", timeout=5.0)
@@ -101,10 +104,6 @@ def _serve(args: argparse.Namespace) -> int:
             f"proveai engine serve needs the engine extra ({exc.name} is not installed)",
             suggestions=("pip install 'poisson-prove[engine]'",),
         ) from None
-    from proveai.engine.baseline import BaselineProfile
-    from proveai.engine.layers import EngineSettings
-    from proveai.engine.server import HOST, bind, create_app, serve
-    from proveai.store import default_traces_dir
 
     baseline = BaselineProfile.load(args.baseline) if args.baseline else None
     settings = EngineSettings(baseline, args.judge_model, args.judge_max, args.max_iterations)

@@ -5,7 +5,10 @@ from __future__ import annotations
 import argparse
 import sys
 
+from proveai.cli.run import parse_assignments
 from proveai.cli.status import add_actions, add_repeatable
+from proveai.replay.artifacts import Experiment
+from proveai.store import Store
 
 HELP = "named override sets: new / list / show"
 
@@ -30,10 +33,6 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 
 def run(args: argparse.Namespace) -> int:
-    from proveai.cli.run import parse_assignments
-    from proveai.replay.artifacts import Experiment
-    from proveai.store import Store
-
     store = Store(".")
     out = sys.stdout
     if args.action == "new":

@@ -12,7 +12,9 @@ from proveai.cli._traces_table import (
     render,
     timestamp_text,
 )
+from proveai.cli.status import select_traces
 from proveai.errors import ProveAIError
+from proveai.traces.reading import validate_filter
 
 HELP = "legacy browse view of the trace store"
 DESCRIPTION = "List stored traces, newest first: Trace ID, Version, Agents, Outcome, Timestamp."
@@ -28,9 +30,6 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 
 def run(args: argparse.Namespace) -> int:
-    from proveai.capture.reading import validate_filter
-    from proveai.cli.status import select_traces
-
     filters = {k: v for k, v in (("outcome", args.outcome), ("version", args.version)) if v is not None}
     try:
         validate_filter(filters)

@@ -6,7 +6,14 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+
+from poisson_prove.shared.progress import ProgressReporter, make_progress
+from poisson_prove.shared.tables import Column, Table, rich_table, terminal_console
+from proveai.cli._traces_table import add_plain_option
+from proveai.cli.status import add_repeatable, add_traces_option, key_value_pairs, parse_filters
+from proveai.replay.runner import RunRequest, RunResult, execute_run
+from proveai.report import write_html_report
+from proveai.store import Store, default_traces_dir
 
 HELP = "replay traces against overrides, attribute edges, write the report"
 DESCRIPTION = (
@@ -27,8 +34,6 @@ TABLE_WIDTH = 80
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    from proveai.cli.status import add_repeatable, add_traces_option
-
     p = subparsers.add_parser("run", parents=[parent], help=HELP, description=DESCRIPTION)
     add_traces_option(p)
     add_repeatable(
@@ -95,7 +100,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         default=os.environ.get("PROVEAI_STRICT_JUDGE", "").lower() in ("1", "true", "yes"),
         help="exit 3 when an edge that changed could not be judged (also PROVEAI_STRICT_JUDGE=1)",
     )
-    p.add_argument("--no-color", action="store_true", help="no colour, no ANSI (for CI logs)")
+    add_plain_option(p)
     p.set_defaults(func=run)
 
 
@@ -107,8 +112,6 @@ def _jobs(text: str) -> int:
 
 def parse_assignments(flag: str, items: list[str], what: str) -> dict[str, str]:
     """AGENT=VALUE pairs; a malformed one, or an agent given two values, is a usage error."""
-    from proveai.cli.status import key_value_pairs
-
     return key_value_pairs(flag, items, f"AGENT={what}", f"e.g. {flag} qa_check=prompts/qa_v2.md")
 
 
@@ -117,10 +120,6 @@ def split_list(items: list[str]) -> tuple[str, ...]:
 
 
 def run(args: argparse.Namespace) -> int:
-    from proveai.cli.status import parse_filters
-    from proveai.replay.runner import RunRequest, execute_run
-    from proveai.store import Store, default_traces_dir
-
     request = RunRequest(
         store=Store("."),
         traces_dir=Path(args.traces) if args.traces else default_traces_dir(),
@@ -140,90 +139,69 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         argv=tuple(sys.argv),
     )
-    progress = _Progress(no_color=args.no_color)
+    progress = _progress(args.no_color)
     try:
         result = execute_run(request, progress=progress)
     finally:
         progress.close()
+    for path in result.report_paths:  # the run folder's report.html, then the --report copy
+        write_html_report(
+            result.pairs, path, result.judge_model, run_id=result.run.run_id, embedder=result.embedder
+        )
     print_summary(result, no_color=args.no_color)
     return result.exit_code
 
 
-class _Progress:
-    """Progress on stderr: a rich bar on a terminal, a plain line per trace on a pipe."""
-
-    def __init__(self, no_color: bool) -> None:
-        self.tty = sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
-        self.no_color = no_color or bool(os.environ.get("NO_COLOR"))
-        self._bar: Any = None
-        self._task: Any = None
-
-    def __call__(self, index: int, total: int, trace_id: str) -> None:
-        if not self.tty:
-            if index == 0:
-                return
-            sys.stderr.write(f"replayed {index}/{total} {trace_id}\n")
-            sys.stderr.flush()
-            return
-        if self._bar is None:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
-
-            console = Console(stderr=True, no_color=self.no_color)
-            self._bar = Progress(
-                TextColumn("replaying"), BarColumn(), MofNCompleteColumn(), console=console, transient=True
-            )
-            self._bar.start()
-            self._task = self._bar.add_task("replay", total=total)
-        self._bar.update(self._task, completed=index)
-
-    def close(self) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-            self._bar = None
+def _progress(no_color: bool) -> ProgressReporter:
+    """Progress on stderr: a rich bar on a terminal, a plain line per replayed trace on a pipe."""
+    return make_progress(
+        sys.stderr,
+        pretty=sys.stderr.isatty() and os.environ.get("TERM") != "dumb",
+        label="replaying",
+        line=lambda done, total, trace_id: f"replayed {done}/{total} {trace_id}" if done else None,
+        every_tenth=False,
+        rate=False,
+        eta=False,
+        color=not (no_color or os.environ.get("NO_COLOR")),
+    )
 
 
-def _cut(text: str, width: int) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def print_summary(result: Any, *, no_color: bool = False) -> None:
+def print_summary(result: RunResult, *, no_color: bool = False) -> None:
     """The 80-column summary table, per-edge totals and where the artifacts are."""
-    from rich import box
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
-    no_color = no_color or bool(os.environ.get("NO_COLOR"))
-    console = Console(width=TABLE_WIDTH, no_color=no_color, highlight=False, soft_wrap=False)
+    color = not (no_color or os.environ.get("NO_COLOR"))
     report = Path(result.report_paths[-1])  # the --report copy when asked, else the run folder's
-    table = Table(title=f"{len(result.pairs)} trace(s) → {report}", box=box.HEAVY_HEAD, width=TABLE_WIDTH)
-    table.add_column("Trace", no_wrap=True, width=8)
-    table.add_column("Edge", no_wrap=True, overflow="ellipsis", ratio=4)
-    table.add_column("Verdict", no_wrap=True, width=12)
-    table.add_column("Rationale", no_wrap=True, overflow="ellipsis", ratio=3)
+    rows, styles = [], []
     for trace_id, verdict in result.verdicts:
-        style = "" if no_color else STATUS_STYLE.get(verdict.status, "")
-        table.add_row(
-            Text(trace_id[:7] + "…"),
-            Text(verdict.edge),
-            Text(verdict.status, style=style),
-            Text(" ".join(verdict.rationale.split())),
-        )
-    console.print(table)
+        rows.append((trace_id[:7] + "…", verdict.edge, verdict.status, " ".join(verdict.rationale.split())))
+        styles.append((None, None, STATUS_STYLE.get(verdict.status) if color else None, None))
+    table = Table(
+        f"{len(result.pairs)} trace(s) → {report}",
+        ("Trace", "Edge", "Verdict", "Rationale"),
+        tuple(rows),
+        styles=tuple(styles),
+        columns={
+            0: Column(no_wrap=True, width=8),
+            1: Column(no_wrap=True, overflow="ellipsis", ratio=4),
+            2: Column(no_wrap=True, width=12),
+            3: Column(no_wrap=True, overflow="ellipsis", ratio=3),
+        },
+        box="HEAVY_HEAD", title_justify="center", pad_edge=True, width=TABLE_WIDTH,
+    )
+    terminal_console(color=color, width=TABLE_WIDTH, soft_wrap=False).print(rich_table(table))
     out = ["", "Per-edge totals:"]
-    for edge, counts in result.metrics["by_edge"].items():
+    for edge, counts in result.metrics.by_edge.items():
         parts = [f"{counts[s]} {s}" for s in STATUS_STYLE if counts.get(s)]
         out.append(f"  {edge}: {', '.join(parts)}")
-    cache = result.metrics["cache"]
+    metrics = result.metrics
     out.append("")
     out.append(f"run artifacts: {result.run.path}/ (manifest, verdicts, metrics)")
     out.append(f"report: {' and '.join(str(p) for p in result.report_paths)}")
     out.append(
-        f"model calls: {cache['misses']} live, {cache['hits']} from cache · judge: {result.judge_model}"
+        f"model calls: {metrics.cache_misses} live, {metrics.cache_hits} from cache · "
+        f"judge: {result.judge_model}"
     )
-    regressed = result.metrics["by_status"].get("regressed", 0)
-    unjudged = result.metrics["unjudged"]
+    regressed = metrics.regressed
+    unjudged = metrics.unjudged
     if regressed:
         out.append(f"{regressed} edge(s) regressed: exit 1")
     elif result.exit_code == 3:
@@ -232,22 +210,22 @@ def print_summary(result: Any, *, no_color: bool = False) -> None:
         out.append("no edge regressed: exit 0")
     sys.stdout.write("\n".join(out) + "\n")
     sys.stdout.flush()
-    if result.metrics["live_spans"] == 0:
+    if metrics.live_spans == 0:
         sys.stderr.write(
             "note: no span was re-executed: the traces hold no captured model request (agents that call "
             "their model through proveai's providers record one)\n"
         )
         sys.stderr.write("next: add --override AGENT=PATH, or re-run the pipeline: proveai snapshot verify\n")
-    for agent, count in result.metrics["reinvoked"].items():
+    for agent, count in metrics.reinvoked.items():
         sys.stderr.write(
             f"note: {agent}: re-executed {count} time(s) by calling its captured function with new inputs\n"
         )
-    for agent, why in result.metrics["not_reexecuted"].items():  # per agent: why its output is stale
+    for agent, why in metrics.not_reexecuted.items():  # per agent: why its output is stale
         sys.stderr.write(f"warning: {agent}: inputs changed upstream but it was {why}\n")
     if unjudged:  # loud: a changed edge the judge never saw is not evidence of equivalence
-        reasons = "; ".join(result.metrics["unjudged_reasons"][:3])
+        reasons = "; ".join(metrics.unjudged_reasons[:3])
         sys.stderr.write(f"warning: {unjudged} changed edge(s) were not judged ({reasons})\n")
-        sys.stderr.write(f"next: {_judge_hint(result.metrics['unjudged_reasons'])}\n")
+        sys.stderr.write(f"next: {_judge_hint(metrics.unjudged_reasons)}\n")
 
 
 def _judge_hint(reasons: list[str]) -> str:

@@ -23,11 +23,11 @@ from proveai.report.verify_page import write_verify_page
 from proveai.snapshot.ci_summary import write_step_summary
 from proveai.snapshot.diffview import snapshot_diff
 from proveai.snapshot.gate import SnapshotNotVerified, plan_verify, verify_many, verify_options
-from proveai.snapshot.model import check_name, list_snapshots, load_snapshot, snapshot_path
+from proveai.snapshot.model import list_snapshots, load_snapshot, snapshot_path
 from proveai.snapshot.pin import init_snapshot
 from proveai.snapshot.update import update_snapshot
 from proveai.snapshot.verify import VerifyResult
-from proveai.store import Store
+from proveai.store import Store, check_name
 
 
 def verb_with_actions(
@@ -162,7 +162,7 @@ def _init(args: argparse.Namespace) -> int:
 
 
 def _show(args: argparse.Namespace) -> int:
-    render_show(args, load_snapshot(snapshot_path(Store().snapshots_dir, check_name(args.name))))
+    render_show(args, load_snapshot(snapshot_path(Store().snapshots_dir, check_name("snapshot", args.name))))
     return EXIT_OK
 
 

@@ -21,6 +21,7 @@ from proveai.cli._traces_table import (
     store_of,
 )
 from proveai.errors import ProveAIError
+from proveai.traces.reading import FILTER_KEYS, list_traces, validate_filter
 
 HELP = "recent traces with outcome, detection and age"
 DESCRIPTION = (
@@ -87,8 +88,6 @@ def key_value_pairs(flag: str, items: list[str], expects: str, example: str) -> 
 
 
 def parse_filters(items: list[str]) -> dict[str, str]:
-    from proveai.capture.reading import FILTER_KEYS, validate_filter
-
     example = f"keys: {', '.join(FILTER_KEYS)}; e.g. --filter detection=flagged"
     filters = key_value_pairs("--filter", items, "key=value", example)
     try:
@@ -101,8 +100,6 @@ def parse_filters(items: list[str]) -> dict[str, str]:
 def select_traces(args: argparse.Namespace, filters: dict[str, str], shown_as: str) -> tuple[Path, list[Any]]:
     """The store and its rows matching `filters`, oldest first (warnings printed); no rows
     prints the "no traces" line. `shown_as` renders the filters as the user typed them."""
-    from proveai.capture.reading import list_traces
-
     store = store_of(args)
     listing = list_traces(store, filters)
     print_warnings(listing.warnings)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.jsonio import write_json_atomic
+from proveai.capture.exporters import FileExporter
 from proveai.engine.layers import (
     Analysis,
     EngineSettings,
@@ -24,6 +26,8 @@ from proveai.engine.layers import (
 )
 from proveai.engine.model import LAYERS, AnalyzeResponse, LayerResult, PropagationLink
 from proveai.engine.propagation import propagate
+from proveai.traces.index import append_entry, manifest_entry
+from proveai.traces.outcomes import DETECTION_SUFFIX, Detection, detection_status
 
 FINDING_LAYERS = {
     "checks": checks_layer, "errors": errors_layer, "loops": loops_layer,
@@ -76,8 +80,6 @@ def _guarded(name: str, analysis: Analysis) -> LayerOutcome:
 
 def status_of(detected: bool, trace: Any) -> str:
     """flagged when the engine found something; else the capture-time status (clean/suspect)."""
-    from proveai.capture.outcomes import detection_status
-
     return "flagged" if detected else detection_status(trace.outcome)
 
 
@@ -121,10 +123,6 @@ def persist(store: Path, run: Run) -> Path:
     (name = layer, plus the MAST mode, severity and confidence) and the capture-time checks
     that were skipped, so `proveai status --filter detection=flagged` lists flagged traces.
     """
-    from poisson_prove.shared.jsonio import write_json_atomic
-    from proveai.capture.exporters import FileExporter, manifest_entry
-    from proveai.capture.index import append_entry
-    from proveai.capture.outcomes import DETECTION_SUFFIX, Detection
 
     trace = run.analysis.trace
     store.mkdir(parents=True, exist_ok=True)

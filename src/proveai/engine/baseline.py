@@ -13,6 +13,10 @@ from pathlib import Path
 from typing import Any
 
 from proveai.errors import ProveAIError
+from proveai.replay.artifacts import Baseline
+from proveai.store import Store
+from proveai.traces.reading import load_trace
+from proveai.traces.topology import edge_multiplicity
 
 Edge = tuple[str | None, str]
 
@@ -29,8 +33,6 @@ class BaselineProfile:
 
     @classmethod
     def of(cls, name: str, traces: Sequence[Any]) -> BaselineProfile:
-        from proveai.replay.topology import edge_multiplicity
-
         if not traces:
             raise ProveAIError(f"baseline {name!r} holds no readable traces")
         per_trace = [Counter(span.name for span in t.spans) for t in traces]
@@ -48,10 +50,6 @@ class BaselineProfile:
     @classmethod
     def load(cls, ref: str, project: str | Path = ".") -> BaselineProfile:
         """The baseline NAME[@VERSION] of the project at `project` (its ./proveai/baselines)."""
-        from proveai.capture.reading import load_trace
-        from proveai.replay.artifacts import Baseline
-        from proveai.store import Store
-
         baseline = Baseline.load(ref, Store(project))
         root = Path(baseline.traces_dir)
         if not root.is_absolute():

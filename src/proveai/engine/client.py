@@ -18,6 +18,8 @@ import httpx
 from proveai.engine.handlers import fire
 from proveai.engine.model import AnalyzeResponse
 from proveai.errors import ProveAIError
+from proveai.traces.otlp import encode_trace
+from proveai.traces.trace import Trace
 
 RETRY_STATUSES = (502, 503, 504)
 EventCallback = Callable[[str, dict[str, Any]], Any]
@@ -25,7 +27,7 @@ EventCallback = Callable[[str, dict[str, Any]], Any]
 
 def _sse() -> Any:
     try:
-        import httpx_sse
+        import httpx_sse  # httpx-sse: pulls in httpx (~120 ms), only when streaming
     except ImportError:
         raise ProveAIError(
             "ProveAI.analyze streams with httpx-sse, which is not installed",
@@ -40,9 +42,6 @@ def otlp_document(trace: Any) -> dict[str, Any]:
     An open trace (analyze called inside `with trace(...)`) is sent with the spans finished
     so far; its checks run only when the block exits, so none are in the document.
     """
-    from proveai.capture.otlp import encode_trace
-    from proveai.capture.trace import Trace
-
     if not isinstance(trace, Trace):
         raise ProveAIError(f"analyze needs a proveai Trace, not {type(trace).__name__}")
     if getattr(trace, "_closed", True):

@@ -8,6 +8,7 @@ A handler that raises is logged (logger "proveai.engine") and never breaks the c
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import threading
 from collections.abc import Callable
@@ -67,8 +68,6 @@ def clear_handlers() -> None:
 def _view(handler: DetectionHandler, response: AnalyzeResponse) -> AnalyzeResponse | None:
     view = response.filtered(handler.severity, handler.min_confidence)
     if handler.agent_name is not None or handler.failure_mode is not None:
-        import dataclasses
-
         def keep(item: Any) -> bool:
             return (handler.agent_name in (None, item.agent_name)) and (
                 handler.failure_mode is None or handler.failure_mode in item.failure_modes

@@ -6,6 +6,8 @@ import json
 from typing import Any
 
 from proveai.errors import ProveAIError
+from proveai.traces.otlp import decode_trace
+from proveai.traces.trace import Trace
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
 
@@ -17,9 +19,6 @@ def split_traces(body: bytes) -> list[Any]:
     trace-level facts in its resource); entries of the same trace id are merged. ProveAIError
     names what is wrong with a body that is not such a document.
     """
-    from proveai.capture.otlp import decode_trace
-    from proveai.capture.trace import Trace
-
     if not body.strip():
         raise ProveAIError("empty body: POST an OTLP JSON trace document")
     try:

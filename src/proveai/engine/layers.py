@@ -16,9 +16,11 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from proveai.diff.judge import llm_judge
 from proveai.engine.baseline import BaselineProfile
 from proveai.engine.model import Diagnosis, severity_rank
 from proveai.engine.taxonomy import LAYER_MODES
+from proveai.traces.topology import edge_multiplicity, graph_parents, parallel_groups
 
 MISSING_EDGE_SHARE = 0.5  # an edge most known-good runs take counts as expected
 
@@ -115,8 +117,6 @@ def errors_layer(analysis: Analysis) -> LayerOutcome:
 
 def _sequential_calls(trace: Any) -> Counter[str]:
     """Calls per agent, counting a group of overlapping (parallel) sibling calls once."""
-    from proveai.replay.topology import graph_parents, parallel_groups
-
     counts = Counter(span.name for span in trace.spans)
     for group in parallel_groups(trace, graph_parents(trace)):
         counts[group[0].name] -= len(group) - 1
@@ -158,8 +158,6 @@ def loops_layer(analysis: Analysis) -> LayerOutcome:
 
 
 def path_layer(analysis: Analysis) -> LayerOutcome:
-    from proveai.replay.topology import edge_multiplicity
-
     baseline, trace = analysis.settings.baseline, analysis.trace
     if baseline is None:
         return LayerOutcome("skipped", "no baseline: start the engine with --baseline NAME")
@@ -192,8 +190,6 @@ def path_layer(analysis: Analysis) -> LayerOutcome:
 
 
 def judge_layer(analysis: Analysis) -> LayerOutcome:
-    from proveai.replay.judge import llm_judge
-
     settings, trace = analysis.settings, analysis.trace
     if not settings.judge_model:
         return LayerOutcome("skipped", "off: start the engine with --judge-model MODEL to enable it")

@@ -15,12 +15,11 @@ from typing import Any
 from proveai.engine.layers import Analysis, LayerOutcome
 from proveai.engine.model import Diagnosis, PropagationLink, severity_rank
 from proveai.engine.taxonomy import label, remediation
+from proveai.traces.topology import graph_parents
 
 
 def agent_graph(trace: Any) -> dict[str, set[str]]:
     """agent -> the agents that called it (its graph parents, over all its spans)."""
-    from proveai.replay.topology import graph_parents
-
     parents: dict[str, set[str]] = defaultdict(set)
     by_id = {s.span_id: s for s in trace.spans}
     for span_id, parent in graph_parents(trace).items():

@@ -22,6 +22,7 @@ from proveai.engine.ingest import MAX_BODY_BYTES, split_traces
 from proveai.engine.layers import Analysis, EngineSettings
 from proveai.engine.model import LAYERS
 from proveai.errors import ProveAIError
+from proveai.version import __version__
 
 HOST = "127.0.0.1"  # never another interface: the engine has no authentication
 
@@ -44,13 +45,12 @@ def sse(event: str, data: dict[str, Any], event_id: int) -> bytes:
 
 def create_app(settings: EngineSettings, store: Path | None) -> Any:
     """The ASGI app (Starlette); needs the `engine` extra."""
-    from starlette.applications import Starlette
-    from starlette.concurrency import run_in_threadpool
-    from starlette.requests import Request
-    from starlette.responses import JSONResponse, StreamingResponse
-    from starlette.routing import Route
+    from starlette.applications import Starlette  # starlette: engine extra, only when serving
+    from starlette.concurrency import run_in_threadpool  # starlette
+    from starlette.requests import Request  # starlette
+    from starlette.responses import JSONResponse, StreamingResponse  # starlette
+    from starlette.routing import Route  # starlette
 
-    from proveai import __version__
 
     state = EngineState(settings, store)
 
@@ -148,7 +148,7 @@ def bind(port: int) -> socket.socket:
 
 def serve(app: Any, sock: socket.socket) -> None:
     """Serve until Ctrl-C / SIGTERM; uvicorn drains open requests, then returns."""
-    import uvicorn
+    import uvicorn  # uvicorn: engine extra, only when serving
 
     config = uvicorn.Config(app, log_level="warning", lifespan="off", access_log=False)
     server = uvicorn.Server(config)

@@ -8,11 +8,13 @@ first) and, on exit, restores the registrations it found (`snapshot_registry` /
 from __future__ import annotations
 
 import abc
+import fnmatch
 import threading
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
+from proveai.providers import registry
 from proveai.providers.base import Message, ProviderResponse, record_on_current_span
 
 _install_lock = threading.RLock()
@@ -31,8 +33,6 @@ class MockProvider(abc.ABC):
         self._saved: Any = None  # a RegistrySnapshot while installed
 
     def supports(self, model: str) -> bool:
-        import fnmatch
-
         return any(fnmatch.fnmatchcase(model, p) for p in self.patterns)
 
     @abc.abstractmethod
@@ -53,8 +53,6 @@ class MockProvider(abc.ABC):
 
     # ---- context manager / start-stop -----------------------------------------------------------
     def start(self) -> MockProvider:
-        from proveai.providers import registry
-
         with _install_lock:
             self._saved = registry.snapshot_registry()
             for pattern in reversed(self.patterns):
@@ -62,8 +60,6 @@ class MockProvider(abc.ABC):
         return self
 
     def stop(self) -> None:
-        from proveai.providers import registry
-
         with _install_lock:
             if self._saved is not None:
                 registry.restore_registry(self._saved)

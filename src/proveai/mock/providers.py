@@ -9,7 +9,9 @@ from pathlib import Path
 from typing import Any
 
 from proveai.mock._registry import MockProvider
-from proveai.providers.base import Message, ProviderError, ProviderResponse
+from proveai.providers.base import Message, ProviderError, ProviderResponse, as_response
+from proveai.providers.registry import registrations
+from proveai.traces.reading import load_trace
 
 FAILURE_KINDS = ("timeout", "rate_limit", "malformed", "server_error")
 
@@ -54,8 +56,6 @@ def from_trace(trace_or_path: Any) -> TraceMock:
     """A provider for every model the trace called, replaying its recorded output_messages."""
     trace = trace_or_path
     if isinstance(trace_or_path, str | os.PathLike):
-        from proveai.capture.reading import load_trace
-
         trace = load_trace(Path(trace_or_path))
     recorded: dict[str, list[tuple[Any, str]]] = {}
     for span in trace.spans:
@@ -122,8 +122,6 @@ class FailureMock(MockProvider):
         if self.failed < self.times:
             self.failed += 1
             raise _failure(self.kind, model)
-        from proveai.providers.base import as_response
-        from proveai.providers.registry import registrations
 
         for registration in registrations():
             if registration.provider is not self and fnmatch.fnmatchcase(model, registration.pattern):

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
 from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.traces.context import current_span
 
 Message = Mapping[str, Any]
 
@@ -105,10 +106,6 @@ def record_on_current_span(
     messages: Sequence[Message], response: ProviderResponse, model: str, kwargs: Mapping[str, Any]
 ) -> None:
     """Let a monitored agent's open span record the request actually sent and the reply."""
-    try:
-        from proveai.capture.monitor import current_span
-    except ImportError:  # capture not available: nothing to record into
-        return
     builder = current_span()
     if builder is None:
         return

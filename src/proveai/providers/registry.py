@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
-from proveai.providers._http import HTTPChatProvider
 from proveai.providers.anthropic import AnthropicProvider
+from proveai.providers.base import ProviderError
 from proveai.providers.openai import OpenAICompatibleProvider
 
 BUILTIN_OPENAI_PATTERNS = ("gpt-*", "o1-*", "o3-*", "o4-*", "o1", "o3", "o4-mini")
@@ -135,30 +135,19 @@ def registrations() -> list[Registration]:
 
 
 def dispatch(model: str) -> Any:
-    """The provider for `model`: the first registration whose pattern matches.
+    """The provider for `model`: the first registration whose pattern matches, as registered.
 
-    Inside a `proveai snapshot verify` re-run (PROVEAI_VERIFY=1) a built-in HTTP provider
-    (OpenAI-compatible, Anthropic, env-registered) comes wrapped in the default response
-    cache, so an agent whose request did not change costs no model call on a re-verify.
+    `proveai.dispatch` (proveai.cache.dispatch_cached) adds the verify-time response cache on
+    top of this lookup.
     """
     for registration in registrations():
         if fnmatch.fnmatchcase(model, registration.pattern):
-            return _cached_under_verify(registration.provider)
+            return registration.provider
     raise ValueError(
         f"No provider registered for model {model!r}. Set PROVEAI_PROVIDER_PATTERN (e.g. {model}) and "
         "PROVEAI_PROVIDER_BASE_URL (plus PROVEAI_PROVIDER_API_KEY if the endpoint needs one), "
         "or call proveai.register_provider(pattern, provider)."
     )
-
-
-def _cached_under_verify(provider: Any) -> Any:
-    # Only proveai's own HTTP providers: a custom or mock provider is the user's code and
-    # keeps answering for itself (wrap it with cached_dispatch to cache it).
-    if os.environ.get("PROVEAI_VERIFY") != "1" or not isinstance(provider, HTTPChatProvider):
-        return provider
-    from proveai.cache import CachedProvider, cache_disabled_by_env, default_cache
-
-    return provider if cache_disabled_by_env() else CachedProvider(provider, default_cache())
 
 
 class _MissingBaseUrl:
@@ -173,8 +162,6 @@ class _MissingBaseUrl:
         return any(fnmatch.fnmatchcase(model, p) for p in self.patterns)
 
     def call(self, messages: Any, model: str, **kwargs: Any) -> Any:
-        from proveai.providers.base import ProviderError
-
         raise ProviderError(
             f"model {model!r} matches PROVEAI_PROVIDER_PATTERN but PROVEAI_PROVIDER_BASE_URL is not set",
             reason="PROVEAI_PROVIDER_BASE_URL not set",

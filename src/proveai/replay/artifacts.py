@@ -7,34 +7,22 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import json
 import os
-import re
 import secrets
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.jsonio import utc_now_iso, write_json_atomic
 from proveai.errors import ProveAIError
-from proveai.store import Store
-
-NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
-
-
-def utc_now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
-def check_name(kind: str, name: str) -> str:
-    if not NAME_RE.match(name or ""):
-        raise ProveAIError(
-            f"invalid {kind} name {name!r}: use letters, digits, '.', '_', '-' (not first)",
-        )
-    return name
+from proveai.store import Store, check_name
+from proveai.traces.reading import list_traces
 
 
 def _write_yaml(path: Path, data: Mapping[str, Any]) -> None:
-    import yaml
+    import yaml  # yaml: ~20 ms, only for baselines and experiments
 
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
@@ -49,7 +37,7 @@ def _unknown(kind: str, name: str, folder: Path, known: Sequence[str], create: s
 
 
 def _read_yaml(path: Path, kind: str) -> dict[str, Any]:
-    import yaml
+    import yaml  # yaml: ~20 ms, only for baselines and experiments
 
     try:
         data = yaml.safe_load(path.read_text(encoding="utf-8"))
@@ -96,7 +84,7 @@ class Baseline:
                 suggestions=(f"proveai baseline refresh {name}  (re-apply its filter as a new version)",),
             )
         ids = _matching_ids(traces_dir, filters)
-        now = utc_now()
+        now = utc_now_iso()
         baseline = cls(name, 1, ids, dict(filters), str(traces_dir), now, now)
         baseline.save(store)
         return baseline
@@ -111,7 +99,7 @@ class Baseline:
             self.filter,
             self.traces_dir,
             self.created,
-            utc_now(),
+            utc_now_iso(),
             (*self.history, past),
         )
         refreshed.save(store)
@@ -186,8 +174,6 @@ class Baseline:
 
 
 def _matching_ids(traces_dir: str | os.PathLike[str], filters: Mapping[str, str]) -> tuple[str, ...]:
-    from proveai.capture.reading import list_traces
-
     try:
         listing = list_traces(traces_dir, dict(filters))
     except ValueError as exc:
@@ -244,7 +230,7 @@ class Experiment:
                 "an experiment needs at least one override",
                 suggestions=(f"proveai experiment new {name} --override AGENT=PATH",),
             )
-        experiment = cls(name, overrides, utc_now(), description)
+        experiment = cls(name, overrides, utc_now_iso(), description)
         data: dict[str, Any] = {"name": name, "created": experiment.created}
         if description:
             data["description"] = description
@@ -329,8 +315,6 @@ class Run:
 
     @classmethod
     def load(cls, run_id: str, store: Store) -> Run:
-        import json
-
         path = store.runs_dir / run_id
         try:
             manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
@@ -347,8 +331,6 @@ class Run:
         return sorted(p.name for p in store.runs_dir.iterdir() if (p / "manifest.json").exists())
 
     def write_json(self, name: str, document: Any) -> Path:
-        from poisson_prove.shared.jsonio import write_json_atomic
-
         target = self.path / name
         write_json_atomic(target, document)
         return target
@@ -358,8 +340,6 @@ class Run:
         return self.path / "report.html"
 
     def verdicts(self) -> list[dict[str, Any]]:
-        import json
-
         return list(json.loads((self.path / "verdicts.json").read_text(encoding="utf-8")))
 
 

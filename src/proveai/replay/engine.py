@@ -12,11 +12,13 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from proveai.cache import CachedProvider, default_cache, dispatch_cached
 from proveai.errors import ProveAIError
-from proveai.replay.topology import bfs_order, graph_parents
+from proveai.replay.reinvoke import NotReinvokable, reinvoke
+from proveai.traces.topology import bfs_order, graph_parents
 
 MESSAGE_OVERRIDE_KEYS = ("model", "prompt", "messages")
 MIN_SUBSTRING_CHARS = 3  # shorter outputs are substituted only where they are a whole value
@@ -135,12 +137,8 @@ def build_request(
 
 
 def _resolve_provider(model: str, provider: Any, cache: Any) -> Any:
-    from proveai.cache import CachedProvider, default_cache
-
     if provider is None:
-        from proveai.providers.registry import dispatch
-
-        provider = dispatch(model)
+        provider = dispatch_cached(model)
     if isinstance(provider, CachedProvider):
         return provider
     return CachedProvider(provider, cache if cache is not None else default_cache())
@@ -328,8 +326,6 @@ def replay_trace(
 
 def _reinvoked(span: Any, inputs: dict[str, Any], allowed: bool) -> tuple[ReplayedSpan | None, str]:
     """(the re-executed span, note), or (None, why it could not be re-executed)."""
-    from proveai.replay.reinvoke import NotReinvokable, reinvoke
-
     if not allowed:
         return None, "not re-executed (re-invoking captured functions is turned off); recorded output kept"
     try:
@@ -354,8 +350,6 @@ def _reinvoked(span: Any, inputs: dict[str, Any], allowed: bool) -> tuple[Replay
 
 
 def _with(replayed: ReplayedSpan, **changes: Any) -> ReplayedSpan:
-    from dataclasses import replace
-
     return replace(replayed, **changes)
 
 

@@ -34,8 +34,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from proveai.capture._jsonsafe import TRUNCATION_MARKER, to_jsonable
-from proveai.capture.monitor import _code_hash, project_root
+from proveai.capture.monitor import _code_hash
+from proveai.store import project_root
+from proveai.traces.jsonsafe import TRUNCATION_MARKER, to_jsonable
 
 _REPR_OBJECT = re.compile(r"^<[\w.]+ object at 0x[0-9a-fA-F]+>$")
 _TRUNCATED = TRUNCATION_MARKER.split("{n}")[0]

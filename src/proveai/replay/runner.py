@@ -6,7 +6,6 @@ before anything is written; the run folder is written only once every trace was 
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 import sys
 from collections import Counter, defaultdict
@@ -16,10 +15,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.jsonio import utc_now_iso
 from poisson_prove.shared.suggest import did_you_mean
+from proveai.cache import ResponseCache, default_cache
+from proveai.diff.judge import judge_model_name
+from proveai.diff.tier2 import load_calibration
 from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, ProveAIError
+from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
 from proveai.replay.artifacts import Baseline, Experiment, Run, overrides_summary, prompt_override
+from proveai.replay.attribution import attribute_edges
+from proveai.replay.engine import replay_trace
 from proveai.store import Store
+from proveai.traces.load import load_trace
+from proveai.traces.reading import iter_traces, validate_filter
 
 EMBEDDERS = ("none", "local", "openai")
 Progress = Callable[[int, int, str], None]
@@ -47,13 +55,66 @@ class RunRequest:
 
 
 @dataclass(frozen=True)
+class RunMetrics:
+    """What one run counted: verdicts per status and per edge, model calls, latency, tokens.
+
+    `to_dict()` is metrics.json (docs/proveai-replay.md), key for key.
+    """
+
+    traces: int
+    edges: int
+    by_status: dict[str, int]
+    by_edge: dict[str, dict[str, int]]
+    regression_rate_by_edge: dict[str, float]
+    live_spans: int
+    cached_spans: int
+    cache_hits: int
+    cache_misses: int
+    replay_latency_ms: float
+    tokens: dict[str, int]
+    unjudged: int  # mismatches the judge could not decide
+    unjudged_reasons: list[str]
+    reinvoked: dict[str, int]  # agent -> spans re-executed by calling the captured function
+    not_reexecuted: dict[str, str]  # agent -> why its changed inputs could not be re-executed
+
+    @property
+    def regressed(self) -> int:
+        return self.by_status.get("regressed", 0)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "traces": self.traces,
+            "edges": self.edges,
+            "by_status": dict(self.by_status),
+            "by_edge": {edge: dict(counts) for edge, counts in self.by_edge.items()},
+            "regression_rate_by_edge": dict(self.regression_rate_by_edge),
+            "live_spans": self.live_spans,
+            "cached_spans": self.cached_spans,
+            "cache": {"hits": self.cache_hits, "misses": self.cache_misses},
+            "replay_latency_ms": self.replay_latency_ms,
+            "tokens": dict(self.tokens),
+            "unjudged": self.unjudged,
+            "unjudged_reasons": list(self.unjudged_reasons),
+            "reinvoked": dict(self.reinvoked),
+            "not_reexecuted": dict(self.not_reexecuted),
+        }
+
+
+@dataclass(frozen=True)
 class RunResult:
+    """A finished run: its folder, the replayed pairs, the metrics and the exit code.
+
+    `report_paths` are where the HTML report belongs (the run folder's report.html, then
+    --report's path); the caller writes them through proveai.report.
+    """
+
     run: Run
     pairs: list[tuple[Any, Any]]
-    metrics: dict[str, Any]
+    metrics: RunMetrics
     report_paths: tuple[Path, ...]
     exit_code: int
     judge_model: str
+    embedder: str  # as recorded in the manifest: "none", "local:<model>", ...
 
     @property
     def verdicts(self) -> list[tuple[str, Any]]:
@@ -61,8 +122,6 @@ class RunResult:
 
 
 def _select_traces(request: RunRequest) -> tuple[list[Any], dict[str, Any] | None]:
-    from proveai.capture.reading import iter_traces, load_trace, validate_filter
-
     if request.baseline:
         if request.filters:
             raise ProveAIError(
@@ -144,19 +203,11 @@ def _check_report_path(path: Path | None) -> None:
 def _embedder(kind: str) -> Any:
     if kind == "none":
         return None
-    from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
-
     return LocalEmbeddingAdapter() if kind == "local" else OpenAICompatibleEmbeddingAdapter()
 
 
 def execute_run(request: RunRequest, progress: Progress | None = None) -> RunResult:
     """Replay the selected traces with the overrides, grade every edge, write proveai/runs/<id>/."""
-    from proveai.cache import ResponseCache, default_cache
-    from proveai.replay.attribution import attribute_edges
-    from proveai.replay.calibration import load_calibration
-    from proveai.replay.engine import replay_trace
-    from proveai.replay.judge import judge_model_name
-
     if request.embedder not in EMBEDDERS:
         raise ProveAIError(f"--embedder must be one of {', '.join(EMBEDDERS)}, not {request.embedder!r}")
     overrides: dict[str, dict[str, Any]] = {}
@@ -179,7 +230,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     cache = ResponseCache(enabled=False) if request.no_cache else default_cache()
     judge_model = judge_model_name(request.judge_model)
     embedder = _embedder(request.embedder)
-    started = dt.datetime.now(dt.UTC)
+    started = utc_now_iso()
     hits0, misses0 = cache.hits, cache.misses
     calibration = load_calibration()
 
@@ -221,9 +272,9 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
             raise
     pairs = [results[i] for i in range(len(traces))]
     metrics = run_metrics(pairs, cache.hits - hits0, cache.misses - misses0)
-    if metrics["by_status"].get("regressed"):
+    if metrics.regressed:
         exit_code = EXIT_REGRESSION
-    elif request.strict_judge and metrics["unjudged"]:
+    elif request.strict_judge and metrics.unjudged:
         exit_code = EXIT_INCONCLUSIVE  # a mismatch nobody could judge is never a silent pass
     else:
         exit_code = EXIT_OK
@@ -231,8 +282,8 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     manifest = {
         "schema": "proveai.run/1",
         "run_id": run.run_id,
-        "created": started.isoformat(timespec="seconds").replace("+00:00", "Z"),
-        "finished": dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        "created": started,
+        "finished": utc_now_iso(),
         "argv": list(request.argv),
         "traces_dir": str(request.traces_dir),
         "filters": dict(request.filters),
@@ -247,7 +298,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
         "judge_model": judge_model,
         "cache": {"enabled": cache.enabled, "root": str(cache.root)},
         "trace_ids": [t.trace_id for t, _ in pairs],
-        "by_status": metrics["by_status"],
+        "by_status": dict(metrics.by_status),
         "exit_code": exit_code,
         "python": sys.version.split()[0],
     }
@@ -269,21 +320,17 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
             for trace, replayed in pairs
         ],
     )
-    run.write_json("metrics.json", metrics)
-    from proveai.report import write_html_report
-
-    options = {"run_id": run.run_id, "embedder": manifest["embedder"]}
-    reports = [write_html_report(pairs, run.report_path, judge_model, **options)]
-    if request.report is not None:
-        reports.append(write_html_report(pairs, request.report, judge_model, **options))
+    run.write_json("metrics.json", metrics.to_dict())
+    reports = [run.report_path] + ([request.report] if request.report is not None else [])
     manifest["reports"] = [os.fspath(p) for p in reports]
     run.write_json("manifest.json", manifest)
     return RunResult(
-        Run(run.run_id, run.path, manifest), pairs, metrics, tuple(reports), exit_code, judge_model
+        Run(run.run_id, run.path, manifest), pairs, metrics, tuple(reports), exit_code, judge_model,
+        manifest["embedder"],
     )
 
 
-def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses: int) -> dict[str, Any]:
+def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses: int) -> RunMetrics:
     """Counts per status and per edge, regression rates, live/cached calls, latency and tokens."""
     by_status: Counter[str] = Counter()
     by_edge: dict[str, Counter[str]] = defaultdict(Counter)
@@ -311,22 +358,23 @@ def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses:
                 cached += int(span.cached)
                 latency += span.latency_ms
                 tokens.update(span.usage)
-    return {
-        "traces": len(pairs),
-        "edges": sum(by_status.values()),
-        "by_status": dict(by_status),
-        "by_edge": {edge: dict(counts) for edge, counts in by_edge.items()},
-        "regression_rate_by_edge": {
+    return RunMetrics(
+        traces=len(pairs),
+        edges=sum(by_status.values()),
+        by_status=dict(by_status),
+        by_edge={edge: dict(counts) for edge, counts in by_edge.items()},
+        regression_rate_by_edge={
             edge: round(counts.get("regressed", 0) / sum(counts.values()), 4)
             for edge, counts in by_edge.items()
         },
-        "live_spans": live,
-        "cached_spans": cached,
-        "cache": {"hits": cache_hits, "misses": cache_misses},
-        "replay_latency_ms": round(latency, 3),
-        "tokens": dict(tokens),
-        "unjudged": unjudged,
-        "unjudged_reasons": sorted(reasons),
-        "reinvoked": dict(reinvoked),
-        "not_reexecuted": not_rerun,
-    }
+        live_spans=live,
+        cached_spans=cached,
+        cache_hits=cache_hits,
+        cache_misses=cache_misses,
+        replay_latency_ms=round(latency, 3),
+        tokens=dict(tokens),
+        unjudged=unjudged,
+        unjudged_reasons=sorted(reasons),
+        reinvoked=dict(reinvoked),
+        not_reexecuted=not_rerun,
+    )

@@ -6,7 +6,6 @@ Every captured string goes through Jinja2's autoescaping.
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 from collections import Counter
@@ -14,6 +13,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.jsonio import utc_now_iso
 from proveai.report.graph import build_graph
 
 STATUSES = ("unchanged", "drifted", "regressed", "inconclusive", "path_changed", "iteration_count_changed")
@@ -94,6 +94,7 @@ def render_html(
     generated: str | None = None,
 ) -> str:
     """The report for (original Trace, ReplayedTrace) pairs whose edge_verdicts are filled in."""
+    # jinja2: ~40 ms, only when a report is written
     from jinja2 import Environment, PackageLoader, select_autoescape
 
     pairs = list(pairs)
@@ -123,7 +124,7 @@ def render_html(
         models=models,
         judge_model=judge_model or "—",
         embedder=embedder or "none",
-        generated=generated or dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z"),
+        generated=generated or utc_now_iso(),
     )
 
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from poisson_prove.shared.text import value_as_text
-from proveai.replay.attribution import EdgeVerdict
+from proveai.diff.grading import EdgeVerdict
 from proveai.report import render_html
 from proveai.snapshot.fromtrace import load_trace_file
 from proveai.snapshot.grading import SYMBOLS

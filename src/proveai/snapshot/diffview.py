@@ -14,8 +14,9 @@ from typing import Any
 
 from poisson_prove.shared.text import value_as_text
 from proveai.snapshot.grading import fresh_agents_of_trace
-from proveai.snapshot.model import ExpectedIO, check_name, load_snapshot, snapshot_path, unknown_agent_error
+from proveai.snapshot.model import ExpectedIO, load_snapshot, snapshot_path, unknown_agent_error
 from proveai.snapshot.update import fresh_traces, last_verified
+from proveai.store import check_name
 
 
 @dataclass(frozen=True)
@@ -95,7 +96,7 @@ class DiffReport:
 def snapshot_diff(
     *, snapshots_dir: Path, runs_dir: Path, name: str = "latest", agents: Sequence[str] = ()
 ) -> DiffReport:
-    check_name(name)
+    check_name("snapshot", name)
     snapshot = load_snapshot(snapshot_path(snapshots_dir, name))
     run_dir, _ = last_verified(runs_dir, name)
     traces = fresh_traces(run_dir)

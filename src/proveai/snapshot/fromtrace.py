@@ -12,14 +12,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from proveai.capture.index import read_index
-from proveai.capture.index import trace_files as stored_files
-from proveai.capture.reading import load_trace
 from proveai.errors import ProveAIError
 from proveai.snapshot.model import AgentDefinition, Capture, ExpectedIO, unknown_agent_error
+from proveai.store import trace_files as stored_files
+from proveai.traces.index import read_index
+from proveai.traces.load import load_trace
 
 if TYPE_CHECKING:
-    from proveai.capture.trace import Span, Trace
+    from proveai.traces.trace import Span, Trace
 
 TOOL_OPERATION = "execute_tool"
 
@@ -41,7 +41,7 @@ def _entry_time(entry: Mapping[str, Any], path: Path) -> float:
         return 0.0
 
 
-def trace_files(traces_dir: Path) -> list[tuple[str, Path, float]]:
+def dated_trace_files(traces_dir: Path) -> list[tuple[str, Path, float]]:
     """(trace_id, path, time) of every stored trace, oldest first.
 
     Read through the capture index, which folds its journal in: manifest.json alone can lag
@@ -58,7 +58,7 @@ def trace_files(traces_dir: Path) -> list[tuple[str, Path, float]]:
 
 
 def find_trace_path(traces_dir: Path, trace_id: str | None) -> Path:
-    files = trace_files(traces_dir)
+    files = dated_trace_files(traces_dir)
     if not files:
         raise ProveAIError(
             f"no traces in {traces_dir}",

@@ -10,11 +10,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, ProveAIError
-from proveai.snapshot.model import Snapshot, check_name, list_snapshots, load_snapshot, snapshot_path
+from proveai.snapshot.model import Snapshot, list_snapshots, load_snapshot, snapshot_path
 from proveai.snapshot.replicate_runs import Progress
 from proveai.snapshot.targeting import target_snapshots
 from proveai.snapshot.verify import VerifyOptions, VerifyResult, verify_snapshot
 from proveai.snapshot.whatif import parse_overrides
+from proveai.store import check_name
 
 # the batch's exit code is the first of these any snapshot gave: a regression outranks a usage
 # error (another snapshot could not be verified), which outranks an unjudged change
@@ -118,7 +119,7 @@ def plan_verify(
     """The named snapshot, else every snapshot (auto-targeted in CI or with `changed`).
     A malformed snapshot file stops the plan: verifying around it would pass it silently."""
     if name:
-        snapshot = load_snapshot(snapshot_path(snapshots_dir, check_name(name)))
+        snapshot = load_snapshot(snapshot_path(snapshots_dir, check_name("snapshot", name)))
         return VerifyPlan({name: snapshot}, (name,), None)
     entries = list_snapshots(snapshots_dir)
     broken = [e for e in entries if e.snapshot is None]

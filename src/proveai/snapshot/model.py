@@ -296,16 +296,6 @@ def snapshot_path(snapshots_dir: Path, name: str) -> Path:
     return snapshots_dir / f"{name}.json"
 
 
-def check_name(name: str) -> str:
-    """Snapshot names become file names: refuse separators and dot-files."""
-    if not name or name.startswith(".") or any(ch in name for ch in "/\\\0") or name != name.strip():
-        raise ProveAIError(
-            f"snapshot name {name!r} is not usable as a file name",
-            suggestions=["use letters, digits, '-' and '_' (e.g. latest, weekly-goods)"],
-        )
-    return name
-
-
 def unknown_agent_error(agent: str, known: Iterable[str], where: str) -> ProveAIError:
     """The refusal for an agent name that is not there, listing the ones that are."""
     names = list(known)

@@ -12,17 +12,16 @@ from proveai.errors import EXIT_USAGE, ProveAIError
 from proveai.snapshot.fromtrace import (
     capture_of,
     check_agents,
+    dated_trace_files,
     definitions_of,
     find_trace_path,
     load_trace_file,
-    trace_files,
     varying_agents,
 )
 from proveai.snapshot.judge_cache import ensure_gitignore
 from proveai.snapshot.model import (
     AgentDefinition,
     Snapshot,
-    check_name,
     load_snapshot,
     next_version,
     snapshot_path,
@@ -30,9 +29,10 @@ from proveai.snapshot.model import (
 )
 from proveai.snapshot.replicate_runs import Progress, capture_replicates
 from proveai.snapshot.rerun import why_not_rerunnable
+from proveai.store import check_name
 
 if TYPE_CHECKING:
-    from proveai.capture.trace import Trace
+    from proveai.traces.trace import Trace
 
 
 def build_snapshot(
@@ -98,7 +98,7 @@ class InitResult:
 def _same_pipeline_traces(traces_dir: Path, trace: Trace, limit: int = 20) -> list[Trace]:
     """The most recent stored traces of the same pipeline (same trace name), for comparison."""
     found = []
-    for tid, path, _ in reversed(trace_files(traces_dir)):
+    for tid, path, _ in reversed(dated_trace_files(traces_dir)):
         if len(found) >= limit:
             break
         if tid == trace.trace_id:
@@ -127,7 +127,7 @@ def init_snapshot(
     progress: Progress | None = None,
 ) -> InitResult:
     """Pin the most recent (or given) trace; with replicates > 1 re-run it N times and pin those."""
-    check_name(name)
+    check_name("snapshot", name)
     if replicates < 1:
         raise ProveAIError("--replicates must be at least 1", exit_code=EXIT_USAGE)
     trace = load_trace_file(find_trace_path(traces_dir, trace_id))

@@ -13,12 +13,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proveai.errors import EXIT_USAGE, ProveAIError
-from proveai.snapshot.fromtrace import load_trace_file, trace_files
+from proveai.snapshot.fromtrace import dated_trace_files, load_trace_file
 from proveai.snapshot.rerun import replicate_seed, rerun
 from proveai.snapshot.soundness import model_outage
 
 if TYPE_CHECKING:
-    from proveai.capture.trace import Trace
+    from proveai.traces.trace import Trace
 
 Progress = Callable[[int, int], None]  # (runs done, runs planned)
 
@@ -57,7 +57,7 @@ def capture_replicates(
                 # dispatch under verify) would serve every replicate the first one's replies
                 extra_env={"PROVEAI_NO_CACHE": "1"} if count > 1 else None,
             )
-            files = trace_files(result.traces_dir)
+            files = dated_trace_files(result.traces_dir)
             loaded = [load_trace_file(path) for _, path, _ in files]
             named = [t for t in loaded if trace_name is None or t.name == trace_name] or loaded
             if not named:

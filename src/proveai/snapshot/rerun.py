@@ -19,18 +19,10 @@ from typing import Any
 
 from poisson_prove.shared.children import run_child
 from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.store import project_root
 
 DEFAULT_TIMEOUT_S = 600.0
 _TAIL_LINES = 12
-
-
-def project_root(start: Path | None = None) -> Path:
-    """The nearest folder holding .git or pyproject.toml, else `start` (the cwd)."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists() or (folder / "pyproject.toml").exists():
-            return folder
-    return here
 
 
 def replicate_seed(seed: int, stream: str, replicate: int) -> int:

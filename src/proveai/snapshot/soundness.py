@@ -10,7 +10,7 @@ from proveai.errors import EXIT_USAGE, ProveAIError
 from proveai.snapshot.replicates import smallest_detectable_rise
 
 if TYPE_CHECKING:
-    from proveai.capture.trace import Trace
+    from proveai.traces.trace import Trace
 
 # what a model call that never reached a working model records (providers/_http.py)
 _OUTAGE_MARKERS = ("could not connect", "timed out after", "after ")

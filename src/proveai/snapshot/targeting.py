@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proveai.snapshot.model import Snapshot
-from proveai.snapshot.rerun import project_root
+from proveai.store import project_root
 
 
 def in_ci(env: Mapping[str, str] | None = None) -> bool:

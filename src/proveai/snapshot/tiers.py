@@ -11,12 +11,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from proveai.cache import dispatch_cached
+from proveai.diff.grading import grade_outputs
+from proveai.diff.judge import judge_fitness, judge_model_name
+from proveai.diff.tier2 import load_calibration
 from proveai.providers.base import ProviderError, provider_id_of
 from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
-from proveai.providers.registry import dispatch
-from proveai.replay.attribution import grade_outputs
-from proveai.replay.calibration import load_calibration
-from proveai.replay.judge import judge_fitness, judge_model_name
 from proveai.snapshot.grading import (
     DRIFTED,
     INCONCLUSIVE,
@@ -117,7 +117,7 @@ class TierGrader:
         if self.judge_provider is not None:
             return
         try:
-            self.judge_provider = JudgeOnce(dispatch(self.judge_model))
+            self.judge_provider = JudgeOnce(dispatch_cached(self.judge_model))
         except ValueError:
             return  # no provider for the judge model: grade_outputs says so in the rationale
         if self.check_fitness:

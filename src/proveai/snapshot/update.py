@@ -18,7 +18,6 @@ from proveai.snapshot.fromtrace import capture_of, definitions_of, load_trace_fi
 from proveai.snapshot.model import (
     Capture,
     Snapshot,
-    check_name,
     load_snapshot,
     next_version,
     snapshot_path,
@@ -27,9 +26,10 @@ from proveai.snapshot.model import (
 )
 from proveai.snapshot.pin import build_snapshot
 from proveai.snapshot.verify import last_verify
+from proveai.store import check_name
 
 if TYPE_CHECKING:
-    from proveai.capture.trace import Trace
+    from proveai.traces.trace import Trace
 
 
 @dataclass(frozen=True)
@@ -60,7 +60,7 @@ def last_verified(runs_dir: Path, name: str) -> tuple[Path, dict]:
 def update_snapshot(
     *, snapshots_dir: Path, runs_dir: Path, name: str = "latest", agents: Sequence[str] = ()
 ) -> UpdateResult:
-    check_name(name)
+    check_name("snapshot", name)
     path = snapshot_path(snapshots_dir, name)
     current = load_snapshot(path)
     run_dir, info = last_verified(runs_dir, name)

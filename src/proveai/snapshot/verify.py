@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from poisson_prove.shared.jsonio import write_json_atomic
+from proveai.diff.judge import JudgeStats, judge_max_tokens
 from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, ProveAIError
-from proveai.replay.judge import JudgeStats, judge_max_tokens
-from proveai.snapshot.fromtrace import load_trace_file, trace_files
+from proveai.snapshot.fromtrace import dated_trace_files, load_trace_file
 from proveai.snapshot.grading import (
     DRIFTED,
     INCONCLUSIVE,
@@ -43,7 +43,7 @@ from proveai.snapshot.tiers import TierGrader
 from proveai.snapshot.whatif import what_if
 
 if TYPE_CHECKING:
-    from proveai.capture.trace import Trace
+    from proveai.traces.trace import Trace
 
 
 @dataclass(frozen=True)
@@ -263,7 +263,7 @@ def quick_check(
     # a pin accepted by `update` comes from a verify run's fresh trace, not from the store:
     # only stored traces that started after it are newer than the pin
     cutoff = pinned_start_time(runs_dir, pinned_ids) if runs_dir is not None else None
-    stored = trace_files(traces_dir) if traces_dir.is_dir() else []
+    stored = dated_trace_files(traces_dir) if traces_dir.is_dir() else []
     in_store = any(tid in pinned_ids for tid, _, _ in stored)
     candidates = []
     if in_store or cutoff is not None:

@@ -12,8 +12,8 @@ import pytest
 from pydantic import BaseModel
 
 from proveai import Trace, monitor, trace
-from proveai.capture._jsonsafe import VALUE_BOUND
 from proveai.capture.monitor import current_span
+from proveai.traces.jsonsafe import VALUE_BOUND
 
 
 @monitor("leaf", kind="TOOL", operation="execute_tool")

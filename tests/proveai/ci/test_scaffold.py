@@ -104,7 +104,7 @@ def test_the_judge_model_is_served_by_the_workflows_provider(proveai_cli, workdi
     probe = (
         "import os\n"
         "from proveai.providers.registry import dispatch\n"
-        "from proveai.replay.judge import judge_model_name\n"
+        "from proveai.diff.judge import judge_model_name\n"
         "print(dispatch(judge_model_name()).provider_id)\n"
     )
     for provider, host in [

@@ -9,7 +9,7 @@ import pytest
 
 from proveai import FileExporter, ProveAI
 from tests.proveai.engine import pipelines
-from tests.proveai.engine.conftest import start_engine
+from tests.proveai.engine.engine_kit import start_engine
 from tests.proveai.model_server import ModelServer
 
 

@@ -13,9 +13,9 @@ import httpx
 import pytest
 
 from proveai import ProveAI, on_detection
-from proveai.capture.otlp import encode_trace
 from proveai.engine.model import LAYERS
 from proveai.errors import ProveAIError
+from proveai.traces.otlp import encode_trace
 from tests.conftest import isolated_env
 from tests.proveai.engine import pipelines
 

@@ -160,7 +160,7 @@ def test_an_exception_re_raised_by_its_caller_is_blamed_on_the_agent_that_raised
 def test_an_unwritable_store_costs_the_write_not_the_analysis(engines, workdir, home):
     import os
 
-    from tests.proveai.engine.conftest import start_engine
+    from tests.proveai.engine.engine_kit import start_engine
 
     if os.geteuid() == 0:  # root writes through permission bits: use a file where the folder should be
         blocked = workdir / "blocked"

@@ -239,8 +239,8 @@ def factory():
 def test_each_reason_a_function_cannot_be_re_invoked(tmp_path: Path, monkeypatch) -> None:
     """In-process: real captured spans of a real module, re-invoked or refused with a reason."""
     from proveai import trace
-    from proveai.capture._jsonsafe import VALUE_BOUND
     from proveai.replay.reinvoke import NotReinvokable, reinvoke
+    from proveai.traces.jsonsafe import VALUE_BOUND
 
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n", encoding="utf-8")
     (tmp_path / "cases_mod.py").write_text(CASES, encoding="utf-8")
