@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from poisson_prove.shared.cliapp import add_debug_option, add_plain_option, run_app
+from poisson_prove.shared.cliapp import add_debug_option, run_app
 from proveai.errors import EXIT_UNEXPECTED
 from proveai.version import __version__
 
@@ -26,8 +26,8 @@ VERBS = {
 
 
 def add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
-    """--plain and --debug, accepted before the verb and after it."""
-    add_plain_option(parser, suppress)
+    """--debug, accepted before the verb and after it. Each drawing verb adds its own --plain:
+    status, list and run read it as "no colour", snapshot as "plain text, as a pipe gets it"."""
     add_debug_option(parser, suppress)
 
 

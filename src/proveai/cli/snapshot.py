@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from poisson_prove.shared.cliapp import UsageParser, print_error
+from poisson_prove.shared.cliapp import UsageParser, add_plain_option, print_error
 from proveai.cli._snapshot_output import (
     RunProgress,
     render_diff,
@@ -51,7 +51,9 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "the CI gate: init / show / list / verify / update / diff",
         "Pin known-good agent I/O and verify the pipeline against it.",
     )
-    init = actions.add_parser("init", parents=[parent], help="pin the most recent (or given) trace")
+    common = UsageParser(add_help=False)
+    add_plain_option(common, False)
+    init = actions.add_parser("init", parents=[parent, common], help="pin the most recent (or given) trace")
     init.add_argument("name", nargs="?", default="latest", help="snapshot name (default latest)")
     init.add_argument("--trace-id", help="pin this trace (a unique prefix is enough)")
     init.add_argument("--agent", action="append", default=[], help="pin only this agent (repeatable)")
@@ -63,14 +65,14 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "--quick-only", action="store_true", help="pin a trace that cannot be re-run, for --quick checks"
     )
 
-    show = actions.add_parser("show", parents=[parent], help="print one snapshot")
+    show = actions.add_parser("show", parents=[parent, common], help="print one snapshot")
     show.add_argument("name", nargs="?", default="latest")
 
-    actions.add_parser("list", parents=[parent], help="every snapshot, malformed ones included")
+    actions.add_parser("list", parents=[parent, common], help="every snapshot, malformed ones included")
 
     verify = actions.add_parser(
         "verify",
-        parents=[parent],
+        parents=[parent, common],
         help="re-run the pipeline and grade every agent",
         epilog="exit codes: 0 nothing failed (drift warns) · 1 regressed, missing or loop count "
         "changed · 2 usage/input error, or a --no-judge mismatch · 3 a change went unjudged "
@@ -116,11 +118,11 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     scope.add_argument("--changed", action="store_true", help="verify what CI would auto-target")
     verify.add_argument("--base", help="base ref for --changed (default $GITHUB_BASE_REF, else main)")
 
-    update = actions.add_parser("update", parents=[parent], help="accept what the last verify saw")
+    update = actions.add_parser("update", parents=[parent, common], help="accept what the last verify saw")
     update.add_argument("name", nargs="?", default="latest")
     update.add_argument("--agent", action="append", default=[], help="accept only this agent (repeatable)")
 
-    diff = actions.add_parser("diff", parents=[parent], help="what changed in the last verify")
+    diff = actions.add_parser("diff", parents=[parent, common], help="what changed in the last verify")
     diff.add_argument("name", nargs="?", default="latest")
     diff.add_argument("--agent", action="append", default=[], help="only this agent (repeatable)")
     diff.add_argument("--side-by-side", action="store_true", help="the two sides in columns")
