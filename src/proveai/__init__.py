@@ -20,7 +20,8 @@ upward import, a function-level import only for a heavy library, with its reason
 6. replay    engine, reinvoke, runner, artifacts, attribution (edges -> verdicts)
 7. snapshot | engine
 8. report | narrative
-9. cli | pytest | ci
+9. pytest | ci  the pytest plugin | the GitHub Actions workflow `ci init` writes
+10. cli
 This module (the public map) is above everything; nothing inside the package imports it.
 """
 

@@ -3,6 +3,7 @@ be reached never lets a change pass silently; decided verdicts are cached."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -62,6 +63,7 @@ def test_unreachable_judge_never_passes_silently(project: Path, server: ModelSer
         "PROVEAI_JUDGE_MODEL": "o3-mini",
         "OPENAI_BASE_URL": f"http://127.0.0.1:{closed_port()}/v1",
         "OPENAI_API_KEY": "test-key",
+        "PROVEAI_PROVIDER_BACKOFF": "0.01",  # every retry still happens, without the waits
     }
     loose = cli("snapshot", "verify", env=dead)
     assert loose.returncode == 0, (loose.stdout, loose.stderr)
@@ -121,6 +123,10 @@ class HangUp:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        # close() alone does not wake a thread blocked in accept() on Linux: the join would
+        # wait out its whole timeout; shutdown() does
+        with contextlib.suppress(OSError):
+            self.sock.shutdown(socket.SHUT_RDWR)
         self.sock.close()
         self.thread.join(timeout=5)
 
@@ -136,6 +142,7 @@ def test_a_judge_that_hangs_up_is_tried_once_per_verify(
             "PROVEAI_JUDGE_MODEL": "o3-mini",
             "OPENAI_BASE_URL": f"http://127.0.0.1:{judge.port}/v1",
             "OPENAI_API_KEY": "test-key",
+            "PROVEAI_PROVIDER_BACKOFF": "0.01",  # every retry still happens, without the waits
         }
         loose = cli("snapshot", "verify", env=dead)
     assert loose.returncode == 0, (loose.stdout, loose.stderr)

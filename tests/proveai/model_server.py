@@ -253,6 +253,9 @@ def _judge_text(server: ModelServer, request: Request) -> str:
 def _make_handler(server: ModelServer) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        # headers and body go out in two writes: with Nagle on, the body waits for the client's
+        # delayed ACK (~40 ms a reply), which is most of a fake model call's time
+        disable_nagle_algorithm = True
 
         def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
             return

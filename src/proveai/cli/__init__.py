@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from poisson_prove.shared.cliapp import run_app
+from poisson_prove.shared.cliapp import add_debug_option, run_app
 from proveai.errors import EXIT_UNEXPECTED
 from proveai.version import __version__
 
@@ -26,12 +26,9 @@ VERBS = {
 
 
 def add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
-    parser.add_argument(
-        "--debug",
-        action="store_true",
-        default=argparse.SUPPRESS if suppress else False,
-        help="also print the traceback of an unexpected failure",
-    )
+    """--debug, accepted before the verb and after it. Each drawing verb adds its own --plain:
+    status, list and run read it as "no colour", snapshot as "plain text, as a pipe gets it"."""
+    add_debug_option(parser, suppress)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

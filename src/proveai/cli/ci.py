@@ -5,13 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from proveai.ci.scaffold import DEFAULT_PROVIDER, PROVIDERS, scaffold
+from proveai.cli.snapshot import verb_with_actions
 from proveai.errors import EXIT_OK, EXIT_USAGE
+from proveai.store import project_root
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
-    from proveai.ci.scaffold import DEFAULT_PROVIDER, PROVIDERS
-    from proveai.cli.snapshot import verb_with_actions
-
     parser, actions = verb_with_actions(
         subparsers,
         parent,
@@ -35,9 +35,6 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 
 def run(args: argparse.Namespace) -> int:
-    from proveai.ci.scaffold import scaffold
-    from proveai.snapshot.rerun import project_root
-
     if getattr(args, "action", None) != "init":
         args._parser.print_help()
         return EXIT_USAGE

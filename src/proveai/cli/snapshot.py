@@ -6,17 +6,28 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
 
-from poisson_prove.shared.cliapp import UsageParser, print_error
-from proveai.cli._snapshot_output import RunProgress, console_for, emit_table, render_verify
-from proveai.errors import EXIT_OK, EXIT_USAGE, ProveAIError
-
-
-def _truthy(name: str) -> bool:
-    return os.environ.get(name, "").strip().lower() not in ("", "0", "false", "no")
+from poisson_prove.shared.cliapp import UsageParser, add_plain_option, print_error
+from proveai.cli._snapshot_output import (
+    RunProgress,
+    render_diff,
+    render_init,
+    render_list,
+    render_show,
+    render_update,
+    render_verify,
+)
+from proveai.errors import EXIT_OK, EXIT_USAGE
+from proveai.report.verify_page import write_verify_page
+from proveai.snapshot.ci_summary import write_step_summary
+from proveai.snapshot.diffview import snapshot_diff
+from proveai.snapshot.gate import SnapshotNotVerified, plan_verify, verify_many, verify_options
+from proveai.snapshot.model import list_snapshots, load_snapshot, snapshot_path
+from proveai.snapshot.pin import init_snapshot
+from proveai.snapshot.update import update_snapshot
+from proveai.snapshot.verify import VerifyResult
+from proveai.store import Store, check_name
 
 
 def verb_with_actions(
@@ -41,8 +52,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "Pin known-good agent I/O and verify the pipeline against it.",
     )
     common = UsageParser(add_help=False)
-    common.add_argument("--plain", action="store_true", help="plain text even on a terminal")
-
+    add_plain_option(common, False)
     init = actions.add_parser("init", parents=[parent, common], help="pin the most recent (or given) trace")
     init.add_argument("name", nargs="?", default="latest", help="snapshot name (default latest)")
     init.add_argument("--trace-id", help="pin this trace (a unique prefix is enough)")
@@ -120,12 +130,6 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     parser.set_defaults(func=run, _parser=parser)
 
 
-def _store() -> Any:
-    from proveai.store import Store
-
-    return Store()
-
-
 def run(args: argparse.Namespace) -> int:
     handlers = {
         "init": _init,
@@ -142,9 +146,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _init(args: argparse.Namespace) -> int:
-    from proveai.snapshot.pin import init_snapshot
-
-    store = _store()
+    store = Store()
     result = init_snapshot(
         snapshots_dir=store.snapshots_dir,
         traces_dir=Path(args.traces) if args.traces else store.traces_dir,
@@ -157,262 +159,77 @@ def _init(args: argparse.Namespace) -> int:
         timeout_s=args.timeout,
         progress=RunProgress(args, f"init {args.name!r}") if args.replicates > 1 else None,
     )
-    snap = result.snapshot
-    extra = f" · {snap.replicates} replicate(s)" if snap.replicates > 1 else ""
-    quick = " · quick-only" if snap.quick_only else ""
-    tail = f"{len(snap.agents)} agent(s){extra}{quick} · trace {snap.trace_id[:12]}…"
-    if result.unchanged:
-        print(f"Snapshot '{snap.name}' v{snap.version} already pins this — {tail}")
-    else:
-        print(f"Wrote snapshot '{snap.name}' v{snap.version} — {tail}")
-    if result.varying:
-        sys.stderr.write(
-            f"warning: {', '.join(result.varying)} gave different outputs for the same input "
-            "(a sampled model): a single-run verify cannot tell that noise from a regression\n"
-        )
-        if snap.replicates < 2:
-            sys.stderr.write(f"next: proveai snapshot init {snap.name} --replicates 10\n")
+    render_init(result)
     return EXIT_OK
 
 
 def _show(args: argparse.Namespace) -> int:
-    from proveai.snapshot.model import check_name, load_snapshot, short_hash, snapshot_path
-
-    store = _store()
-    snap = load_snapshot(snapshot_path(store.snapshots_dir, check_name(args.name)))
-    print(
-        f"Snapshot '{snap.name}' v{snap.version} · trace {snap.trace_id[:12]}… · {snap.replicates} capture(s)"
-    )
-    inv = snap.invocation
-    if inv:
-        command = " ".join(["python", *inv.get("argv", [])])
-        print(f"Invocation: {command}  (cwd {inv.get('cwd', '.')})")
-    else:
-        print("Invocation: none recorded (verify falls back to --quick)")
-    rows = []
-    for name, agent in snap.agents.items():
-        calls = snap.expected(name)
-        rows.append(
-            (
-                name,
-                agent.kind,
-                agent.model or "—",
-                agent.parent_agent or "—",
-                str(len(calls)),
-                short_hash(agent.prompt_hash) if agent.prompt is not None else "—",
-                short_hash(calls[0].output_hash) if calls else "—",
-                agent.source_file or "—",
-            )
-        )
-    emit_table(args, None, ("Agent", "Kind", "Model", "Parent", "Calls", "Prompt", "Output", "Source"), rows)
+    render_show(args, load_snapshot(snapshot_path(Store().snapshots_dir, check_name("snapshot", args.name))))
     return EXIT_OK
 
 
 def _list(args: argparse.Namespace) -> int:
-    from proveai.snapshot.model import list_snapshots
-
-    store = _store()
-    entries = list_snapshots(store.snapshots_dir)
-    if not entries:
-        print(f"No snapshots in {store.snapshots_dir}")
-        print("next: proveai snapshot init")
-        return EXIT_OK
-    rows = []
-    for entry in entries:
-        snap = entry.snapshot
-        if snap is None:
-            rows.append((entry.name, "—", "—", "—", "—", f"malformed: {entry.problem}"))
-        else:
-            rows.append(
-                (
-                    entry.name,
-                    f"v{snap.version}",
-                    str(len(snap.agents)),
-                    str(snap.replicates),
-                    f"{snap.trace_id[:12]}…",
-                    "quick-only" if snap.quick_only else "ok",
-                )
-            )
-    emit_table(args, None, ("Name", "Version", "Agents", "Captures", "Trace", "Status"), rows)
+    store = Store()
+    render_list(args, list_snapshots(store.snapshots_dir), store.snapshots_dir)
     return EXIT_OK
 
 
 def _verify(args: argparse.Namespace) -> int:
-    from proveai.snapshot.model import check_name, list_snapshots, load_snapshot, snapshot_path
-    from proveai.snapshot.render import step_summary_markdown
-    from proveai.snapshot.verify import VerifyOptions, verify_snapshot
-    from proveai.snapshot.whatif import parse_overrides
-
-    store = _store()
-    options = VerifyOptions(
+    store = Store()
+    options = verify_options(
         quick=args.quick,
-        no_judge=args.no_judge or _truthy("PROVEAI_NO_JUDGE"),
-        strict_judge=args.strict_judge or _truthy("PROVEAI_STRICT_JUDGE"),
+        no_judge=args.no_judge,
+        strict_judge=args.strict_judge,
         timeout_s=args.timeout,
-        overrides=parse_overrides(args.override),
-        replicates=args.replicates or 0,
+        overrides=args.override,
+        replicates=args.replicates,
         seed=args.seed,
         alpha=args.alpha,
         judge_model=args.judge_model,
         embedder=args.embedder,
+        judge_max_tokens=args.judge_max_tokens,
     )
-    if (args.replicates is not None and args.replicates < 1) or args.timeout <= 0 or not 0 < args.alpha < 1:
-        raise ProveAIError(
-            "--replicates must be >= 1, --timeout > 0 and --alpha in (0, 1)", exit_code=EXIT_USAGE
-        )
     if args.judge_max_tokens is not None:
-        if args.judge_max_tokens < 1:
-            raise ProveAIError("--judge-max-tokens must be >= 1", exit_code=EXIT_USAGE)
         os.environ["PROVEAI_JUDGE_MAX_TOKENS"] = str(args.judge_max_tokens)  # read per judge call
-    if args.override and ((args.replicates or 1) > 1 or args.quick):
-        raise ProveAIError(
-            "--override replays pinned requests: it cannot be combined with --replicates or --quick",
-            exit_code=EXIT_USAGE,
-        )
-    reason = None
-    if args.name:
-        names = [check_name(args.name)]
-        snapshots = {args.name: load_snapshot(snapshot_path(store.snapshots_dir, args.name))}
-    else:
-        entries = list_snapshots(store.snapshots_dir)
-        broken = [e for e in entries if e.snapshot is None]
-        if broken:
-            raise ProveAIError(
-                f"{broken[0].problem}", suggestions=["proveai snapshot list"], exit_code=EXIT_USAGE
-            )
-        if not entries:
-            raise ProveAIError(
-                f"no snapshots in {store.snapshots_dir}",
-                suggestions=["proveai snapshot init"],
-                exit_code=EXIT_USAGE,
-            )
-        snapshots = {e.name: e.snapshot for e in entries if e.snapshot is not None}
-        names = sorted(snapshots)
-        names, reason = _target(args, store, snapshots, names)
-    if reason:
-        print(reason)
-    results = []
-    codes = []
-    failures: list[str] = []  # snapshots that could not be verified
-    for name in names:
-        try:
-            result = verify_snapshot(
-                snapshots[name],
-                snapshots_dir=store.snapshots_dir,
-                runs_dir=store.runs_dir,
-                traces_dir=Path(args.traces) if args.traces else store.traces_dir,
-                options=replace(options, progress=RunProgress(args, f"verify {name!r}")),
-            )
-        except ProveAIError as err:
-            if len(names) == 1:
-                raise
-            # one snapshot that cannot be verified must not hide the others' verdicts
-            failure = ProveAIError(f"snapshot {name!r}: {err.message}", suggestions=err.suggestions)
-            print_error(failure)
-            failures.append(failure.message)
-            codes.append(err.exit_code)
-            continue
-        render_verify(args, result)
-        results.append(result)
-        codes.append(result.exit_code)
-    summary_path = os.environ.get("GITHUB_STEP_SUMMARY")
-    if summary_path:
-        try:
-            with open(summary_path, "a", encoding="utf-8") as handle:
-                handle.write(step_summary_markdown(results, reason, failures))
-        except OSError as exc:
-            sys.stderr.write(
-                f"warning: could not write $GITHUB_STEP_SUMMARY ({summary_path}): {exc.strerror}\n"
-            )
-    for code in (1, 2, 3):
-        if code in codes:
-            return code
-    return EXIT_OK
+    plan = plan_verify(store.snapshots_dir, args.name, full=args.full, changed=args.changed, base=args.base)
+    if plan.reason:
+        print(plan.reason)
 
+    def show(outcome: VerifyResult | SnapshotNotVerified) -> None:
+        if isinstance(outcome, SnapshotNotVerified):
+            print_error(outcome)
+            return
+        write_verify_page(outcome)
+        render_verify(args, outcome)
 
-def _target(
-    args: argparse.Namespace, store: Any, snapshots: dict, names: list[str]
-) -> tuple[list[str], str | None]:
-    from proveai.snapshot.rerun import project_root
-    from proveai.snapshot.targeting import in_ci, select_snapshots
-
-    if args.full:
-        return names, f"verifying all {len(names)} snapshot(s) (--full)"
-    if not (args.changed or in_ci()):
-        return names, None
-    base = args.base or os.environ.get("GITHUB_BASE_REF") or ("main" if args.changed else None)
-    root = project_root()
-    try:
-        snapshots_rel = store.snapshots_dir.resolve().relative_to(root).as_posix()
-    except ValueError:
-        snapshots_rel = "proveai/snapshots"
-    targeting = select_snapshots(snapshots, root=root, snapshots_dir_rel=snapshots_rel, base_ref=base)
-    reason = targeting.reason
-    if targeting.skipped:
-        reason += f"; skipped: {', '.join(targeting.skipped)}"
-    return list(targeting.selected), reason
+    batch = verify_many(
+        plan,
+        options,
+        snapshots_dir=store.snapshots_dir,
+        runs_dir=store.runs_dir,
+        traces_dir=Path(args.traces) if args.traces else store.traces_dir,
+        progress_for=lambda name: RunProgress(args, f"verify {name!r}"),
+        on_done=show,
+    )
+    problem = write_step_summary(batch.results, batch.reason, [f.message for f in batch.failures])
+    if problem:
+        sys.stderr.write(f"warning: {problem}\n")
+    return batch.exit_code
 
 
 def _update(args: argparse.Namespace) -> int:
-    from proveai.snapshot.update import update_snapshot
-
-    store = _store()
+    store = Store()
     result = update_snapshot(
         snapshots_dir=store.snapshots_dir, runs_dir=store.runs_dir, name=args.name, agents=args.agent
     )
-    snap = result.snapshot
-    which = "every agent" if not args.agent else ", ".join(result.agents)
-    print(
-        f"Updated snapshot '{snap.name}' v{result.previous_version} → v{snap.version} — accepted {which} "
-        f"from run {result.run_dir.name}"
-    )
+    render_update(result, args.agent)
     return EXIT_OK
 
 
 def _diff(args: argparse.Namespace) -> int:
-    from proveai.snapshot.diffview import snapshot_diff
-
-    store = _store()
+    store = Store()
     report = snapshot_diff(
         snapshots_dir=store.snapshots_dir, runs_dir=store.runs_dir, name=args.name, agents=args.agent
     )
-    print(f"Snapshot '{report.snapshot}' v{report.version} vs run {report.run_id}")
-    console = console_for(args)
-    shown = 0
-    for agent_diff in report.agents:
-        if not agent_diff.changed and not args.all:
-            continue
-        shown += 1
-        header = f"== {agent_diff.agent} (call {agent_diff.iteration + 1})"
-        if agent_diff.note:
-            header += f" — {agent_diff.note}"
-        print(header)
-        for field in agent_diff.fields:
-            if not field.changed and not args.all:
-                continue
-            if args.side_by_side:
-                _side_by_side(field, console)
-            else:
-                print(field.unified or f"--- {field.field}: unchanged")
-    if shown == 0:
-        print("No differences: every agent matches the snapshot.")
+    render_diff(args, report)
     return EXIT_OK
-
-
-def _side_by_side(field: Any, console: Any) -> None:
-    if console is not None:
-        from rich.table import Table
-        from rich.text import Text
-
-        table = Table(title=field.field, expand=True, show_lines=False)
-        table.add_column("pinned", ratio=1, overflow="fold")
-        table.add_column("fresh", ratio=1, overflow="fold")
-        table.add_row(Text(field.pinned or "∅"), Text(field.fresh or "∅"))
-        console.print(table)
-        return
-    import shutil
-
-    from proveai.snapshot.diffview import side_by_side_lines
-
-    width = max(20, (shutil.get_terminal_size((120, 20)).columns - 3) // 2)
-    print("\n".join(side_by_side_lines(field, width)))

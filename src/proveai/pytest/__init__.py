@@ -20,7 +20,7 @@ class _SnapshotNamespace:
     """`snapshot.test(agent)`: mark a test so its `snap` fixture is that pinned agent."""
 
     def test(self, agent: str, *, snapshot: str | None = None) -> Callable[[Any], Any]:
-        import pytest
+        import pytest  # the pytest extra: only when a test is marked
 
         if not isinstance(agent, str) or not agent:
             raise TypeError("snapshot.test(agent): agent must be a non-empty agent name")

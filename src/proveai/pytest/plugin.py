@@ -12,6 +12,7 @@ from typing import Any
 
 import pytest
 
+from proveai.errors import ProveAIError
 from proveai.pytest import MARKER
 
 
@@ -51,7 +52,7 @@ def _snapshots_dir(config: pytest.Config) -> Path:
 @pytest.fixture
 def snap(request: pytest.FixtureRequest) -> Any:
     """The pinned agent named by @snapshot.test("agent")."""
-    from proveai.errors import ProveAIError
+    # every pytest run in the environment loads this plugin: the snapshot grader only for `snap`
     from proveai.pytest.snap import SnapAgent
 
     marker = request.node.get_closest_marker(MARKER)
@@ -77,16 +78,19 @@ class _MockSet:
         return mock
 
     def responses(self, *args: Any, **kwargs: Any) -> Any:
+        # every pytest run in the environment loads this plugin: the mocks only when used
         from proveai import mock
 
         return self._start(mock.responses(*args, **kwargs))
 
     def from_trace(self, *args: Any, **kwargs: Any) -> Any:
+        # every pytest run in the environment loads this plugin: the mocks only when used
         from proveai import mock
 
         return self._start(mock.from_trace(*args, **kwargs))
 
     def failure(self, *args: Any, **kwargs: Any) -> Any:
+        # every pytest run in the environment loads this plugin: the mocks only when used
         from proveai import mock
 
         return self._start(mock.failure(*args, **kwargs))

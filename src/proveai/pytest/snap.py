@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from proveai.snapshot.grading import INCONCLUSIVE, REGRESSED, PairGrade, grade_iteration
+from proveai.snapshot.judge_cache import JudgeCache
 from proveai.snapshot.model import (
     AgentDefinition,
     ExpectedIO,
@@ -14,6 +15,7 @@ from proveai.snapshot.model import (
     snapshot_path,
     unknown_agent_error,
 )
+from proveai.snapshot.tiers import TierGrader
 
 
 @dataclass
@@ -50,9 +52,6 @@ class SnapAgent:
         return self.definition.prompt
 
     def grade(self, output: Any, *, iteration: int = 0, judge_model: str | None = None) -> PairGrade:
-        from proveai.snapshot.judge_cache import JudgeCache
-        from proveai.snapshot.tiers import TierGrader
-
         pinned = self.calls[iteration]
         fresh = ExpectedIO(inputs=pinned.inputs, output=output, input_messages=pinned.input_messages)
         grader = TierGrader.from_env(judge_model, JudgeCache(self.snapshots_dir))
@@ -65,7 +64,7 @@ class SnapAgent:
         self, output: Any, *, iteration: int = 0, judge_model: str | None = None
     ) -> PairGrade:
         """Fail the test when `output` regressed against the pin, or could not be judged."""
-        import pytest
+        import pytest  # the pytest extra: only under a test run
 
         grade = self.grade(output, iteration=iteration, judge_model=judge_model)
         where = f"agent {self.agent!r} (snapshot {self.snapshot_name!r})"

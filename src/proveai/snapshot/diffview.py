@@ -7,13 +7,16 @@ Per agent: the system prompt, the inputs, the output and the tool calls, as unif
 from __future__ import annotations
 
 import difflib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from proveai.snapshot.model import ExpectedIO, check_name, load_snapshot, snapshot_path, unknown_agent_error
+from poisson_prove.shared.text import value_as_text
+from proveai.snapshot.grading import fresh_agents_of_trace
+from proveai.snapshot.model import ExpectedIO, load_snapshot, snapshot_path, unknown_agent_error
+from proveai.snapshot.update import fresh_traces, last_verified
+from proveai.store import check_name
 
 
 @dataclass(frozen=True)
@@ -55,11 +58,8 @@ class AgentDiff:
 
 
 def as_text(value: Any) -> str:
-    if value is None:
-        return ""
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, indent=2, sort_keys=True, ensure_ascii=False, default=str)
+    """A field as the diff shows it: nothing for None, else one line per JSON line."""
+    return "" if value is None else value_as_text(value, lines=True)
 
 
 def _prompt(io: ExpectedIO | None) -> str:
@@ -96,10 +96,7 @@ class DiffReport:
 def snapshot_diff(
     *, snapshots_dir: Path, runs_dir: Path, name: str = "latest", agents: Sequence[str] = ()
 ) -> DiffReport:
-    from proveai.snapshot.grading import fresh_agents_of_trace
-    from proveai.snapshot.update import fresh_traces, last_verified
-
-    check_name(name)
+    check_name("snapshot", name)
     snapshot = load_snapshot(snapshot_path(snapshots_dir, name))
     run_dir, _ = last_verified(runs_dir, name)
     traces = fresh_traces(run_dir)

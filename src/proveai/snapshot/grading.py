@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from poisson_prove.shared.jsonio import canonical_json
+from proveai.snapshot.fromtrace import agent_spans, definition_from_spans, expected_from_span
 from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, content_hash
 
 UNCHANGED = "unchanged"
@@ -30,6 +32,16 @@ FAILING = frozenset({REGRESSED, MISSING, ITERATION_COUNT_CHANGED})
 SEVERITY = (REGRESSED, MISSING, ITERATION_COUNT_CHANGED, INCONCLUSIVE, DRIFTED, NEW, UNCHANGED)
 DIRECT_EDIT = "direct edit"
 DOWNSTREAM = "downstream"
+# how a status reads in a table, a step summary and report.html
+SYMBOLS = {
+    UNCHANGED: "✓",
+    DRIFTED: "~",
+    REGRESSED: "✗",
+    MISSING: "✗",
+    ITERATION_COUNT_CHANGED: "✗",
+    INCONCLUSIVE: "?",
+    NEW: "+",
+}
 
 
 @dataclass(frozen=True)
@@ -65,6 +77,11 @@ class AgentVerdict:
     @property
     def fails_gate(self) -> bool:
         return self.status in FAILING
+
+    @property
+    def sampling_noise(self) -> bool:
+        """Unjudged because the agent's sampled outputs vary run to run (one run cannot tell)."""
+        return self.rationale.startswith(NOISE_PREFIX)
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -327,8 +344,6 @@ def _label_missing(verdicts: list[AgentVerdict], snapshot: Snapshot) -> None:
 
 def fresh_agents_of_trace(trace: Any) -> dict[str, FreshAgent]:
     """A fresh Trace as per-agent definitions and calls, in the snapshot's own terms."""
-    from proveai.snapshot.pin import agent_spans, definition_from_spans, expected_from_span
-
     return {
         name: FreshAgent(
             definition_from_spans(name, spans), tuple(expected_from_span(trace, s) for s in spans)
@@ -351,8 +366,6 @@ def output_text(value: Any) -> str:
     """What the judge and the text diff see of an output."""
     if isinstance(value, str):
         return value
-    from proveai.snapshot.model import canonical_json
-
     return canonical_json(value)
 
 

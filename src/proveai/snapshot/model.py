@@ -16,19 +16,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.jsonio import canonical_json
+from poisson_prove.shared.suggest import did_you_mean
 from proveai.errors import ProveAIError
 
 SNAPSHOT_FORMAT = "proveai.snapshot/1"
 TOOL_KINDS = frozenset({"TOOL"})
 
 
-def canonical_json(value: Any) -> str:
-    """The one serialization every content hash is taken over."""
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
-
-
 def content_hash(value: Any) -> str:
-    """`sha256:<hex>` of the canonical JSON of `value`."""
+    """`sha256:<hex>` of the canonical JSON of `value` (frozen: pinned snapshots hold these)."""
     return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
 
 
@@ -299,20 +296,8 @@ def snapshot_path(snapshots_dir: Path, name: str) -> Path:
     return snapshots_dir / f"{name}.json"
 
 
-def check_name(name: str) -> str:
-    """Snapshot names become file names: refuse separators and dot-files."""
-    if not name or name.startswith(".") or any(ch in name for ch in "/\\\0") or name != name.strip():
-        raise ProveAIError(
-            f"snapshot name {name!r} is not usable as a file name",
-            suggestions=["use letters, digits, '-' and '_' (e.g. latest, weekly-goods)"],
-        )
-    return name
-
-
 def unknown_agent_error(agent: str, known: Iterable[str], where: str) -> ProveAIError:
     """The refusal for an agent name that is not there, listing the ones that are."""
-    from poisson_prove.shared.suggest import did_you_mean
-
     names = list(known)
     return ProveAIError(
         f"unknown agent {agent!r} in {where}{did_you_mean(agent, names)}",

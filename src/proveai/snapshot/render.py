@@ -1,14 +1,17 @@
-"""How snapshot results read: plain text tables, the markdown step summary, rich tables.
+"""How snapshot results read: the tables (as `poisson_prove.shared.tables.Table` data, drawn
+plain or by Rich by the caller), the summary line and the markdown step summary.
 
-Returns strings or rich renderables; never prints.
+Returns data and strings; never prints.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from proveai.snapshot.report import SYMBOLS
+from poisson_prove.shared.tables import Column, Table, clip_text
+from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE
+from proveai.snapshot.grading import SYMBOLS
 
 if TYPE_CHECKING:
     from proveai.snapshot.verify import VerifyResult
@@ -23,39 +26,33 @@ def verdict_cells(result: VerifyResult) -> list[tuple[str, str, str, str]]:
     ]
 
 
-def plain_table(headers: Sequence[str], rows: Sequence[Sequence[str]], max_last: int = 100) -> str:
-    """Columns padded to width, the last column clipped: readable in a CI log."""
-    clipped = [[*row[:-1], _clip(row[-1], max_last)] for row in rows] if rows else []
-    widths = [
-        max(len(str(h)), *(len(str(r[i])) for r in clipped)) if clipped else len(str(h))
-        for i, h in enumerate(headers)
-    ]
-    lines = ["  ".join(str(h).ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
-    for row in clipped:
-        lines.append("  ".join(str(c).ljust(w) for c, w in zip(row, widths, strict=True)).rstrip())
-    return "\n".join(lines)
+# the symbol that opens a verdict cell -> its colour on a terminal
+_SYMBOL_STYLES = {"✓": "green", "~": "yellow", "✗": "bold red", "?": "yellow", "+": "cyan"}
 
 
-def _clip(text: str, width: int) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def rich_table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Any:
-    from rich.table import Table
-    from rich.text import Text
-
-    table = Table(title=title, show_lines=False)
-    for header in headers:
-        table.add_column(header, overflow="fold")
-    styles = {"✓": "green", "~": "yellow", "✗": "bold red", "?": "yellow", "+": "cyan"}
-    for row in rows:
-        # Text objects, not markup strings: a rationale or JSON with "[...]" must print as is
-        cells = [Text(str(cell)) for cell in row]
-        if len(cells) > 1 and str(row[1])[:1] in styles:
-            cells[1].stylize(styles[str(row[1])[:1]])
-        table.add_row(*cells)
-    return table
+def snapshot_table(title: str | None, headers: Sequence[str], rows: Sequence[Sequence[str]]) -> Table:
+    """A `proveai snapshot` table: Rich's heavy-headed look on a terminal, cells folded rather
+    than cut; on a pipe the last column is clipped to 100 characters (readable in a CI log).
+    A second column opening with a verdict symbol is coloured by it."""
+    cells = tuple(tuple(str(cell) for cell in row) for row in rows)
+    styles = tuple(
+        (None, _SYMBOL_STYLES.get(row[1][:1]), *([None] * (len(row) - 2))) if len(row) > 1 else (None,)
+        for row in cells
+    )
+    last = len(headers) - 1
+    return Table(
+        title=title,
+        headers=tuple(headers),
+        rows=cells,
+        styles=styles,
+        columns={
+            i: Column(no_wrap=False, overflow="fold", clip=100 if i == last else None)
+            for i in range(len(headers))
+        },
+        box="HEAVY_HEAD",
+        title_justify="center",
+        pad_edge=True,
+    )
 
 
 def replicate_rows(result: VerifyResult) -> list[tuple[str, ...]]:
@@ -79,22 +76,28 @@ def replicate_rows(result: VerifyResult) -> list[tuple[str, ...]]:
 REPLICATE_HEADERS = ("Agent", "Fresh replicates", "Pinned (leave-one-out)", "p", "p (BH)", "Gate")
 
 
-def summary_line(result: VerifyResult) -> str:
-    counts = result.metrics.get("counts", {})
-    parts = [f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: -kv[1])]
+def verdict_word(result: VerifyResult) -> str:
+    """The gate's verdict on one snapshot in words, from its exit code."""
     verdict = {
-        0: "pass",
-        1: "FAIL (regression)",
-        2: "not graded (hash-only mismatch)",
-        3: "INCONCLUSIVE",
+        EXIT_OK: "pass",
+        EXIT_REGRESSION: "FAIL (regression)",
+        EXIT_USAGE: "not graded (hash-only mismatch)",
+        EXIT_INCONCLUSIVE: "INCONCLUSIVE",
     }.get(result.exit_code, str(result.exit_code))
-    unchecked = counts.get("inconclusive", 0)
-    if result.exit_code == 0 and unchecked:
+    unchecked = result.metrics.counts.get("inconclusive", 0)
+    if result.exit_code == EXIT_OK and unchecked:
         # the default exit stays 0 (documented), but the line must not read as a clean pass
         verdict = f"pass, but {unchecked} change(s) NOT checked (--strict-judge exits 3)"
+    return verdict
+
+
+def summary_line(result: VerifyResult) -> str:
+    counts = result.metrics.counts
+    parts = [f"{n} {status}" for status, n in sorted(counts.items(), key=lambda kv: -kv[1])]
     return (
         f"snapshot '{result.snapshot.name}' v{result.snapshot.version}: {len(result.verdicts)} agent(s) — "
-        f"{', '.join(parts) or 'nothing graded'} · {result.mode} · run {result.run_id} · {verdict}"
+        f"{', '.join(parts) or 'nothing graded'} · {result.mode} · run {result.run_id} · "
+        f"{verdict_word(result)}"
     )
 
 
@@ -106,16 +109,17 @@ def step_summary_markdown(
     if targeting_reason:
         lines += [f"_{targeting_reason}_", ""]
     for failure in failures:
-        lines += [f"> **error:** {_md(_clip(failure, 500))}", ""]
+        lines += [f"> **error:** {_md(clip_text(failure, 500))}", ""]
     for result in results:
         lines += [
             f"### Snapshot `{result.snapshot.name}` v{result.snapshot.version} — "
-            f"{summary_line(result).rsplit(' · ', 1)[-1]}",
+            f"{verdict_word(result)}",
             "",
         ]
         lines += ["| Agent | Verdict | Change | Rationale |", "| --- | --- | --- | --- |"]
         for agent, verdict, change, rationale in verdict_cells(result):
-            lines.append(f"| {_md(agent)} | {_md(verdict)} | {_md(change)} | {_md(_clip(rationale, 300))} |")
+            rationale = clip_text(rationale, 300)
+            lines.append(f"| {_md(agent)} | {_md(verdict)} | {_md(change)} | {_md(rationale)} |")
         if result.replicate_verdicts:
             lines += [
                 "",

@@ -66,6 +66,7 @@ class ReplicateVerdict:
 
 def fisher_greater(a: int, n: int, b: int, m: int) -> float:
     """One-sided Fisher exact p-value that a/n (fresh) exceeds b/m (pinned)."""
+    # numpy and scipy behind it: ~0.1 s + 0.7 s, only when a replicate test runs
     from poisson_prove.stats.tests import fisher_one_sided
 
     return fisher_one_sided(a, n, b, m, alternative="greater")
@@ -83,6 +84,7 @@ def smallest_detectable_rise(n_fresh: int, n_pinned: int, alpha: float) -> float
 
 def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
     """BH-adjusted p-values, in input order."""
+    # numpy behind it: ~0.1 s, only when a replicate test runs
     from poisson_prove.stats.tests import benjamini_hochberg as bh
 
     return [float(p) for p in bh(list(p_values))]

@@ -10,29 +10,19 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.shared.children import run_child
 from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.store import project_root
 
 DEFAULT_TIMEOUT_S = 600.0
 _TAIL_LINES = 12
-
-
-def project_root(start: Path | None = None) -> Path:
-    """The nearest folder holding .git or pyproject.toml, else `start` (the cwd)."""
-    here = (start or Path.cwd()).resolve()
-    for folder in (here, *here.parents):
-        if (folder / ".git").exists() or (folder / "pyproject.toml").exists():
-            return folder
-    return here
 
 
 def replicate_seed(seed: int, stream: str, replicate: int) -> int:
@@ -152,54 +142,27 @@ def rerun(
         out_path, err_path = logs / "stdout", logs / "stderr"
         with open(out_path, "wb") as out, open(err_path, "wb") as err:
             try:
-                # Own session: on timeout the whole process group goes, grandchildren included.
-                proc = subprocess.Popen(
-                    command,
-                    cwd=cwd,
-                    env=env,
-                    stdout=out,
-                    stderr=err,
-                    stdin=subprocess.DEVNULL,
-                    start_new_session=True,
-                )
+                # its own session: on timeout (or Ctrl-C) the whole group goes, grandchildren too
+                finished = run_child(command, cwd=cwd, env=env, timeout=timeout_s, stdout=out, stderr=err)
             except OSError as exc:
                 raise ProveAIError(
                     f"cannot start the recorded command {command[0]}: {exc.strerror}",
                     suggestions=["re-pin with the interpreter you use now: proveai snapshot init"],
                 ) from exc
-            # A timer kills the group on timeout so the wait below blocks in waitpid instead of
-            # polling (Popen.wait(timeout=) sleeps in steps, adding up to 50 ms per run).
-            timed_out = threading.Event()
-
-            def stop() -> None:
-                timed_out.set()
-                _signal_group(proc)
-
-            timer = threading.Timer(timeout_s, stop)
-            timer.daemon = True
-            timer.start()
-            try:
-                returncode = proc.wait()
-            except BaseException:
-                _kill_group(proc)
-                raise
-            finally:
-                timer.cancel()
-            if timed_out.is_set():
-                _kill_group(proc)  # grandchildren that outlived the first signal
-                raise ProveAIError(
-                    f"the pipeline exceeded the --timeout of {timeout_s:g} s and was stopped "
-                    f"({' '.join(command[1:])})",
-                    suggestions=[
-                        "raise it: proveai snapshot verify --timeout SECONDS",
-                        "or skip the re-run: --quick",
-                    ],
-                    exit_code=EXIT_USAGE,
-                )
+        if finished.timed_out:
+            raise ProveAIError(
+                f"the pipeline exceeded the --timeout of {timeout_s:g} s and was stopped "
+                f"({' '.join(command[1:])})",
+                suggestions=[
+                    "raise it: proveai snapshot verify --timeout SECONDS",
+                    "or skip the re-run: --quick",
+                ],
+                exit_code=EXIT_USAGE,
+            )
         return RerunResult(
             command=tuple(command),
             cwd=cwd,
-            returncode=returncode,
+            returncode=finished.returncode,
             traces_dir=traces_dir,
             stdout_tail=_tail(out_path),
             stderr_tail=_tail(err_path),
@@ -209,18 +172,3 @@ def rerun(
     finally:
         shutil.rmtree(logs, ignore_errors=True)
 
-
-def _signal_group(proc: subprocess.Popen[bytes]) -> None:
-    """SIGKILL the child's process group (it leads its own session)."""
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        try:
-            proc.kill()
-        except ProcessLookupError:
-            pass
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    _signal_group(proc)
-    proc.wait()

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.snapshot.replicates import smallest_detectable_rise
 
 if TYPE_CHECKING:
     from proveai.traces.trace import Trace
@@ -41,8 +42,6 @@ def model_outage(trace: Trace) -> ProveAIError | None:
 
 def power_note(n_fresh: int, n_pinned: int, alpha: float, agents: int) -> str:
     """What the replicate test can detect at this size, so a pass is read as what it is."""
-    from proveai.snapshot.replicates import smallest_detectable_rise
-
     # the gate corrects over agents (BH): the first rejection needs p <= alpha / agents
     level = alpha / max(1, agents)
     rise = smallest_detectable_rise(n_fresh, n_pinned, level)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from proveai.snapshot.model import Snapshot
+from proveai.store import project_root
 
 
 def in_ci(env: Mapping[str, str] | None = None) -> bool:
@@ -95,3 +96,37 @@ def select_snapshots(
         f"auto-targeted {len(selected)} of {len(names)} snapshot(s) by {how} ({len(changed)} changed file(s))"
     )
     return Targeting(tuple(selected), skipped, "changed", reason, tuple(sorted(changed)))
+
+
+def target_snapshots(
+    snapshots: Mapping[str, Snapshot],
+    *,
+    snapshots_dir: Path,
+    full: bool = False,
+    changed: bool = False,
+    base: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> tuple[tuple[str, ...], str | None]:
+    """(names to verify, the sentence saying why) for `snapshot verify` without a name.
+
+    Every snapshot unless in CI (or `changed`), where only those a pull request touched are:
+    the base is `base`, else $GITHUB_BASE_REF, else main for an explicit `changed`. `full`
+    verifies all and says so. The reason is None when nothing was narrowed or forced.
+    """
+    env = os.environ if env is None else env
+    names = tuple(sorted(snapshots))
+    if full:
+        return names, f"verifying all {len(names)} snapshot(s) (--full)"
+    if not (changed or in_ci(env)):
+        return names, None
+    base_ref = base or env.get("GITHUB_BASE_REF") or ("main" if changed else None)
+    root = project_root()
+    try:
+        snapshots_rel = snapshots_dir.resolve().relative_to(root).as_posix()
+    except ValueError:
+        snapshots_rel = "proveai/snapshots"
+    targeting = select_snapshots(snapshots, root=root, snapshots_dir_rel=snapshots_rel, base_ref=base_ref)
+    reason = targeting.reason
+    if targeting.skipped:
+        reason += f"; skipped: {', '.join(targeting.skipped)}"
+    return targeting.selected, reason

@@ -11,7 +11,12 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
-from proveai.diff.judge import judge_model_name
+from proveai.cache import dispatch_cached
+from proveai.diff.grading import grade_outputs
+from proveai.diff.judge import judge_fitness, judge_model_name
+from proveai.diff.tier2 import load_calibration
+from proveai.providers.base import ProviderError, provider_id_of
+from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
 from proveai.snapshot.grading import (
     DRIFTED,
     INCONCLUSIVE,
@@ -35,12 +40,8 @@ class TierGrader:
         choice = (embedder or ("openai" if os.environ.get("PROVEAI_EMBEDDER_MODEL") else "none")).lower()
         instance: Any = None
         if choice == "local":
-            from proveai.providers.embedding import LocalEmbeddingAdapter
-
             instance = LocalEmbeddingAdapter()
         elif choice == "openai":
-            from proveai.providers.embedding import OpenAICompatibleEmbeddingAdapter
-
             instance = OpenAICompatibleEmbeddingAdapter()
         return cls(judge_model=judge_model_name(judge_model), cache=cache, embedder=instance)
 
@@ -52,6 +53,7 @@ class TierGrader:
     unjudged_reasons: list[str] = field(default_factory=list)
     check_fitness: bool = True  # ask the judge known pairs before relying on it
     unfit: str | None = None  # why the judge failed its fitness check, when it did
+    unreachable: bool = False  # ... because its endpoint could not be reached
     _judge_resolved: bool = field(default=False, repr=False)
 
     def __call__(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> PairGrade:
@@ -71,8 +73,6 @@ class TierGrader:
 
     def _grade(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> PairGrade:
         """The replay engine's per-agent three-tier grade, mapped to snapshot statuses."""
-        from proveai.diff.grading import grade_outputs
-
         self._resolve_judge()
         kwargs: dict[str, Any] = {}
         thresholds = self._thresholds(definition.name)
@@ -101,7 +101,7 @@ class TierGrader:
         rationale = str(verdict.rationale or verdict.status)
         if tier == "judge" and self.unfit:
             self.unjudged_reasons.append(self.unfit)
-            label = "judge unavailable" if " unreachable: " in self.unfit else "judge unfit"
+            label = "judge unavailable" if self.unreachable else "judge unfit"
             return PairGrade(INCONCLUSIVE, f"{label}: {self.unfit}", "judge", judged=False)
         if verdict.inconclusive:
             self.unjudged_reasons.append(rationale)
@@ -116,18 +116,16 @@ class TierGrader:
         self._judge_resolved = True
         if self.judge_provider is not None:
             return
-        from proveai.cache import dispatch_cached as dispatch
-
         try:
-            self.judge_provider = JudgeOnce(dispatch(self.judge_model))
+            self.judge_provider = JudgeOnce(dispatch_cached(self.judge_model))
         except ValueError:
             return  # no provider for the judge model: grade_outputs says so in the rationale
         if self.check_fitness:
-            from proveai.diff.judge import judge_fitness
-
             fit, why = judge_fitness(self.judge_model, self.judge_provider)
             if not fit:
                 self.unfit = why
+                # judge_fitness says why in words; "<judge> unreachable: <reason>" is its outage
+                self.unreachable = " unreachable: " in why
                 # an unfit judge is not asked again: its real verdicts would be decided by noise
                 self.judge_provider = _Unfit(why)
 
@@ -136,8 +134,6 @@ class TierGrader:
         """Per-agent tier-2 thresholds from proveai.calibration.json, when there is one."""
         if self.embedder is None:
             return None
-        from proveai.diff.tier2 import load_calibration
-
         report = load_calibration()
         return report.thresholds_for(agent) if report is not None else None
 
@@ -153,13 +149,9 @@ class JudgeOnce:
 
     @property
     def provider_id(self) -> str:
-        from proveai.providers.base import provider_id_of
-
         return provider_id_of(self.provider)  # the response cache keys as the real provider
 
     def call(self, messages: Any, model: str, **kwargs: Any) -> Any:
-        from proveai.providers.base import ProviderError
-
         if self.down is not None:
             raise self.down
         try:
@@ -178,6 +170,4 @@ class _Unfit:
         self.provider_id = "unfit-judge"
 
     def call(self, messages: Any, model: str, **kwargs: Any) -> Any:
-        from proveai.providers.base import ProviderError
-
         raise ProviderError(self.why, reason=f"unfit: {self.why}")

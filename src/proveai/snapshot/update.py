@@ -14,15 +14,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from proveai.errors import ProveAIError
+from proveai.snapshot.fromtrace import capture_of, definitions_of, load_trace_file
 from proveai.snapshot.model import (
     Capture,
     Snapshot,
-    check_name,
     load_snapshot,
+    next_version,
     snapshot_path,
     unknown_agent_error,
     write_snapshot,
 )
+from proveai.snapshot.pin import build_snapshot
+from proveai.snapshot.verify import last_verify
+from proveai.store import check_name
 
 if TYPE_CHECKING:
     from proveai.traces.trace import Trace
@@ -38,14 +42,10 @@ class UpdateResult:
 
 
 def fresh_traces(run_dir: Path) -> list[Trace]:
-    from proveai.snapshot.pin import load_trace_file
-
     return [load_trace_file(path) for path in sorted((run_dir / "fresh").glob("*.json"))]
 
 
 def last_verified(runs_dir: Path, name: str) -> tuple[Path, dict]:
-    from proveai.snapshot.verify import last_verify
-
     run_dir = last_verify(runs_dir, name)
     if run_dir is None:
         raise ProveAIError(
@@ -60,9 +60,7 @@ def last_verified(runs_dir: Path, name: str) -> tuple[Path, dict]:
 def update_snapshot(
     *, snapshots_dir: Path, runs_dir: Path, name: str = "latest", agents: Sequence[str] = ()
 ) -> UpdateResult:
-    from proveai.snapshot.pin import build_snapshot, capture_of, definitions_of
-
-    check_name(name)
+    check_name("snapshot", name)
     path = snapshot_path(snapshots_dir, name)
     current = load_snapshot(path)
     run_dir, info = last_verified(runs_dir, name)
@@ -109,8 +107,6 @@ def update_snapshot(
             else:
                 definitions.pop(agent, None)
         candidate = replace(current, agents=definitions, captures=tuple(captures))
-        from proveai.snapshot.model import next_version
-
         updated = replace(candidate, version=next_version(current, candidate))
         chosen = tuple(agents)
     write_snapshot(path, updated)

@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import os
 import secrets
 import shutil
-import tempfile
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from poisson_prove.shared.jsonio import write_json_atomic
+from proveai.diff.judge import JudgeStats, judge_max_tokens
 from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, ProveAIError
+from proveai.snapshot.fromtrace import dated_trace_files, load_trace_file
 from proveai.snapshot.grading import (
     DRIFTED,
     INCONCLUSIVE,
@@ -26,6 +29,7 @@ from proveai.snapshot.grading import (
 )
 from proveai.snapshot.judge_cache import JudgeCache
 from proveai.snapshot.model import Snapshot
+from proveai.snapshot.replicate_runs import Progress, capture_replicates
 from proveai.snapshot.replicates import (
     DEFAULT_ALPHA,
     ReplicateVerdict,
@@ -33,14 +37,13 @@ from proveai.snapshot.replicates import (
     reference_for,
     replicate_gate,
 )
-from proveai.snapshot.rerun import DEFAULT_TIMEOUT_S, project_root, replicate_seed, rerun
-from proveai.snapshot.soundness import model_outage, power_note
+from proveai.snapshot.rerun import DEFAULT_TIMEOUT_S
+from proveai.snapshot.soundness import power_note
+from proveai.snapshot.tiers import TierGrader
+from proveai.snapshot.whatif import what_if
 
 if TYPE_CHECKING:
     from proveai.traces.trace import Trace
-
-
-Progress = Callable[[int, int], None]  # (runs done, runs planned)
 
 
 @dataclass(frozen=True)
@@ -59,6 +62,39 @@ class VerifyOptions:
 
 
 @dataclass(frozen=True)
+class JudgeMetrics:
+    """The live tier-3 judge calls of one verify (cache hits excluded)."""
+
+    calls: int
+    malformed: int  # replies that were not the verdict JSON asked for
+    seconds: float
+    max_tokens: int
+
+
+@dataclass(frozen=True)
+class VerifyMetrics:
+    """What one verify counted; metrics.json of the run holds `to_dict()`."""
+
+    mode: str
+    agents: int
+    counts: Mapping[str, int]  # verdict status -> agents
+    judge_model: str | None  # None: hash-only (--no-judge)
+    tier_grades: int  # pairs sent to the tier stack (judge cache misses)
+    judge_cache_hits: int
+    replicates: int
+    exit_code: int
+    judge_unfit: str | None  # why the judge failed its known-pair check, when it did
+    judge_unreachable: bool  # ... because its endpoint could not be reached
+    judge: JudgeMetrics
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["counts"] = dict(self.counts)
+        del data["judge_unreachable"]  # metrics.json predates it; judge_unfit says it in words
+        return data
+
+
+@dataclass(frozen=True)
 class VerifyResult:
     """One snapshot verified: verdict rows, the replicate test (if any), where it was written."""
 
@@ -70,7 +106,7 @@ class VerifyResult:
     run_dir: Path
     exit_code: int
     notes: tuple[str, ...]
-    metrics: Mapping[str, Any]
+    metrics: VerifyMetrics
 
     @property
     def unjudged(self) -> list[AgentVerdict]:
@@ -81,81 +117,9 @@ def new_run_id() -> str:
     return f"verify-{dt.datetime.now(dt.UTC).strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
 
 
-def capture_replicates(
-    invocation: Mapping[str, Any],
-    *,
-    count: int,
-    seed: int | None,
-    stream: str,
-    timeout_s: float,
-    trace_name: str | None,
-    root: Path | None = None,
-    keep_dir: Path | None = None,
-    notes: list[str] | None = None,
-    progress: Progress | None = None,
-) -> list[Trace]:
-    """Re-run the invocation `count` times, each into its own temporary traces folder
-    (removed afterwards); return the fresh trace of each run (copied to `keep_dir`).
-    `progress(done, total)` is called before each run and once at the end."""
-    from proveai.snapshot.pin import load_trace_file, trace_files
-
-    traces = []
-    for replicate in range(count):
-        if progress is not None:
-            progress(replicate, count)
-        run_seed = None if seed is None else (seed if count == 1 else replicate_seed(seed, stream, replicate))
-        tmp = Path(tempfile.mkdtemp(prefix="proveai-verify-"))
-        try:
-            result = rerun(
-                invocation,
-                traces_dir=tmp / "traces",
-                timeout_s=timeout_s,
-                root=root,
-                replicate=replicate,
-                seed=run_seed,
-                # replicates sample the model's noise: a response cache (cached_dispatch, or
-                # dispatch under verify) would serve every replicate the first one's replies
-                extra_env={"PROVEAI_NO_CACHE": "1"} if count > 1 else None,
-            )
-            files = trace_files(result.traces_dir)
-            loaded = [load_trace_file(path) for _, path, _ in files]
-            named = [t for t in loaded if trace_name is None or t.name == trace_name] or loaded
-            if not named:
-                tail = result.stderr_tail or result.stdout_tail or "(no output)"
-                raise ProveAIError(
-                    f"the pipeline ({' '.join(result.command[1:])}) exited {result.returncode} and wrote "
-                    f"no trace; its last output:\n{tail}",
-                    suggestions=[
-                        "run it yourself to see why; the trace must be exported with a FileExporter "
-                        "inside `with trace(...)`",
-                    ],
-                    exit_code=EXIT_USAGE,
-                )
-            fresh = named[-1]
-            outage = model_outage(fresh)
-            if outage is not None:
-                raise outage
-            if result.returncode != 0 and notes is not None:
-                notes.append(
-                    f"replicate {replicate}: the pipeline exited {result.returncode} (graded its trace)"
-                )
-            if keep_dir is not None:
-                keep_dir.mkdir(parents=True, exist_ok=True)
-                source = next(p for tid, p, _ in files if tid == fresh.trace_id)
-                shutil.copy2(source, keep_dir / f"{replicate:03d}-{fresh.trace_id}.json")
-            traces.append(fresh)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
-    if progress is not None:
-        progress(count, count)
-    return traces
-
-
-def make_grader(options: VerifyOptions, snapshots_dir: Path) -> Any:
+def make_grader(options: VerifyOptions, snapshots_dir: Path) -> TierGrader | None:
     if options.no_judge:
         return None
-    from proveai.snapshot.tiers import TierGrader
-
     return TierGrader.from_env(options.judge_model, JudgeCache(snapshots_dir), options.embedder)
 
 
@@ -189,15 +153,11 @@ def verify_snapshot(
             f"this snapshot pins {snapshot.replicates} replicates but --replicates 1 compared one fresh "
             "run with the first pinned capture, without the noise-aware test"
         )
-    from proveai.diff.judge import JudgeStats, judge_max_tokens
-
     JudgeStats.reset()
     grader = make_grader(options, snapshots_dir)
     replicate_rows: tuple[ReplicateVerdict, ...] = ()
     fresh_dir = run_dir / "fresh"
     if options.overrides:
-        from proveai.snapshot.whatif import what_if
-
         mode = "override"
         grading = what_if(snapshot, options.overrides, grader)
     elif options.quick or snapshot.quick_only or not snapshot.invocation:
@@ -218,23 +178,24 @@ def verify_snapshot(
         grader.cache.save()
     fails = any(r.fails for r in replicate_rows) if replicate_rows else bool(grading.regressed)
     exit_code = exit_code_for(grading.verdicts, options, fails)
-    metrics = {
-        "mode": mode,
-        "agents": len(grading.verdicts),
-        "counts": _status_counts(grading.verdicts),
-        "judge_model": getattr(grader, "judge_model", None),  # None: hash-only (--no-judge)
-        "tier_grades": getattr(grader, "tier_grades", 0),
-        "judge_cache_hits": grader.cache.hits if grader is not None and grader.cache else 0,
-        "replicates": options.replicates if mode == "replicates" else 1,
-        "exit_code": exit_code,
-        "judge_unfit": getattr(grader, "unfit", None),
-        "judge": {
-            "calls": JudgeStats.calls,
-            "malformed": JudgeStats.malformed,
-            "seconds": round(JudgeStats.seconds, 3),
-            "max_tokens": judge_max_tokens(),
-        },
-    }
+    metrics = VerifyMetrics(
+        mode=mode,
+        agents=len(grading.verdicts),
+        counts=_status_counts(grading.verdicts),
+        judge_model=grader.judge_model if grader is not None else None,
+        tier_grades=grader.tier_grades if grader is not None else 0,
+        judge_cache_hits=grader.cache.hits if grader is not None and grader.cache else 0,
+        replicates=options.replicates if mode == "replicates" else 1,
+        exit_code=exit_code,
+        judge_unfit=grader.unfit if grader is not None else None,
+        judge_unreachable=bool(grader is not None and grader.unreachable),
+        judge=JudgeMetrics(
+            calls=JudgeStats.calls,
+            malformed=JudgeStats.malformed,
+            seconds=round(JudgeStats.seconds, 3),
+            max_tokens=judge_max_tokens(),
+        ),
+    )
     result = VerifyResult(
         snapshot=snapshot,
         mode=mode,
@@ -256,8 +217,6 @@ _SET_BY_VERIFY = frozenset({"PROVEAI_VERIFY", "PROVEAI_TRACES_DIR", "PROVEAI_REP
 
 def environment_notes(snapshot: Snapshot) -> list[str]:
     """Provider variables that were set when the pin was captured but are not set now."""
-    import os
-
     names = (snapshot.invocation or {}).get("env_names") or []
     # init --replicates re-ran the pipeline with PROVEAI_NO_CACHE set by proveai itself
     ignored = _SET_BY_VERIFY | ({"PROVEAI_NO_CACHE"} if snapshot.replicates > 1 else set())
@@ -276,8 +235,6 @@ def _status_counts(verdicts: Sequence[AgentVerdict]) -> dict[str, int]:
 
 def pinned_start_time(runs_dir: Path, pinned_ids: set[str]) -> float | None:
     """When the pinned trace started (seconds), from the verify run that kept it, if any."""
-    from proveai.snapshot.pin import load_trace_file
-
     for trace_id in pinned_ids:
         for path in runs_dir.glob(f"verify-*/fresh/*-{trace_id}.json"):
             try:
@@ -302,13 +259,11 @@ def quick_check(
     When nothing newer than the pin was captured, the pinned capture is checked against
     itself (hash integrity of the fixture), and the note says so.
     """
-    from proveai.snapshot.pin import load_trace_file, trace_files
-
     pinned_ids = {c.trace_id for c in snapshot.captures}
     # a pin accepted by `update` comes from a verify run's fresh trace, not from the store:
     # only stored traces that started after it are newer than the pin
     cutoff = pinned_start_time(runs_dir, pinned_ids) if runs_dir is not None else None
-    stored = trace_files(traces_dir) if traces_dir.is_dir() else []
+    stored = dated_trace_files(traces_dir) if traces_dir.is_dir() else []
     in_store = any(tid in pinned_ids for tid, _, _ in stored)
     candidates = []
     if in_store or cutoff is not None:
@@ -425,9 +380,8 @@ def _summary_row(row: ReplicateVerdict, fresh: Sequence[AgentVerdict]) -> AgentV
 
 def write_run(result: VerifyResult, options: VerifyOptions) -> None:
     """proveai/runs/<id>/ in the Run artifact layout: manifest.json (what was verified),
-    verdicts.json, metrics.json, report.html, and fresh/ (the traces `update` and `diff` read)."""
-    from poisson_prove.shared.jsonio import write_json_atomic
-
+    verdicts.json, metrics.json and fresh/ (the traces `update` and `diff` read); report.html
+    is the report layer's (proveai.report.verify_page), written by the caller."""
     run_dir = result.run_dir
     run_dir.mkdir(parents=True, exist_ok=True)
     write_json_atomic(
@@ -454,18 +408,7 @@ def write_run(result: VerifyResult, options: VerifyOptions) -> None:
             "replicates": [r.to_dict() for r in result.replicate_verdicts],
         },
     )
-    write_json_atomic(run_dir / "metrics.json", dict(result.metrics))
-    write_report(result)
-
-
-def write_report(result: VerifyResult) -> None:
-    """report.html through the replay report's writer when it is available."""
-    from proveai.snapshot.pin import load_trace_file
-    from proveai.snapshot.report import render_verify_html
-
-    fresh_files = sorted((result.run_dir / "fresh").glob("*.json"))
-    fresh_trace = load_trace_file(fresh_files[0]) if fresh_files else None
-    (result.run_dir / "report.html").write_text(render_verify_html(result, fresh_trace), encoding="utf-8")
+    write_json_atomic(run_dir / "metrics.json", result.metrics.to_dict())
 
 
 def last_verify(runs_dir: Path, snapshot_name: str) -> Path | None:
@@ -485,6 +428,3 @@ def last_verify(runs_dir: Path, snapshot_name: str) -> Path | None:
             best = (key[0], path.parent)
     return best[1] if best else None
 
-
-def verify_root() -> Path:
-    return project_root()

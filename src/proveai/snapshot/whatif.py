@@ -13,11 +13,16 @@ output, which the rationale says.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+from proveai.cache import cached_dispatch
 from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.providers.base import as_response
+from proveai.replay.engine import substitute
+from proveai.replay.reinvoke import NotReinvokable, reinvoke
 from proveai.snapshot.grading import (
     DIRECT_EDIT,
     DOWNSTREAM,
@@ -32,7 +37,7 @@ from proveai.snapshot.grading import (
 from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, unknown_agent_error
 
 
-def parse_overrides(values: list[str]) -> dict[str, Path]:
+def parse_overrides(values: Sequence[str]) -> dict[str, Path]:
     """`--override AGENT=PATH` values as {agent: path}; a value without both parts is refused."""
     overrides: dict[str, Path] = {}
     for value in values:
@@ -69,20 +74,11 @@ def with_system_prompt(messages: list[dict[str, Any]], prompt: str) -> list[dict
 
 
 def _dispatch(model: str) -> Any:
-    try:
-        from proveai.cache import cached_dispatch
-
-        return cached_dispatch(model)
-    except ImportError:
-        from proveai.providers import dispatch
-
-        return dispatch(model)
+    return cached_dispatch(model)
 
 
 def replay_call(io: ExpectedIO, definition: AgentDefinition, messages: list[dict[str, Any]]) -> str:
     """Send `messages` with the pinned call's model and kwargs (temperature, seed, ...)."""
-    from proveai.providers.base import as_response
-
     request = dict(io.request or {})
     model = request.pop("model", None) or definition.model
     if not model:
@@ -98,8 +94,6 @@ def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: Any) -> G
     """Overridden agents re-send their pinned requests with the new system prompt; agents
     whose pinned request contained an output that changed re-send it with the new text
     substituted (downstream); the rest keep their pinned output."""
-    from proveai.replay.engine import substitute
-
     prompts = read_overrides(snapshot, overrides)
     changes: list[tuple[Any, Any]] = []  # (pinned reply, new reply), in pipeline order
     verdicts = []
@@ -180,11 +174,6 @@ def _reinvoked(
 ) -> PairGrade | None:
     """Grade one pinned call of an agent without a captured request whose inputs changed
     upstream, by re-invoking its function; None when nothing it reads changed."""
-    from types import SimpleNamespace
-
-    from proveai.replay.engine import substitute
-    from proveai.replay.reinvoke import NotReinvokable, reinvoke
-
     inputs, fed = substitute(dict(io.inputs or {}), changes)
     if not fed:
         return None

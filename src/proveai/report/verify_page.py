@@ -1,4 +1,4 @@
-"""report.html of a verify run.
+"""report.html of a snapshot verify run (`proveai snapshot verify` writes it beside the run).
 
 With a fresh trace, the page is the replay engine's report (`proveai.report.render_html`:
 agent graph coloured by regressions, per-agent panels with input, pinned and fresh output,
@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import difflib
 import html
-import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
-if TYPE_CHECKING:
-    from proveai.snapshot.verify import VerifyResult
+from poisson_prove.shared.text import value_as_text
+from proveai.diff.grading import EdgeVerdict
+from proveai.report import render_html
+from proveai.snapshot.fromtrace import load_trace_file
+from proveai.snapshot.grading import SYMBOLS
+from proveai.snapshot.verify import VerifyResult
 
 _PAGE_CSS = "body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1b1b}"
 _SUMMARY_CSS = """
@@ -29,15 +33,6 @@ _SUMMARY_CSS = """
 .verify-summary .iteration_count_changed{color:#c62828;font-weight:600}
 """
 
-SYMBOLS = {
-    "unchanged": "✓",
-    "drifted": "~",
-    "regressed": "✗",
-    "missing": "✗",
-    "iteration_count_changed": "✗",
-    "inconclusive": "?",
-    "new": "+",
-}
 _TIERS = {"tier1": 1, "tier2": 2, "judge": 3, "cache": 3}
 
 
@@ -92,13 +87,7 @@ class _Replayed:
         return None  # inputs come from the fresh span itself
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, indent=2, sort_keys=True, default=str)
-
-
 def _pairs(result: VerifyResult, fresh_trace: Any) -> list[tuple[Any, _Replayed]]:
-    from proveai.diff.grading import EdgeVerdict
-
     verdicts = []
     for row in result.verdicts:
         pinned = result.snapshot.expected(row.agent) if row.agent in result.snapshot.agents else ()
@@ -108,7 +97,11 @@ def _pairs(result: VerifyResult, fresh_trace: Any) -> list[tuple[Any, _Replayed]
         unified = (
             "\n".join(
                 difflib.unified_diff(
-                    _text(old).splitlines(), _text(new).splitlines(), "pinned", "fresh", lineterm=""
+                    value_as_text(old, lines=True).splitlines(),
+                    value_as_text(new, lines=True).splitlines(),
+                    "pinned",
+                    "fresh",
+                    lineterm="",
                 )
             )
             if old != new
@@ -138,10 +131,6 @@ def _pairs(result: VerifyResult, fresh_trace: Any) -> list[tuple[Any, _Replayed]
 def render_verify_html(result: VerifyResult, fresh_trace: Any = None) -> str:
     if fresh_trace is None:
         return render_plain_html(result)
-    try:
-        from proveai.report import render_html
-    except ImportError:
-        return render_plain_html(result)
     page = render_html(
         _pairs(result, fresh_trace),
         title=f"proveai snapshot verify — {result.snapshot.name} v{result.snapshot.version}",
@@ -152,3 +141,13 @@ def render_verify_html(result: VerifyResult, fresh_trace: Any = None) -> str:
         return page
     insert_at = page.find(">", marker) + 1
     return page[:insert_at] + f"<style>{_SUMMARY_CSS}</style>" + summary_html(result) + page[insert_at:]
+
+
+def write_verify_page(result: VerifyResult) -> Path:
+    """<run>/report.html of a verify: the replay report of its first fresh trace, or the plain
+    table when the verify kept none (what-if, fixture-only check)."""
+    fresh_files = sorted((result.run_dir / "fresh").glob("*.json"))
+    fresh_trace = load_trace_file(fresh_files[0]) if fresh_files else None
+    path = result.run_dir / "report.html"
+    path.write_text(render_verify_html(result, fresh_trace), encoding="utf-8")
+    return path
