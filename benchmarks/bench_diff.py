@@ -125,7 +125,8 @@ def _best_of(rounds: int, work):
 def _ours(root: Path, horizon: float) -> dict:
     """Every (run, condition, outcome) incidence and variance at `horizon`, read from the store:
     the same three columns the pandas side reads, strings as dictionary codes."""
-    from poisson_prove.compare_frame import coded, column_numbers, read_columns, recode
+    from poisson_prove.columns import coded, column_numbers, read_columns
+    from poisson_prove.comparison.frame import recode
     from poisson_prove.stats.incidence import aalen_johansen_grouped
 
     out = {}

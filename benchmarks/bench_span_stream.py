@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from poisson_prove import record, step, traces
+from poisson_prove import record, recording, step
 from poisson_prove.span_stream import SpansSoFar, StreamedSpans
 
 
@@ -24,7 +24,7 @@ def per_span_ns(kind: str, spans: int, repeats: int) -> float:
     best = float("inf")
     for _ in range(repeats):
         gc.collect()
-        _, token = traces.begin_episode()
+        _, token = recording.begin_episode()
         start = time.perf_counter_ns()
         if kind == "record":
             for n in range(spans):
@@ -34,7 +34,7 @@ def per_span_ns(kind: str, spans: int, repeats: int) -> float:
                 with step("call tool", tool="search") as attrs:
                     attrs["n"] = n
         best = min(best, (time.perf_counter_ns() - start) / spans)
-        traces.end_episode(token)
+        recording.end_episode(token)
     return best
 
 
@@ -64,11 +64,11 @@ def main() -> int:
         with lock:
             writer_end.send(message)
 
-    traces._STREAMING[0] = lambda: StreamedSpans(send, 0)
+    recording._STREAMING[0] = lambda: StreamedSpans(send, 0)
     try:
         streamed = {kind: per_span_ns(kind, args.spans, 5) for kind in ("record", "step")}
     finally:
-        traces._STREAMING[0] = None
+        recording._STREAMING[0] = None
         writer_end.send(None)
         done.set()
         reader.join(5)

@@ -4,9 +4,28 @@ The public names, listed in `__all__`. Each lives in its own module and is impor
 use, so that `import poisson_prove` (and every `--help`) stays instant; type checkers see the
 explicit imports below.
 
-`poisson_prove.compare` is always the module `poisson_prove.compare`, whichever was imported
-first: that module is callable as its `compare` function, so `poisson_prove.compare(a, b)`
-and `poisson_prove.compare.default_runs(...)` both work.
+`poisson_prove.compare` is the function, whatever was imported first (no module shares its
+name); `default_runs` and the result types live in the package `poisson_prove.comparison`.
+
+Layers, lowest first. A module imports only from its own package or module and from lower
+layers, never sideways within its layer (tests/poisson_prove/test_layers.py holds this, for
+imports at the top of a module and inside functions alike); this file, the public map, sits
+above them all and nothing imports it.
+
+0. errors, version: the one error type and the exit codes; the version
+1. shared, _suggest: building blocks both packages use (the CLI app, console, tables,
+   progress, "did you mean")
+2. data: episode, conditions, seeding, episode_table, recording (`record`/`step`),
+   span_trail, stats, isolation
+3. columns (reading stored columns), span_stream, capture, chaos, backends.tables,
+   backends.pricing
+4. spec, run_checks (checking a stored run), execute (one episode; a backend's job and task)
+5. store, backends (the executors)
+6. plan, comparison (`compare()`), inspection, importers
+7. sweep (preparing, running, settling, budgeting a sweep), gate (the CI verdict)
+8. render (text and JSON), dashboard
+9. cli, examples
+10. __main__
 """
 
 from __future__ import annotations
@@ -16,27 +35,26 @@ from typing import TYPE_CHECKING, Any
 
 from poisson_prove.episode import Episode
 from poisson_prove.errors import ProveError
+from poisson_prove.version import __version__
 
 if TYPE_CHECKING:
-    from poisson_prove import compare
-    from poisson_prove.compare_result import Comparison, ConditionResult, Headline, OutcomeResult
+    from poisson_prove.comparison import Comparison, ConditionResult, Headline, OutcomeResult, compare
+    from poisson_prove.recording import record, step
     from poisson_prove.store import RunInfo, RunStore, load_run
     from poisson_prove.sweep import SweepResult, run_sweep
-    from poisson_prove.traces import record, step
 
-__version__ = "0.1.0"
 
 # public name -> (module, attribute); attribute None: the module itself
 _LAZY: dict[str, tuple[str, str | None]] = {
-    "record": ("poisson_prove.traces", "record"),
-    "step": ("poisson_prove.traces", "step"),
+    "record": ("poisson_prove.recording", "record"),
+    "step": ("poisson_prove.recording", "step"),
     "run_sweep": ("poisson_prove.sweep", "run_sweep"),
     "SweepResult": ("poisson_prove.sweep", "SweepResult"),
-    "compare": ("poisson_prove.compare", None),
-    "Comparison": ("poisson_prove.compare_result", "Comparison"),
-    "ConditionResult": ("poisson_prove.compare_result", "ConditionResult"),
-    "OutcomeResult": ("poisson_prove.compare_result", "OutcomeResult"),
-    "Headline": ("poisson_prove.compare_result", "Headline"),
+    "compare": ("poisson_prove.comparison", "compare"),
+    "Comparison": ("poisson_prove.comparison", "Comparison"),
+    "ConditionResult": ("poisson_prove.comparison", "ConditionResult"),
+    "OutcomeResult": ("poisson_prove.comparison", "OutcomeResult"),
+    "Headline": ("poisson_prove.comparison", "Headline"),
     "load_run": ("poisson_prove.store", "load_run"),
     "RunStore": ("poisson_prove.store", "RunStore"),
     "RunInfo": ("poisson_prove.store", "RunInfo"),

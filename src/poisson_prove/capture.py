@@ -12,7 +12,7 @@ promised.
   completions, system instructions, tool arguments and results, request and response bodies,
   under any convention) is left out; span events and status descriptions are never stored.
 - `max_observation_bytes` bounds every stored value, these and those of `record()`/`step()`
-  (traces.bounded).
+  (recording.bounded).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from importlib.metadata import entry_points
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from poisson_prove import traces
+from poisson_prove import recording
 
 INSTRUMENTOR_GROUP = "opentelemetry_instrumentor"
 
@@ -84,7 +84,7 @@ def kept_attributes(attributes: Mapping[str, Any], content: bool, limit: int | N
                 value = _without_query(value)
             elif key == "http.target":
                 value = _without_query(value, path_only=True)
-        out[key] = traces.bounded(value, limit)
+        out[key] = recording.bounded(value, limit)
     return out
 
 
@@ -94,14 +94,14 @@ def _episode_span_processor() -> Any:
 
     class EpisodeSpanProcessor(SpanProcessor):
         def on_end(self, span: Any) -> None:
-            spans = traces.current_spans()
+            spans = recording.current_spans()
             if spans is None:
                 return
             limit = _SETTINGS["limit"]
             status = getattr(getattr(span, "status", None), "status_code", None)
             spans.append(
                 {
-                    "name": traces.bounded(span.name, limit),
+                    "name": recording.bounded(span.name, limit),
                     "start": span.start_time / 1e9 if span.start_time else None,
                     "end": span.end_time / 1e9 if span.end_time else None,
                     "attributes": kept_attributes(span.attributes or {}, _SETTINGS["content"], limit),
@@ -156,7 +156,7 @@ def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
     """Apply `capture` in this process (content, byte limit) and switch on its instrumentors
     once; return name -> why not, for each one that could not be switched on."""
     limit = capture.get("max_observation_bytes")
-    traces._LIMIT[0] = limit
+    recording._LIMIT[0] = limit
     _SETTINGS.update(content=bool(capture.get("content")), limit=limit)
     names = tuple(capture.get("instrument") or ())
     if not names:

@@ -37,7 +37,7 @@ from poisson_prove.chaos.inject import chaos_scope
 from poisson_prove.episode import Episode, InvalidEpisode, validate_episode
 from poisson_prove.episode_table import EPISODE_COLUMNS
 from poisson_prove.errors import ProveError
-from poisson_prove.traces import _SPANS, begin_episode, end_episode
+from poisson_prove.recording import _SPANS, begin_episode, end_episode
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from poisson_prove.compare_result import Comparison
+from poisson_prove.comparison.result import Comparison
 from poisson_prove.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_WORSE, ProveError
 from poisson_prove.stats.power import replicates_needed
 

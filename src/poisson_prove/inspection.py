@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from poisson_prove.compare_frame import coded, column_numbers, read_columns
+from poisson_prove.columns import coded, column_numbers, read_columns
 from poisson_prove.conditions import cell_key, cell_label, cfg_of, format_value
 from poisson_prove.errors import ProveError
 from poisson_prove.span_trail import common_trails

@@ -1,6 +1,6 @@
 """The plan: what a sweep will run, where, at what cost, and the smallest change it can catch.
 
-`make_plan` computes it (no printing); `underpowered_error` is the refusal of a design whose
+`make_plan` computes it (no printing); `sweep.UnderpoweredError` is the refusal of a design whose
 worst condition could not catch a change of `--max-mde` 4 times in 5.
 """
 

@@ -7,7 +7,7 @@ list a `StreamedSpans`: every span appended (a `record()`, a step as it opens, a
 instrumentor's span, a chaos fault) is sent to the parent at once, and a step again when it
 ends. The parent collects them in `SpansSoFar` while it waits for the answer; when the answer
 never comes it stores what arrived, each step still open marked `error` with the reason it
-ended. Values were already bounded by `max_observation_bytes` in the child (traces.bounded).
+ended. Values were already bounded by `max_observation_bytes` in the child (recording.bounded).
 
 Only the child runner streams: in the sweep's own process, a pool thread or a remote worker the
 span list is a plain list, with no per-span cost.
@@ -19,7 +19,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from poisson_prove.traces import bounded
+from poisson_prove.recording import bounded
 
 SPAN = "span"  # a streamed span message: (SPAN, episode, index, span)
 

@@ -26,7 +26,7 @@ TOP_KEYS = (
     "target_id",
     "t_unit",
     "replicates",
-    "budget",  # dollars: `sweep --budget` from the spec (see poisson_prove.budget)
+    "budget",  # dollars: `sweep --budget` from the spec (see poisson_prove.sweep.budget)
     "axes",
     "declare",
     "capture",

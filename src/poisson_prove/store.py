@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock
+from filelock import FileLock, Timeout
 
 from poisson_prove.episode_table import (
     EPISODE_COLUMNS,
@@ -29,10 +29,11 @@ from poisson_prove.episode_table import (
     tuples_to_table,
 )
 from poisson_prove.errors import ProveError
+from poisson_prove.run_checks import check_unique, listing_problem, refuse_unreadable
 from poisson_prove.shared.jsonio import utc_now, write_json_atomic
 
 if TYPE_CHECKING:
-    import pyarrow as pa
+    import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
 
 MANIFEST_SCHEMA = "poisson-prove.run/1"
 DEFAULT_STORE = "prove-runs"
@@ -98,7 +99,7 @@ class RunInfo:
 
     def read_episodes(self, columns: Sequence[str] | None = None) -> pa.Table:
         """Every stored episode of this run as one Arrow table (the store's schema)."""
-        import pyarrow as pa
+        import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
 
         schema = episode_schema()
         files = self.batch_files()
@@ -113,8 +114,8 @@ class RunInfo:
 
         ParquetFile rather than pq.read_table: the latter imports pyarrow.dataset and pandas (~1 s).
         """
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
+        import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when batches are read or written
 
         try:
             parquet = pq.ParquetFile(path, read_dictionary=list(read_dictionary) or None)
@@ -149,8 +150,6 @@ class RunInfo:
         """Refuse a run that stores some (cell, replicate) twice: a batch file copied or
         duplicated in its folder. Counting those rows would double-count; `table` holds the
         run's cell and replicate columns when the caller has read them already."""
-        from poisson_prove.run_checks import check_unique
-
         check_unique(self, table)
 
     def unlisted_batches(self) -> list[Path]:
@@ -198,8 +197,8 @@ class RunWriter:
 
     def write_batch(self, rows: pa.Table | Mapping[str, Sequence[Any]]) -> int:
         """Write one batch (an Arrow table or a mapping of column lists); return its row count."""
-        import pyarrow as pa
-        import pyarrow.parquet as pq
+        import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
+        import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when batches are read or written
 
         schema = episode_schema()
         table = rows if isinstance(rows, pa.Table) else pa.table(dict(rows), schema=schema)
@@ -241,8 +240,6 @@ class RunStore:
         """Every readable run, oldest first."""
         if not self.root.is_dir():
             return []
-        from poisson_prove.run_checks import listing_problem
-
         found = []
         for manifest_path in self.root.glob("*/manifest.json"):
             try:
@@ -260,8 +257,6 @@ class RunStore:
         says so rather than let a run vanish silently."""
         if not self.root.is_dir():
             return []
-        from poisson_prove.run_checks import listing_problem
-
         bad = []
         for folder in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")):
             manifest_path = folder / "manifest.json"
@@ -317,8 +312,6 @@ class RunStore:
         )
 
     def _refuse_unreadable(self, ref: str) -> None:
-        from poisson_prove.run_checks import refuse_unreadable
-
         refuse_unreadable(self, ref)
 
     # Writing ------------------------------------------------------------------------------
@@ -373,7 +366,6 @@ class RunStore:
 
 def _hold_run(path: Path, name: str) -> FileLock:
     """The run's writer lock (an OS lock, released when the process dies, even by kill -9)."""
-    from filelock import Timeout
 
     lock = FileLock(str(path / ".writer.lock"))
     try:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pandas as pd
 
 from tests.e2e.support_bot import PATCHED_PROMPTS, write_support_bot
-from tests.poisson_prove.sweep.helpers import manifests
+from tests.poisson_prove.helpers import manifests
 
 
 def _utc_day(created: str) -> str:

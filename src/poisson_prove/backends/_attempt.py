@@ -21,7 +21,7 @@ from typing import Any, NamedTuple
 from poisson_prove import execute
 from poisson_prove.chaos.inject import chaos_scope
 from poisson_prove.execute import Job, Task
-from poisson_prove.traces import begin_episode, current_spans, end_episode
+from poisson_prove.recording import begin_episode, current_spans, end_episode
 
 # error_kind of a row whose episode never produced an outcome because of the infrastructure
 # (named infra errors after the last retry, a worker lost too often): never the agent's failure.

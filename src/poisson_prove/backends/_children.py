@@ -24,7 +24,7 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
-from poisson_prove import traces
+from poisson_prove import recording
 from poisson_prove.backends._attempt import (
     Attempt,
     async_attempt,
@@ -77,7 +77,7 @@ def child_main(conn: Connection, job: Job) -> None:
         if task is None:
             return
         # this episode's span lists stream, tagged with it
-        traces._STREAMING[0] = functools.partial(StreamedSpans, send, episode_tag(task))
+        recording._STREAMING[0] = functools.partial(StreamedSpans, send, episode_tag(task))
         if is_async(rollout):
             attempt = asyncio.run(async_attempt(rollout, job, task))
         else:

@@ -68,7 +68,7 @@ BACKEND_TABLES: dict[str, Schema] = {
 }
 
 # Every backend takes the user's own cost per episode (model calls), which `--budget` adds to
-# the backend's compute estimate (see poisson_prove.budget).
+# the backend's compute estimate (see poisson_prove.sweep.budget).
 for _schema in BACKEND_TABLES.values():
     _schema["cost_per_episode"] = _NUMBER  # type: ignore[index]
 

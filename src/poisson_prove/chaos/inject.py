@@ -24,7 +24,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from poisson_prove.chaos.decide import CallFaults, EpisodeChaos
-from poisson_prove.traces import _PARENT, current_spans
+from poisson_prove.recording import _PARENT, current_spans
 
 _STATE: ContextVar[EpisodeChaos | None] = ContextVar("poisson_prove_chaos", default=None)
 _LOCK = threading.Lock()

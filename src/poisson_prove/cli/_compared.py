@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.compare_result import Comparison, RunSide
+from poisson_prove.comparison.result import Comparison, RunSide
 from poisson_prove.shared.cliapp import cache_dir
 
 LOG_NAME = "compared.jsonl"

@@ -49,7 +49,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 def run_comparison(args: argparse.Namespace, command: str) -> int:
     """Compare, print the report (text or JSON), log it; the exit code for `command`."""
     # numpy, pyarrow: ~250 ms, only when comparing (`diff --help` stays instant)
-    from poisson_prove.compare import compare, default_runs
+    from poisson_prove.comparison import compare, default_runs
 
     store = getattr(args, "store", None)
     before, after = default_runs(args.before, args.after, store=store)

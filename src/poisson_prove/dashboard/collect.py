@@ -1,6 +1,6 @@
 """What the dashboard shows, read from the store through the library's own statistics.
 
-Rates are `compare_stats.rates_by_horizon` on the run's own horizon (Aalen-Johansen, Wilson
+Rates are `comparison.stats.rates_by_horizon` on the run's own horizon (Aalen-Johansen, Wilson
 or starred Wilson, exactly as `diff` computes them); the incidence curves are
 `stats.incidence.aalen_johansen_grouped` evaluated at each time of a grid (the estimator at
 horizon s is the curve at s), with the same starred-Wilson band; comparisons are
@@ -15,12 +15,13 @@ from typing import Any
 
 import numpy as np
 
-from poisson_prove.compare_frame import read_columns, read_frame, recode
-from poisson_prove.compare_stats import rates_by_horizon
+from poisson_prove.columns import read_columns
+from poisson_prove.comparison.frame import read_frame, recode
+from poisson_prove.comparison.stats import rates_by_horizon
 from poisson_prove.conditions import cell_label, cfg_of
 from poisson_prove.stats.incidence import aalen_johansen_grouped, starred_wilson
 from poisson_prove.store import RunInfo
-from poisson_prove.sweep_settle import settled_lines
+from poisson_prove.sweep.stop_when_settled import settled_lines
 
 CURVE_POINTS = 60  # at most this many times per curve: a summary, not every row
 FAILED_SHOWN = 12  # failed episodes listed per plotted run
@@ -219,7 +220,7 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
                             _num(table.lo[c, e]), _num(table.hi[c, e]), bool(table.starred[c, e]))
                 for e, name in enumerate(universe)
             )
-            conditions.append(ConditionRates(key, labels[c], int(table.rows_by_cell[c]), rates))
+            conditions.append(ConditionRates(key, labels[c], int(table.rows_by_condition[c]), rates))
         if plot:
             observed = np.where(early, 0, cause)
             curves = _curves(cell, observed, t, len(order), universe, failures, horizon, labels, table.n)

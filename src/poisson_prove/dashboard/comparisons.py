@@ -13,8 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.compare import compare, default_runs
-from poisson_prove.compare_result import Comparison
+from poisson_prove.comparison import Comparison, compare, default_runs
 from poisson_prove.errors import ProveError
 from poisson_prove.gate import GateResult, gate, planned_max_mde
 from poisson_prove.store import RunStore

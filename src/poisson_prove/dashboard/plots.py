@@ -15,7 +15,7 @@ import warnings
 from collections.abc import Sequence
 from typing import Any
 
-from poisson_prove.compare_result import Comparison
+from poisson_prove.comparison.result import Comparison
 from poisson_prove.dashboard.collect import ConditionCurves
 from poisson_prove.errors import ProveError
 

@@ -7,7 +7,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from poisson_prove.compare_result import Comparison
+from poisson_prove.comparison.result import Comparison
 
 DIFF_SCHEMA = "poisson-prove.diff/1"
 INSPECT_SCHEMA = "poisson-prove.inspect/1"

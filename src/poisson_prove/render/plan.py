@@ -8,9 +8,12 @@ from typing import Any
 from poisson_prove.capture import short_reason
 from poisson_prove.chaos.config import chaos_summary, describe_fault
 from poisson_prove.conditions import format_value
+from poisson_prove.errors import ProveError
 from poisson_prove.plan import Plan
 from poisson_prove.sweep import PreparedSweep, SweepResult
-from poisson_prove.sweep_settle import settled_lines
+from poisson_prove.sweep.budget import BudgetDesign
+from poisson_prove.sweep.command import SweepEnding
+from poisson_prove.sweep.stop_when_settled import settled_lines
 
 JSON_SCHEMA = "poisson-prove.sweep/1"
 
@@ -214,6 +217,35 @@ def result_dict(document: dict[str, Any], result: SweepResult) -> dict[str, Any]
     out["seconds"] = round(result.seconds, 3)
     out["interrupted"] = result.verdict == "interrupted"
     return out
+
+
+def planned_dict(prepared: PreparedSweep, budget: BudgetDesign | None) -> dict[str, Any]:
+    """The plan document, with the design `--budget` bought when there is one."""
+    document = plan_dict(prepared)
+    if budget is not None:
+        document["budget"] = budget.to_dict()
+    return document
+
+
+def refusal_dict(err: ProveError, verdict: str, base: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The document of a sweep refused (or failed) with `err`: the plan's, when there is one."""
+    document = dict(base or {"schema": JSON_SCHEMA})
+    document["verdict"] = verdict
+    document["sentence"] = err.message
+    document["error"] = {"message": err.message, "next": list(err.suggestions)}
+    return document
+
+
+def ending_dict(document: dict[str, Any], result: SweepResult, ending: SweepEnding) -> dict[str, Any]:
+    """The plan document completed with how the sweep ended, its error and its next commands."""
+    final = result_dict(document, result)
+    if ending.verdict is not None:
+        final["verdict"] = ending.verdict
+    if ending.error is not None:
+        final["error"] = {"message": ending.error.message, "next": list(ending.error.suggestions)}
+    if ending.next_commands:
+        final["next"] = list(ending.next_commands)
+    return final
 
 
 def _settled_phrase(result: SweepResult) -> str:

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
-from poisson_prove.compare_result import METHOD_NAMES, Comparison, ConditionResult, OutcomeResult, Rate
+from poisson_prove.comparison.result import METHOD_NAMES, Comparison, ConditionResult, OutcomeResult, Rate
 from poisson_prove.shared.tables import Column, Table, plain_lines, rich_table
 
 VERDICT_STYLES = {

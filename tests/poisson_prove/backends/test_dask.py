@@ -115,7 +115,7 @@ def rollout(cfg, seed):
 
 
 def test_another_process_cannot_use_the_sweeps_scheduler(prove, workdir: Path) -> None:
-    from tests.poisson_prove.sweep.helpers import small_spec, write
+    from tests.poisson_prove.helpers import small_spec, write
 
     write(workdir, "intruder.py", INTRUDER)
     small_spec(workdir, target="intruder:rollout", replicates=6, extra="[dask]\nn_workers = 1\n")

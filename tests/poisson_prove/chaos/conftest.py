@@ -13,7 +13,7 @@ from typing import Any
 import pyarrow.parquet as pq
 import pytest
 
-from tests.poisson_prove.sweep.helpers import write
+from tests.poisson_prove.helpers import write
 
 
 class ToolServer:

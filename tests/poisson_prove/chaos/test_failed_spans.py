@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from tests.poisson_prove.sweep.helpers import write
+from tests.poisson_prove.helpers import write
 
 AGENT = """
 import os

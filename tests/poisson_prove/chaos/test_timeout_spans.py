@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from tests.poisson_prove.chaos.conftest import stored_rows
-from tests.poisson_prove.sweep.helpers import write
+from tests.poisson_prove.helpers import write
 
 AGENT = """
 import asyncio, os, time

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.poisson_prove.compare.runs import Episodes, write_run
+from tests.poisson_prove.runs import Episodes, write_run
 
 CHROMIUM = Path("/usr/bin/chromium")
 XSS_SCRIPT = "<script>window.__pwned = 1; alert('x')</script>"

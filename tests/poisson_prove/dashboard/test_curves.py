@@ -9,7 +9,7 @@ import pytest
 
 from poisson_prove.dashboard.collect import run_view
 from poisson_prove.store import RunStore
-from tests.poisson_prove.compare.runs import Episodes, write_run
+from tests.poisson_prove.runs import Episodes, write_run
 
 OUTCOMES = ("resolved", "unresolved", "timeout")
 

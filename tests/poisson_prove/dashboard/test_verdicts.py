@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.poisson_prove.compare.runs import Episodes, write_run
 from tests.poisson_prove.dashboard.pages import comparison_rows, read, tags
+from tests.poisson_prove.runs import Episodes, write_run
 
 
 def _run(unresolved: float, timeout: float) -> Episodes:

@@ -9,7 +9,7 @@ import json
 from pathlib import Path
 
 from tests.conftest import assert_clean_error
-from tests.poisson_prove.sweep.helpers import episodes, small_spec, write
+from tests.poisson_prove.helpers import episodes, small_spec, write
 
 # BAD_RATE sets the failure rate; FRESH_DRAW=1 draws the outcome from a later random number of
 # the same seed, so twins are independent at the same rate (discordant pairs, no change).

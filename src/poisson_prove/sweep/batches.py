@@ -1,0 +1,98 @@
+"""The batch sink: a sweep's finished rows, counted, then written to the run a batch at a time
+(when full or after about a second), with the manifest's counts kept roughly current."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from poisson_prove.episode_table import ERROR_KIND_AT, ERROR_MESSAGE_AT, OUTCOME_AT, tuples_to_table
+
+if TYPE_CHECKING:
+    from poisson_prove.store import RunWriter
+
+#: Seconds between two refreshes of a running sweep's manifest counts.
+MANIFEST_REFRESH_S = 1.0
+#: Seconds finished rows may wait for a batch to fill before they are written anyway: a kill
+#: loses at most about this much work, while fast rollouts still get large batches.
+BATCH_WAIT_S = 1.0
+
+class BatchSink:
+    """Row tuples on their way to the store: counted, then written a batch at a time, when
+    `size` rows are waiting or the oldest has waited `wait_s` seconds, whichever comes first."""
+
+    def __init__(
+        self,
+        writer: RunWriter,
+        size: int,
+        planned: int,
+        stored: int,
+        errored: int,
+        wait_s: float = BATCH_WAIT_S,
+    ) -> None:
+        self.writer = writer
+        self.size = size
+        self.wait_s = wait_s
+        self._last_write = time.monotonic()
+        self.planned = planned
+        self.stored = stored
+        self.errored_before = errored
+        self.pending: list[tuple[Any, ...]] = []
+        self.counted = 0  # rows of `pending` already counted
+        self.ran = self.errored = self.system_exits = 0
+        self.written = self.errored_written = 0
+        self.first_error: str | None = None
+        self._counts_refreshed = time.monotonic()
+        #: Called with each batch once it is written (`--stop-when-settled` looks there).
+        self.on_write: Callable[[list[tuple[Any, ...]]], None] | None = None
+
+    def account(self) -> None:
+        """Count the rows appended since the last call (errors, sys.exit calls)."""
+        new = self.pending[self.counted :]
+        self.counted = len(self.pending)
+        self.ran += len(new)
+        for row in new:
+            if row[OUTCOME_AT] is None:
+                self.errored += 1
+                if self.first_error is None:
+                    self.first_error = f"{row[ERROR_KIND_AT]}: {row[ERROR_MESSAGE_AT]}"
+                if row[ERROR_KIND_AT] == "system_exit":
+                    self.system_exits += 1
+
+    def maybe_flush(self) -> None:
+        while len(self.pending) >= self.size or (
+            self.pending and time.monotonic() - self._last_write >= self.wait_s
+        ):
+            self.account()
+            batch, rest = self.pending[: self.size], self.pending[self.size :]
+            self._write(batch)
+            self.pending, self.counted = rest, len(rest)
+            # The manifest's counts follow what is stored, at most once a second: they are a
+            # convenience (the batch files stay the truth) and rewriting the whole manifest
+            # after every small batch cost as much as the batch's fsync.
+            now = time.monotonic()
+            if now - self._counts_refreshed >= MANIFEST_REFRESH_S:
+                self._counts_refreshed = now
+                self.writer.update_manifest(
+                    durable=False,
+                    counts={
+                        "planned": self.planned,
+                        "done": self.stored + self.written,
+                        "errored": self.errored_before + self.errored_written,
+                    },
+                )
+
+    def _write(self, batch: list[tuple[Any, ...]]) -> None:
+        self.writer.write_batch(tuples_to_table(self.writer.manifest["run_id"], batch))
+        self._last_write = time.monotonic()
+        self.written += len(batch)
+        self.errored_written += sum(1 for row in batch if row[OUTCOME_AT] is None)
+        if self.on_write is not None:
+            self.on_write(batch)
+
+    def flush(self) -> None:
+        if self.pending:
+            self._write(self.pending)
+            self.pending = []
+            self.counted = 0

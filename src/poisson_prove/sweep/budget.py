@@ -1,0 +1,110 @@
+"""The budget-aware plan: the largest design a budget buys, and the smallest rise it detects.
+
+A sweep of C conditions and R replicates runs C x R episodes at `per_episode_usd` each (the
+backend's compute estimate plus the user's own model-call cost per episode). The design the
+budget buys is the largest R that fits; its detectable rise is the worst-case MDE of
+docs/statistics.md section 1 at that R. A budget that cannot reach `max_mde` is refused with
+the cheapest design that can (`replicates_needed`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from poisson_prove.errors import EXIT_USAGE, ProveError
+from poisson_prove.stats.power import design_mde, replicates_needed, suggested_max_mde
+
+#: The spec's key (in the backend's table, e.g. [local]) for the user's own cost per episode.
+COST_KEY = "cost_per_episode"
+
+
+@dataclass(frozen=True, slots=True)
+class BudgetDesign:
+    budget_usd: float
+    per_episode_usd: float
+    replicates: int
+    cost_usd: float
+    detectable_rise: float | None  # worst-case MDE, rounded up to 3 decimals; None: none
+    max_mde: float
+    fits: bool  # the design the budget buys detects max_mde
+    cheapest_replicates: int
+    cheapest_usd: float
+
+    def line(self) -> str:
+        rise = "no rise at all" if self.detectable_rise is None else f"a rise of {self.detectable_rise:.3f}"
+        return f"with ${self.budget_usd:,.2f} you can detect {rise} at the worst base rate"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "budget_usd": self.budget_usd,
+            "per_episode_usd": self.per_episode_usd,
+            "replicates": self.replicates,
+            "cost_usd": self.cost_usd,
+            "detectable_rise": self.detectable_rise,
+            "max_mde": self.max_mde,
+            "fits": self.fits,
+            "cheapest_replicates": self.cheapest_replicates,
+            "cheapest_usd": self.cheapest_usd,
+        }
+
+
+def per_episode_cost(backend_price: float, settings: Mapping[str, Any]) -> float:
+    """The backend's estimate plus the spec's own `cost_per_episode` (model calls)."""
+    own = settings.get(COST_KEY, 0.0)
+    if isinstance(own, bool) or not isinstance(own, (int, float)) or own < 0 or not math.isfinite(own):
+        raise ProveError(f"{COST_KEY} must be a number of dollars of at least 0, got {own!r}")
+    return float(backend_price) + float(own)
+
+
+def budget_design(
+    budget_usd: float,
+    per_episode_usd: float,
+    conditions: int,
+    failure_outcomes: int,
+    *,
+    q: float = 0.05,
+    max_mde: float = 0.2,
+) -> BudgetDesign:
+    """The largest design `budget_usd` buys and what it can detect."""
+    if not math.isfinite(budget_usd) or budget_usd <= 0:
+        raise ProveError(
+            f"--budget must be a positive number of dollars, got {budget_usd}", exit_code=EXIT_USAGE
+        )
+    if per_episode_usd <= 0:
+        raise ProveError(
+            "the backend's cost estimate is $0 per episode, so a budget cannot size the design",
+            suggestions=[f"give your model calls' cost per episode as {COST_KEY} in the backend's table"],
+        )
+    cheapest = replicates_needed(conditions, failure_outcomes, q=q, max_mde=max_mde)
+    cheapest_usd = cheapest * conditions * per_episode_usd
+    # The float guard keeps $40 at $0.01 an episode from buying 3999 instead of 4000.
+    replicates = math.floor(budget_usd / (conditions * per_episode_usd) * (1 + 1e-12))
+    rise = None
+    if replicates >= 1:
+        rise = suggested_max_mde(design_mde(replicates, conditions, failure_outcomes, q=q, max_mde=max_mde))
+    return BudgetDesign(
+        budget_usd=float(budget_usd),
+        per_episode_usd=per_episode_usd,
+        replicates=replicates,
+        cost_usd=replicates * conditions * per_episode_usd,
+        detectable_rise=rise,
+        max_mde=max_mde,
+        fits=replicates >= cheapest,
+        cheapest_replicates=cheapest,
+        cheapest_usd=cheapest_usd,
+    )
+
+
+def refusal(design: BudgetDesign) -> ProveError:
+    """The refusal of a budget that cannot reach max_mde, with the cheapest design that can."""
+    return ProveError(
+        f"{design.line()}, and you accept {design.max_mde:.3f}",
+        suggestions=[
+            f"--budget {math.ceil(design.cheapest_usd * 100) / 100:.2f} "
+            f"(--replicates {design.cheapest_replicates}) detects a rise of {design.max_mde:.3f}",
+            f"--max-mde {design.detectable_rise:.3f}" if design.detectable_rise else "raise the budget",
+        ],
+    )

@@ -1,0 +1,258 @@
+"""Preparing a sweep: the request, and `prepare_sweep`, which reads the spec (or a resumed run's
+manifest), resolves the salt and the paired run, checks the target and makes the plan. It writes
+nothing; `poisson_prove.sweep.execute_sweep` runs what it prepared.
+
+`prepare_sweep` runs named steps: check the request's flags (`_check_flags`), resolve the run
+to resume (resume.py) or the new run's spec, target, salt and pairing (`_new_run`), then plan
+(`_plan`) and check the target (`_check_target`)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from poisson_prove.capture import probe_instrumentors
+from poisson_prove.chaos.config import check_backend
+from poisson_prove.errors import EXIT_USAGE, ProveError
+from poisson_prove.execute import import_target
+from poisson_prove.isolation import check_target_isolated
+from poisson_prove.plan import (
+    DEFAULT_MAX_MDE,
+    DEFAULT_Q,
+    Plan,
+    backend_settings,
+    make_plan,
+    underpowered_message,
+    ways_out,
+)
+from poisson_prove.seeding import check_salt, new_salt
+from poisson_prove.spec import Cell, SweepSpec, is_target_ref, load_spec
+from poisson_prove.store import RunInfo, RunStore
+from poisson_prove.sweep.resume import resume_state
+
+DEFAULT_BATCH_SIZE = 25_000  # rows; a batch is also written once its rows waited a second
+DEFAULT_SPEC = "prove.toml"
+__all__ = [
+    "DEFAULT_BATCH_SIZE",
+    "DEFAULT_SPEC",
+    "PreparedSweep",
+    "SweepRequest",
+    "UnderpoweredError",
+    "prepare_sweep",
+]
+
+
+@dataclass(frozen=True)
+class SweepRequest:
+    """What the user asked for (the command line's flags, or run_sweep's arguments)."""
+
+    spec_path: str | Path | None = None
+    store: str | Path | None = None
+    target: str | None = None
+    replicates: int | None = None
+    salt: str | None = None
+    pair_with: str | None = None
+    resume: str | None = None  # "" = the latest partial run
+    name: str | None = None
+    episode_timeout: float | None = None
+    max_rollouts: int | None = None
+    batch_size: int = DEFAULT_BATCH_SIZE
+    backend: str = "local"
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    max_mde: float | None = None  # None: 0.200, or a resumed run's own
+    q: float = DEFAULT_Q
+    stop_when_settled: bool = False  # needs pair_with; a resumed run keeps its own
+    budget: Mapping[str, Any] | None = None  # the design --budget bought (BudgetDesign.to_dict())
+
+
+@dataclass(frozen=True)
+class PreparedSweep:
+    """A checked request and its plan; nothing has been written yet."""
+
+    request: SweepRequest
+    spec: SweepSpec
+    plan: Plan
+    store: RunStore
+    salt: str
+    salt_source: str  # "fresh", "given", "paired" or "resumed"
+    paired_with: RunInfo | None
+    resume_run: RunInfo | None
+    stored: int  # episodes already stored (a resume), else 0
+    capture_missing: Mapping[str, str] = field(default_factory=dict)
+
+    @property
+    def to_run(self) -> int:
+        return self.plan.rollouts - self.stored
+
+
+@dataclass(frozen=True)
+class _NewRun:
+    """What a new run brings to the plan: its spec, target, replicates, salt and pairing."""
+
+    spec: SweepSpec
+    target: str
+    replicates: int
+    salt: str
+    salt_source: str  # "fresh", "given" or "paired"
+    paired_with: RunInfo | None
+
+
+def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> PreparedSweep:
+    """Check everything and make the plan; writes nothing.
+
+    `import_check` is "process" (import the target here: the run needs it anyway), "child"
+    (--dry-run: a child process with the network blocked) or "none".
+    """
+    _check_flags(request)
+    store = RunStore(request.store)
+    store.check_usable()
+    if request.resume is not None:
+        for flag, value in (("--replicates", request.replicates), ("--name", request.name)):
+            if value is not None:
+                raise ProveError(
+                    f"{flag} cannot be given with --resume: the run keeps its own", exit_code=EXIT_USAGE
+                )
+        resumed = resume_state(store, request.resume, request.spec_path, request.target)
+        spec, target, replicates, salt = resumed.spec, resumed.target, resumed.replicates, resumed.salt
+        source, paired_with, resume_run = "resumed", resumed.paired_with, resumed.run
+        conditions: list[Cell] | None = resumed.conditions
+        stored = resumed.stored
+    else:
+        new = _new_run(request, store)
+        spec, target, replicates, salt = new.spec, new.target, new.replicates, new.salt
+        source, paired_with, resume_run, conditions, stored = new.salt_source, new.paired_with, None, None, 0
+    plan = _plan(request, spec, target, replicates, conditions, resume_run)
+    _check_target(import_check, target, spec)
+    # Not installed, failing to load or to instrument: each is named, with the reason.
+    capture_missing = probe_instrumentors(spec.capture.instrument) if spec.capture.instrument else {}
+    return PreparedSweep(
+        request, spec, plan, store, salt, source, paired_with, resume_run, stored, capture_missing
+    )
+
+
+def _check_flags(request: SweepRequest) -> None:
+    """Refuse flags that contradict each other or are out of range (exit 2)."""
+    chosen = [
+        flag
+        for flag, value in (
+            ("--salt", request.salt),
+            ("--pair-with", request.pair_with),
+            ("--resume", request.resume),
+        )
+        if value is not None
+    ]
+    if len(chosen) > 1:
+        raise ProveError(f"{' and '.join(chosen)} cannot be given together; choose one", exit_code=EXIT_USAGE)
+    if request.stop_when_settled and request.pair_with is None:
+        raise ProveError(
+            "--stop-when-settled needs --pair-with RUN: it stops a condition once its comparison "
+            "with the paired run is settled",
+            suggestions=["poisson-prove sweep --pair-with latest --stop-when-settled --yes"],
+            exit_code=EXIT_USAGE,
+        )
+    if request.batch_size < 1:
+        raise ProveError("--batch-size must be at least 1", exit_code=EXIT_USAGE)
+    if request.max_rollouts is not None and request.max_rollouts < 1:
+        raise ProveError("--max-rollouts must be at least 1", exit_code=EXIT_USAGE)
+    if request.episode_timeout is not None and not 0 < request.episode_timeout < math.inf:
+        raise ProveError(
+            "--episode-timeout must be a positive, finite number of seconds, "
+            f"got {request.episode_timeout:g}",
+            suggestions=["leave --episode-timeout out for no limit"],
+            exit_code=EXIT_USAGE,
+        )
+    if request.max_mde is not None and not 0 < request.max_mde <= 1:
+        raise ProveError("--max-mde must be a fraction in (0, 1]", exit_code=EXIT_USAGE)
+    if request.replicates is not None and request.replicates < 1:
+        raise ProveError("--replicates must be at least 1", exit_code=EXIT_USAGE)
+
+
+def _new_run(request: SweepRequest, store: RunStore) -> _NewRun:
+    """The spec, target and replicates of a new run; its salt: given, a paired run's, or fresh."""
+    spec = load_spec(request.spec_path or DEFAULT_SPEC)
+    target = request.target or spec.target
+    replicates = request.replicates or spec.replicates
+    if request.target is not None and not is_target_ref(request.target):
+        raise ProveError(f"--target must read module:function, got {request.target!r}", exit_code=EXIT_USAGE)
+    paired_with: RunInfo | None = None
+    if request.salt is not None:
+        try:
+            salt, source = check_salt(request.salt), "given"
+        except ValueError as err:
+            raise ProveError(f"--salt: {err}", exit_code=EXIT_USAGE) from None
+    elif request.pair_with is not None:
+        paired_with = store.resolve(request.pair_with)
+        salt, source = str(paired_with.manifest["salt"]), "paired"
+    else:
+        salt, source = new_salt(), "fresh"
+    if request.name is not None:
+        if not request.name.strip():
+            raise ProveError("--name must not be empty", exit_code=EXIT_USAGE)
+        if any(run.name == request.name for run in store.runs()):
+            raise ProveError(
+                f'a run named "{request.name}" already exists in the store {store.root}',
+                suggestions=["choose another --name, or leave it out to have one computed"],
+            )
+    return _NewRun(spec, target, replicates, salt, source, paired_with)
+
+
+def _plan(
+    request: SweepRequest,
+    spec: SweepSpec,
+    target: str,
+    replicates: int,
+    conditions: list[Cell] | None,
+    resume_run: RunInfo | None,
+) -> Plan:
+    max_mde = request.max_mde
+    if max_mde is None:  # a resumed run keeps the design it was accepted with
+        design = resume_run.manifest.get("design") or {} if resume_run is not None else {}
+        max_mde = float(design.get("max_mde") or DEFAULT_MAX_MDE)
+    check_backend(spec.chaos, request.backend)
+    settings = backend_settings(spec, request.backend, request.overrides)
+    return make_plan(
+        spec,
+        target=target,
+        replicates=replicates,
+        backend=request.backend,
+        settings=settings,
+        max_mde=max_mde,
+        q=request.q,
+        cells=conditions,
+    )
+
+
+def _check_target(import_check: str, target: str, spec: SweepSpec) -> None:
+    if import_check == "child":
+        check_target_isolated(target, spec.spec_dir)
+    elif import_check == "process":
+        import_target(target, str(spec.spec_dir))
+
+
+class UnderpoweredError(ProveError):
+    """The refusal of a design whose worst condition could not catch a change of --max-mde 4
+    times in 5, with both ways out as fields and as `next:` lines."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        needed_replicates: int,
+        accept_mde: float | None,
+        suggestions: Sequence[str] | None = None,
+    ) -> None:
+        if suggestions is None:  # the ways out as commands
+            suggestions = [f"poisson-prove sweep --replicates {needed_replicates}"]
+            if accept_mde is not None:
+                suggestions.append(f"poisson-prove sweep --max-mde {accept_mde:.3f}")
+        super().__init__(message, suggestions=suggestions)
+        self.needed_replicates = needed_replicates  # replicates that reach --max-mde
+        self.accept_mde = accept_mde  # the --max-mde this design passes with, if any
+
+    @classmethod
+    def of(cls, plan: Plan) -> UnderpoweredError:
+        needed, accept = ways_out(plan)
+        return cls(underpowered_message(plan), needed_replicates=needed, accept_mde=accept)

@@ -1,0 +1,364 @@
+"""Running a prepared sweep: `execute_sweep` and, for a library caller, `run_sweep`.
+
+`execute_sweep(prepared)` creates (or reopens) the run, streams the planned episodes not yet
+stored through the backend's executor (`_run_planned`), writes them in batches (batches.py)
+and returns a `SweepResult`. Two paths give the same rows: when the executor would run the
+episodes in this thread one after another (`Executor.runs_in_caller`), the sweep runs them
+itself, row tuples straight from `execute.run_into` without a Task and a dict per episode; any
+other executor (a pool, a cluster, a remote backend) gets Tasks and streams row dicts back in
+any order. Ctrl-C (KeyboardInterrupt) reaches `execute_sweep` with every finished row still
+in the sink.
+
+`run_sweep(...)` prepares and runs, refusing an underpowered design the way the command line
+does.
+"""
+
+from __future__ import annotations
+
+import platform
+import shutil
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from poisson_prove.backends import make_executor
+from poisson_prove.backends.base import Executor
+from poisson_prove.chaos.config import chaos_summary, job_chaos
+from poisson_prove.episode_table import row_tuple, tuples_to_table
+from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
+from poisson_prove.execute import Job, ProcessExit, load_target, os_exit_guard, run_into
+from poisson_prove.plan import Plan, cost_error, planned_items, planned_tasks
+from poisson_prove.shared.jsonio import utc_now
+from poisson_prove.store import RunStore, RunWriter
+from poisson_prove.sweep.batches import BatchSink
+from poisson_prove.sweep.prepare import (
+    DEFAULT_BATCH_SIZE,
+    DEFAULT_SPEC,
+    PreparedSweep,
+    SweepRequest,
+    UnderpoweredError,
+    prepare_sweep,
+)
+from poisson_prove.sweep.result import SweepResult
+from poisson_prove.sweep.stop_when_settled import watcher_for
+from poisson_prove.version import __version__
+
+#: progress(done this call, to run this call)
+Progress = Callable[[int, int], None]
+
+#: Episodes run between two progress reports on the fused path, at most.
+_CHUNK = 256
+#: Seconds between two progress reports (and flush checks) on the fused path, at most.
+_REPORT_S = 0.25
+
+
+def _manifest(prepared: PreparedSweep) -> dict[str, Any]:
+    plan, spec = prepared.plan, prepared.spec
+    return {
+        "target": plan.target,
+        "target_id": plan.target_id,
+        "t_unit": plan.t_unit,
+        "spec": spec.raw,
+        "spec_path": str(spec.path.resolve()),
+        "salt": prepared.salt,
+        "paired_with": prepared.paired_with.run_id if prepared.paired_with else None,
+        "paired_with_name": prepared.paired_with.name if prepared.paired_with else None,
+        "backend": plan.backend,
+        "concurrency": plan.concurrency,
+        "replicates": plan.replicates,
+        "cells": [{"key": c.key, "label": c.label, "cfg": dict(c.cfg)} for c in plan.cells],
+        "axis_order": [a.name for a in plan.axes],
+        "outcomes": list(plan.outcomes),
+        "failures": list(plan.failures),
+        "successes": list(plan.successes),
+        "design": plan.design_dict(),
+        "cost_usd": plan.cost_usd,
+        "budget": dict(prepared.request.budget) if prepared.request.budget else None,
+        "capture": {**spec.capture.as_dict(), "missing": dict(prepared.capture_missing)},
+        "chaos": chaos_summary(spec.chaos),
+        "episode_timeout": prepared.request.episode_timeout,
+        "counts": {"planned": plan.rollouts, "done": 0, "errored": 0},
+        "resumed_at": [],
+        "versions": {"poisson_prove": __version__, "python": platform.python_version()},
+    }
+
+
+def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) -> SweepResult:
+    """Run the planned episodes not yet stored; write them in batches; return how it ended.
+
+    Ctrl-C (KeyboardInterrupt) is caught: the rows already finished are written, the run stays
+    partial and the result's verdict is "interrupted".
+    """
+    request, plan = prepared.request, prepared.plan
+    executor = make_executor(plan.backend, plan.settings)  # before anything is written
+    store = prepared.store
+    store_existed = store.root.exists()
+    writer, skip, errored_before = _open_run(prepared)
+    watcher = watcher_for(prepared, writer, skip)
+    try:
+        run_id = writer.manifest["run_id"]
+        job = _job(prepared, run_id)
+        # pyarrow: what writing a batch imports (its compute, Parquet and pandas shims, ~0.3 s),
+        # loaded before the clock starts: the done line times the episodes, not start-up.
+        import pyarrow.parquet  # noqa: F401  (pyarrow: loaded here, not for a refused sweep)
+
+        tuples_to_table(run_id, [])
+        started = time.perf_counter()
+        stored_before = len(prepared.resume_run.stored_keys()) if prepared.resume_run is not None else 0
+        sink = BatchSink(writer, request.batch_size, plan.rollouts, stored_before, errored_before)
+        if watcher is not None:
+
+            def look(batch: list[Any], watcher: Any = watcher) -> None:
+                watcher.observe(batch)
+                watcher.look(writer)
+
+            sink.on_write = look
+        interrupted = False
+        halted: ProcessExit | None = None
+        failure: Exception | None = None
+        try:
+            with os_exit_guard():
+                _run_planned(executor, job, plan, prepared.salt, skip, request.max_rollouts, sink, progress)
+        except KeyboardInterrupt:
+            interrupted = True
+        except ProcessExit as exc:
+            halted = exc
+        except Exception as exc:
+            failure = exc
+        sink.account()
+        ran, errored_new, system_exits, first_error = (
+            sink.ran,
+            sink.errored,
+            sink.system_exits,
+            sink.first_error,
+        )
+        if failure is not None and ran == 0 and prepared.resume_run is None:
+            _discard_empty_run(store, writer, store_existed, failure)
+            raise failure
+        sink.flush()
+        done = stored_before + ran
+        errored = errored_before + errored_new
+        sequential, saved = None, 0
+        if watcher is not None:
+            saved = watcher.not_run()
+            sequential = watcher.record()
+        # A run that stopped because every remaining condition settled is complete for its
+        # purpose: its skipped replicates are counted as `settled_skipped`, not as missing.
+        complete = done + saved >= plan.rollouts
+        status = "complete" if complete else "partial"
+        seconds = time.perf_counter() - started
+        counts = {"planned": plan.rollouts, "done": done, "errored": errored}
+        if watcher is not None:
+            counts["settled_skipped"] = saved
+        writer.update_manifest(
+            status=status,
+            counts=counts,
+            finished=utc_now().isoformat(timespec="seconds").replace("+00:00", "Z") if complete else None,
+            **({"sequential": sequential} if sequential is not None else {}),
+        )
+        verdict = _verdict(interrupted, halted is not None, complete, all_errored=errored == done)
+        writer.event(
+            "done" if complete else "stop",
+            reason=verdict if failure is None else "failed",
+            ran=ran,
+            done=done,
+            errored=errored,
+            seconds=round(seconds, 3),
+            **({"settled": sequential["settled"], "saved": saved} if sequential is not None else {}),
+        )
+        if failure is not None:
+            raise failure  # what ran is kept; the run stays partial, to resume
+        manifest = writer.manifest
+        return SweepResult(
+            verdict=verdict,
+            run_id=run_id,
+            name=str(manifest["name"]),
+            status=status,
+            salt=prepared.salt,
+            paired_with=manifest.get("paired_with"),
+            paired_with_name=manifest.get("paired_with_name"),
+            planned=plan.rollouts,
+            done=done,
+            errored=errored,
+            ran=ran,
+            seconds=seconds,
+            system_exits=system_exits,
+            first_error=first_error,
+            capture_missing=dict(prepared.capture_missing),
+            process_exit=None if halted is None else _halt_text(halted, plan),
+            sequential=sequential,
+            saved=saved,
+        )
+    finally:
+        writer.release()
+
+
+def _open_run(prepared: PreparedSweep) -> tuple[RunWriter, set[tuple[str, int]], int]:
+    """The run to write into, held: a resumed run reopened (with the (condition, replicate)
+    pairs it stores and its errored count), else a new run with its manifest."""
+    plan, store = prepared.plan, prepared.store
+    if prepared.resume_run is None:
+        writer = store.create_run(
+            target_id=plan.target_id, name=prepared.request.name, manifest=_manifest(prepared), hold=True
+        )
+        return writer, set(), 0
+    writer = store.open_run(prepared.resume_run, hold=True)
+    skip = prepared.resume_run.stored_keys()
+    errored_before = prepared.resume_run.errored_count()
+    resumed = [*writer.manifest.get("resumed_at", []), utc_now().isoformat(timespec="seconds")]
+    writer.update_manifest(resumed_at=resumed)
+    writer.event("resume", stored=len(skip), to_run=plan.rollouts - len(skip))
+    return writer, skip, errored_before
+
+
+def _job(prepared: PreparedSweep, run_id: str) -> Job:
+    """What every episode of the run shares, as the backend's executor receives it."""
+    plan, settings = prepared.plan, prepared.plan.settings
+    return Job(
+        run_id=run_id,
+        target=plan.target,
+        spec_dir=str(prepared.spec.spec_dir),
+        outcomes=tuple(plan.outcomes),
+        episode_timeout=prepared.request.episode_timeout,
+        infra_errors=tuple(settings.get("infra_errors", ())),
+        infra_retries=int(settings.get("infra_retries", 0) or 0),
+        capture=prepared.spec.capture.as_dict(),
+        chaos=job_chaos(prepared.spec.chaos, prepared.salt),
+        options=dict(settings),
+    )
+
+
+def _discard_empty_run(store: RunStore, writer: RunWriter, store_existed: bool, failure: Exception) -> None:
+    """The backend failed before a single episode came back: leave no empty run behind."""
+    shutil.rmtree(writer.path, ignore_errors=True)
+    if not store_existed and {p.name for p in store.root.iterdir()} <= {".store.lock"}:
+        shutil.rmtree(store.root, ignore_errors=True)
+    if isinstance(failure, ProveError) and failure.exit_code == EXIT_STOPPED:
+        # Nothing ran and nothing is kept: refused before work, exit 1, not "resume it".
+        failure.exit_code = EXIT_REFUSED
+
+
+def _verdict(interrupted: bool, halted: bool, complete: bool, *, all_errored: bool) -> str:
+    if interrupted:
+        return "interrupted"
+    if halted:
+        return "process_exit"
+    if not complete:
+        return "stopped"
+    return "failed" if all_errored else "done"
+
+
+def _run_planned(
+    executor: Executor,
+    job: Job,
+    plan: Plan,
+    salt: str,
+    skip: set[tuple[str, int]],
+    limit: int | None,
+    sink: BatchSink,
+    progress: Progress | None,
+) -> None:
+    """Run the planned episodes not in `skip` (at most `limit`) into `sink`.
+
+    A rollout that calls os._exit in this process ends the loop with ProcessExit, its
+    `process_exit` row already in the sink (execute.os_exit_guard is the caller's).
+    """
+    to_run = plan.rollouts - len(skip)
+    if limit is not None:
+        to_run = min(to_run, limit)
+    # [chaos] decides per episode (its seed and condition), which the fused path does not pass.
+    if executor.runs_in_caller(job) and not job.chaos:
+        rollout = load_target(job)
+        items = planned_items(plan.cells, plan.replicates, salt, skip, limit)
+        clock = time.perf_counter
+        step = max(1, min(_CHUNK, to_run // 20))  # progress at least every twentieth of the work
+        # Back to this loop every `step` episodes, every quarter second, and as soon as a batch
+        # is full: the progress line moves, and a batch is written when full or after a second.
+        while run_into(
+            rollout,
+            job,
+            items,
+            sink.pending,
+            until=clock() + _REPORT_S,
+            full=min(sink.size, len(sink.pending) + step),
+        ):
+            sink.account()
+            sink.maybe_flush()
+            if progress is not None:
+                progress(sink.ran, to_run)
+        return
+    rows = executor.execute(job, planned_tasks(plan.cells, plan.replicates, salt, skip, limit))
+    try:
+        for row in rows:
+            sink.pending.append(row_tuple(row))
+            sink.account()
+            sink.maybe_flush()
+            if progress is not None:
+                progress(sink.ran, to_run)
+    except ProcessExit as exc:  # raised in a pool thread: its row comes with it
+        if exc.row is not None:
+            sink.pending.append(row_tuple(exc.row))
+        raise
+    finally:
+        close = getattr(rows, "close", None)
+        if close is not None:
+            close()  # the executor's `finally` cancels what is still in flight
+
+
+def _halt_text(halted: ProcessExit, plan: Plan) -> str:
+    """Which episode ended the sweep's process, and how, for the error line."""
+    row = halted.row or {}
+    labels = {condition.key: condition.label for condition in plan.cells}
+    where = f"{labels.get(row.get('cell'), row.get('cell'))}/{row.get('replicate')}"
+    return f"the target called os._exit({halted.code!r}) in episode {where}"
+
+
+def run_sweep(
+    spec: str | Path = DEFAULT_SPEC,
+    *,
+    store: str | Path | None = None,
+    target: str | None = None,
+    replicates: int | None = None,
+    salt: str | None = None,
+    pair_with: str | None = None,
+    resume: str | None = None,
+    name: str | None = None,
+    episode_timeout: float | None = None,
+    max_rollouts: int | None = None,
+    batch_size: int = DEFAULT_BATCH_SIZE,
+    backend: str = "local",
+    overrides: Mapping[str, Any] | None = None,
+    max_mde: float | None = None,
+    progress: Progress | None = None,
+    stop_when_settled: bool = False,
+) -> SweepResult:
+    """Plan and run a sweep in this process; the library form of `poisson-prove sweep --yes`.
+
+    Raises ProveError for what the command refuses (a bad spec or target, an underpowered
+    design, a cost above `overrides["max_cost"]`); returns a SweepResult otherwise.
+    """
+    request = SweepRequest(
+        spec_path=spec,
+        store=store,
+        target=target,
+        replicates=replicates,
+        salt=salt,
+        pair_with=pair_with,
+        resume=resume,
+        name=name,
+        episode_timeout=episode_timeout,
+        max_rollouts=max_rollouts,
+        batch_size=batch_size,
+        backend=backend,
+        overrides=dict(overrides or {}),
+        max_mde=max_mde,
+        stop_when_settled=stop_when_settled,
+    )
+    prepared = prepare_sweep(request, import_check="child" if episode_timeout is not None else "process")
+    if not prepared.plan.passes:
+        raise UnderpoweredError.of(prepared.plan)
+    refusal = cost_error(prepared.plan)
+    if refusal is not None:
+        raise refusal
+    return execute_sweep(prepared, progress=progress)

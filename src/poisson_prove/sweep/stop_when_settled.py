@@ -1,0 +1,226 @@
+"""`sweep --pair-with RUN --stop-when-settled`: look after each written batch, stop what settled.
+
+After every batch the sweep writes, each condition still running is looked at: the replicates
+it has stored without a gap from replicate 0 (its "reached" count) are paired with the run it
+was paired with (only pairs with an outcome in both runs count) and the stopping rule of
+sweep.settle is applied over every look so far. A condition whose failure outcomes are
+all settled stops: its remaining replicates go into the sweep's `skip` set, which the planned
+episodes are drawn against lazily, so they are never run. The looks and the stops are recorded
+in the run's manifest (`sequential`) and events, and `diff` recomputes the sequential p-values
+from them (comparison.sequential). See docs/sweep-spec.md and docs/statistics.md, section 6.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from poisson_prove.episode_table import OUTCOME_AT, ROW_FIELDS
+from poisson_prove.sweep.settle import settle_condition
+
+if TYPE_CHECKING:
+    from poisson_prove.plan import Plan
+    from poisson_prove.store import RunInfo, RunWriter
+    from poisson_prove.sweep.prepare import PreparedSweep
+
+_CONDITION_AT = ROW_FIELDS.index("cell")  # the stored column of the condition
+_REPLICATE_AT = ROW_FIELDS.index("replicate")
+RULE = "group-sequential McNemar, O'Brien-Fleming-type alpha spending (docs/statistics.md, section 6)"
+
+
+def outcomes_by_replicate(info: RunInfo, replicates: int) -> dict[str, list[str | None]]:
+    """A stored run's outcome per (condition, replicate); None where none is stored."""
+    # pyarrow (through columns): ~160 ms, only when a sweep stops when settled
+    from poisson_prove.columns import coded, column_numbers, read_columns
+
+    stored = read_columns(info, ("cell", "replicate", "outcome"))
+    conditions, outcomes = coded(stored.column("cell")), coded(stored.column("outcome"))
+    replicate = column_numbers(stored.column("replicate"), np.int64, 0)
+    table: dict[str, list[str | None]] = {}
+    for code, rep, out in zip(conditions.codes, replicate, outcomes.codes, strict=True):
+        if code < 0 or not 0 <= rep < replicates:
+            continue
+        row = table.setdefault(str(conditions.values[code]), [None] * replicates)
+        row[int(rep)] = None if out < 0 else str(outcomes.values[out])
+    return table
+
+
+class SettleWatcher:
+    """The per-condition looks of one sweep and the stops they led to."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        paired: RunInfo,
+        skip: set[tuple[str, int]],
+        *,
+        stored: dict[str, list[str | None]] | None = None,
+        previous: dict[str, Any] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.skip = skip
+        self.alpha = float(plan.design.alpha)
+        self.replicates = plan.replicates
+        self.before = outcomes_by_replicate(paired, plan.replicates)
+        self.paired_run = paired.run_id
+        blank: list[str | None] = [None] * plan.replicates
+        self.after = {c.key: list((stored or {}).get(c.key, blank)) for c in plan.cells}
+        # replicates stored per condition, with or without an outcome (on a resume: `skip`)
+        self.seen: dict[str, set[int]] = {c.key: set() for c in plan.cells}
+        for key, rep in skip:
+            if key in self.seen:
+                self.seen[key].add(rep)
+        old = (previous or {}).get("conditions") or {}
+        self.looks: dict[str, list[int]] = {
+            c.key: list((old.get(c.key) or {}).get("looks") or []) for c in plan.cells
+        }
+        self.stops: dict[str, dict[str, Any]] = {
+            key: dict(entry) for key, entry in old.items() if entry.get("reason") == "settled"
+        }
+        for key, entry in self.stops.items():  # a resumed run keeps its settled conditions stopped
+            self._skip_rest(key, int(entry["stopped_at"]))
+
+    def observe(self, batch: Sequence[tuple[Any, ...]]) -> None:
+        """Note a written batch's rows (errored rows are seen but have no outcome)."""
+        for row in batch:
+            key, rep = row[_CONDITION_AT], int(row[_REPLICATE_AT])
+            if key in self.after and 0 <= rep < self.replicates:
+                self.after[key][rep] = row[OUTCOME_AT]
+                self.seen[key].add(rep)
+
+    def _reached(self, key: str) -> int:
+        seen, n = self.seen[key], 0
+        while n in seen:
+            n += 1
+        return n
+
+    def _skip_rest(self, key: str, stopped_at: int) -> None:
+        for rep in range(stopped_at, self.replicates):
+            self.skip.add((key, rep))
+
+    def look(self, writer: RunWriter | None = None) -> list[str]:
+        """One look at every running condition; returns the keys that stopped at it."""
+        stopped: list[str] = []
+        looked = False
+        failures = list(self.plan.failures)
+        for condition in self.plan.cells:
+            key = condition.key
+            if key in self.stops:
+                continue
+            reached = self._reached(key)
+            looks = self.looks[key]
+            if reached == 0 or (looks and reached <= looks[-1]):
+                continue
+            looks.append(reached)
+            looked = True
+            if reached >= self.replicates:
+                continue  # the plan's end: the fixed-size tail of the rule, nothing left to skip
+            before = self.before.get(key, [None] * self.replicates)
+            result = settle_condition(before, self.after[key], failures, looks, self.replicates, self.alpha)
+            if result.reason != "settled":
+                continue
+            entry = {
+                "reason": "settled",
+                "stopped_at": result.stopped_at,
+                "look": result.look + 1,  # 1-based, as people count looks
+                "looks": list(looks),
+                "outcomes": result.to_dict()["outcomes"],
+            }
+            self.stops[key] = entry
+            self._skip_rest(key, result.stopped_at)
+            stopped.append(key)
+            if writer is not None:
+                writer.event(
+                    "settled",
+                    cell=key,
+                    label=condition.label,
+                    look=entry["look"],
+                    stopped_at=result.stopped_at,
+                    skipped=self.replicates - result.stopped_at,
+                    outcomes=entry["outcomes"],
+                )
+        if writer is not None and looked:
+            # The looks are what diff's p-values are computed from: kept in the manifest as they
+            # happen (durably when a condition stopped), so a killed sweep resumes with them.
+            writer.update_manifest(durable=bool(stopped), sequential=self.record())
+        return stopped
+
+    @property
+    def all_settled(self) -> bool:
+        return len(self.stops) == len(self.plan.cells)
+
+    def not_run(self) -> int:
+        """Planned rollouts not run because their condition settled: the rollouts saved."""
+        return sum(
+            sum(1 for rep in range(int(e["stopped_at"]), self.replicates) if rep not in self.seen[key])
+            for key, e in self.stops.items()
+        )
+
+    def record(self) -> dict[str, Any]:
+        """The manifest's `sequential` block: the rule, and per condition its looks and stop."""
+        conditions: dict[str, Any] = {}
+        for condition in self.plan.cells:
+            key = condition.key
+            run = len(self.seen[key])
+            if key in self.stops:
+                entry = dict(self.stops[key])
+            elif run >= self.replicates:
+                entry = {"reason": "planned replicates reached", "stopped_at": self.replicates,
+                         "look": len(self.looks[key]), "looks": list(self.looks[key])}
+            else:
+                entry = {"reason": "still running", "stopped_at": None,
+                         "look": len(self.looks[key]), "looks": list(self.looks[key])}
+            entry["label"] = condition.label
+            entry["replicates_run"] = run
+            conditions[key] = entry
+        return {
+            "stop_when_settled": True,
+            "rule": RULE,
+            "alpha": self.alpha,
+            "paired_with": self.paired_run,
+            "planned_replicates": self.replicates,
+            "settled": len(self.stops),
+            "saved": self.not_run(),
+            "conditions": conditions,
+        }
+
+
+def watcher_for(
+    prepared: PreparedSweep, writer: RunWriter, skip: set[tuple[str, int]]
+) -> SettleWatcher | None:
+    """The `--stop-when-settled` watcher, or None (a resumed run keeps what it was started with)."""
+    previous = writer.manifest.get("sequential") if prepared.resume_run is not None else None
+    wanted = prepared.request.stop_when_settled or bool((previous or {}).get("stop_when_settled"))
+    if not wanted or prepared.paired_with is None:
+        return None
+    stored = None
+    if prepared.resume_run is not None and skip:
+        stored = outcomes_by_replicate(prepared.resume_run, prepared.plan.replicates)
+    watcher = SettleWatcher(prepared.plan, prepared.paired_with, skip, stored=stored, previous=previous)
+    writer.update_manifest(sequential=watcher.record())
+    return watcher
+
+
+def settled_lines(sequential: Any) -> list[str]:
+    """One line per condition of a `--stop-when-settled` run: where and why it stopped."""
+    lines = []
+    planned = sequential.get("planned_replicates")
+    for entry in (sequential.get("conditions") or {}).values():
+        reason = entry.get("reason")
+        if reason == "settled":
+            verdicts = ", ".join(
+                f"{name} {o.get('direction')} (p {o.get('p'):.3g})"
+                for name, o in (entry.get("outcomes") or {}).items()
+            )
+            where = (
+                f"stopped after {entry['stopped_at']} of {planned} replicates, "
+                f"look {entry['look']}: {verdicts}"
+            )
+        elif reason == "planned replicates reached":
+            where = f"ran its {planned} planned replicates ({entry.get('look')} looks): not settled earlier"
+        else:
+            where = f"still running after {entry.get('replicates_run', 0)} replicates"
+        lines.append(f"condition {entry.get('label')}: {where}")
+    return lines

@@ -1,0 +1,121 @@
+"""--json: stdout holds one JSON document whatever the target writes to fd 1; every write
+lands on stderr exactly once; exit codes are those of the sweep without --json."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.conftest import assert_clean_error
+from tests.poisson_prove.helpers import small_spec, write
+
+NOISY = r"""
+import atexit, ctypes, os, subprocess, sys, threading
+from poisson_prove import Episode
+
+print("MARK-IMPORT-PRINT")
+libc = ctypes.CDLL(None)
+atexit.register(lambda: print("MARK-ATEXIT"))
+_first = [True]
+_lock = threading.Lock()  # the first episode writes, once, even with episodes in threads
+
+def rollout(cfg, seed):
+    with _lock:
+        first, _first[0] = _first[0], False
+    if first:
+        print("MARK-ROLLOUT-PRINT")
+        sys.stdout.buffer.write(b"MARK-BUFFER\n")
+        os.write(1, b"MARK-OSWRITE\n")
+        libc.printf(b"MARK-LIBC\n")
+        libc.fflush(None)
+        subprocess.run([sys.executable, "-c", "print('MARK-SUBPROCESS')"], check=True)
+        sys.stdout.write("MARK-NO-NEWLINE")
+    return Episode("ok", 1, 5, {"case_id": cfg["x"]})
+"""
+MARKERS = [
+    "MARK-IMPORT-PRINT",
+    "MARK-ROLLOUT-PRINT",
+    "MARK-BUFFER",
+    "MARK-OSWRITE",
+    "MARK-LIBC",
+    "MARK-SUBPROCESS",
+    "MARK-ATEXIT",
+    "MARK-NO-NEWLINE",
+]
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--episode-timeout", "30"], ["--concurrency", "4"]],
+    ids=["in-process", "episode-timeout", "threads"],
+)
+def test_every_write_goes_to_stderr_once(prove, workdir, extra) -> None:
+    write(workdir, "agent.py", NOISY)
+    small_spec(workdir, replicates=20, values=["a"])
+    args = ["sweep", "--yes", "--json", "--max-mde", "0.5", *extra]
+    result = prove(*args)
+    assert result.returncode == 0, result.stderr
+    document = json.loads(result.stdout)  # the whole of stdout is one document
+    assert document["schema"] == "poisson-prove.sweep/1"
+    assert document["verdict"] == "done"
+    assert document["counts"] == {"done": 20, "planned": 20, "errored": 0, "ran": 20}
+    assert document["run"]["status"] == "complete" and len(document["run"]["salt"]) == 32
+    for marker in MARKERS:
+        assert result.stderr.count(marker) == 1, (marker, result.stderr)
+    assert "MARK" not in result.stdout
+
+
+def test_exit_codes_are_unchanged_and_sys_exit_at_import_exits_3(prove, workdir) -> None:
+    write(workdir, "agent.py", "print('MARK-EXIT')\nimport sys\nsys.exit(4)\n")
+    small_spec(workdir, replicates=20, values=["a"])
+    plain = prove("sweep", "--yes", "--max-mde", "0.5")
+    assert_clean_error(plain, 1, "called sys.exit(4) while importing")
+    result = prove("sweep", "--yes", "--json", "--max-mde", "0.5")
+    assert_clean_error(result, 3, "called sys.exit(4) while importing", "errors.log")
+    document = json.loads(result.stdout)
+    assert document["verdict"] == "failed" and "errors.log" in document["error"]["message"]
+    assert result.stderr.count("MARK-EXIT") == 1
+
+    write(workdir, "agent.py", "def rollout(cfg, seed):\n    raise SystemExit(5)\n")
+    result = prove("sweep", "--yes", "--json", "--max-mde", "0.5")
+    assert_clean_error(result, 3, "errors.log")
+    assert json.loads(result.stdout)["verdict"] == "failed"
+
+
+NETWORK_AT_IMPORT = """
+import os, socket, sys
+print("MARK-DRY-IMPORT")
+os.write(2, b"MARK-DRY-STDERR\\n")
+try:
+    socket.create_connection(("127.0.0.1", {port}), timeout=5).close()
+    verdict = "connected"
+except OSError as exc:
+    verdict = f"blocked: {{exc}}"
+with open({report!r}, "w") as handle:
+    handle.write(verdict)
+
+def rollout(cfg, seed):
+    raise AssertionError("--dry-run must not call the rollout")
+"""
+
+
+def test_dry_run_imports_in_a_child_with_the_network_blocked(prove, workdir, tmp_path) -> None:
+    import socket
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    server.settimeout(0.5)
+    port = server.getsockname()[1]
+    report = tmp_path / "import-report.txt"
+    write(workdir, "agent.py", NETWORK_AT_IMPORT.format(port=port, report=str(report)))
+    small_spec(workdir, replicates=20)
+    result = prove("sweep", "--dry-run", "--max-mde", "0.5")
+    assert result.returncode == 0, result.stderr
+    assert "MARK" not in result.stdout + result.stderr  # nothing of what the import wrote
+    assert report.read_text().startswith("blocked: the network is blocked")
+    with pytest.raises(TimeoutError):
+        server.accept()  # nobody connected
+    server.close()
+    assert not (workdir / "prove-runs").exists()
