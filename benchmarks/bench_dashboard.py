@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from poisson_prove.conditions import cell_key
+from poisson_prove.conditions import condition_key
 from poisson_prove.seeding import episode_seed, new_salt
 from poisson_prove.store import RunStore
 
@@ -42,13 +42,13 @@ for run in sorted(glob.glob(sys.argv[1] + "/*/episodes")):
 
 def _write_run(store: RunStore, index: int, salt: str, episodes: int, paired_with: str | None) -> str:
     rng = np.random.default_rng(index)
-    keys = [cell_key(cfg) for cfg in CFGS]
+    keys = [condition_key(cfg) for cfg in CFGS]
     replicates = episodes // len(keys)
-    cell = np.repeat(np.arange(len(keys)), replicates)
-    level = (cell % 3 + 1) / 10.0 * (1.1 if index % 2 else 1.0)
-    u = rng.random(cell.size)
+    condition = np.repeat(np.arange(len(keys)), replicates)
+    level = (condition % 3 + 1) / 10.0 * (1.1 if index % 2 else 1.0)
+    u = rng.random(condition.size)
     outcome = np.where(u < level, 1, np.where(u < level + 0.08, 2, 0))
-    t = np.where(outcome == 2, 20.0, rng.integers(1, 21, cell.size).astype(float))
+    t = np.where(outcome == 2, 20.0, rng.integers(1, 21, condition.size).astype(float))
     manifest = {
         "target": "bench:rollout", "target_id": "bench", "t_unit": "tool calls", "salt": salt,
         "paired_with": paired_with, "outcomes": list(OUTCOMES), "failures": ["violated", "timeout"],
@@ -57,20 +57,20 @@ def _write_run(store: RunStore, index: int, salt: str, episodes: int, paired_wit
         "design": {"mde": 0.08}, "replicates": replicates,
     }
     writer = store.create_run(target_id="bench", name=f"bench run {index:03d}", manifest=manifest)
-    size = cell.size
+    size = condition.size
     spans = [None] * size
     for row in np.flatnonzero(outcome == 1)[:20]:
         spans[row] = json.dumps([{"step": s, "tool": "search", "ok": s % 2 == 0} for s in range(5)])
     replicate = np.tile(np.arange(replicates), len(keys))
     writer.write_batch(pa.table({
         "run_id": [writer.info.run_id] * size,
-        "cell": [keys[c] for c in cell],
-        "cfg": [json.dumps(CFGS[c], sort_keys=True) for c in cell],
+        "cell": [keys[c] for c in condition],
+        "cfg": [json.dumps(CFGS[c], sort_keys=True) for c in condition],
         "replicate": pa.array(replicate, pa.int32()),
-        "seed": [episode_seed(salt, keys[c], int(r)) for c, r in zip(cell, replicate, strict=True)],
+        "seed": [episode_seed(salt, keys[c], int(r)) for c, r in zip(condition, replicate, strict=True)],
         "outcome": [OUTCOMES[o] for o in outcome],
         "t": t, "horizon": np.full(size, 20.0),
-        "case_id": [CFGS[c]["task_id"] for c in cell],
+        "case_id": [CFGS[c]["task_id"] for c in condition],
         "meta": pa.nulls(size, pa.string()), "error_kind": pa.nulls(size, pa.string()),
         "error_message": pa.nulls(size, pa.string()),
         "started_at": pa.nulls(size, pa.timestamp("us", tz="UTC")),

@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from poisson_prove.conditions import cell_key
+from poisson_prove.conditions import condition_key
 from poisson_prove.seeding import episode_seed, new_salt
 from poisson_prove.store import RunStore
 
@@ -44,25 +44,27 @@ codes = {"done": 1, "violated": 2, "timeout": 3}
 for run in sorted(glob.glob(root + "/*/episodes")):
     files = sorted(glob.glob(run + "/*.parquet"))
     frame = pd.concat(pd.read_parquet(f, columns=["cell", "outcome", "t"]) for f in files)
-    for cell, group in frame.groupby("cell"):
+    for condition, group in frame.groupby("cell"):
         status = np.where(group.t > horizon, 0, group.outcome.map(codes))
         CumIncidenceRight(np.minimum(group.t, horizon), status)
 """
 
 
-def _episodes(rng: np.random.Generator, n_cells: int, replicates: int, horizon: int, shift: float):
+def _episodes(rng: np.random.Generator, n_conditions: int, replicates: int, horizon: int, shift: float):
     """Outcome codes and integer times: violated and timeout rates grow with the condition."""
-    cell = np.repeat(np.arange(n_cells), replicates)
-    level = (cell % 3 + 1) / 10.0
-    u = rng.random(cell.size)
+    condition = np.repeat(np.arange(n_conditions), replicates)
+    level = (condition % 3 + 1) / 10.0
+    u = rng.random(condition.size)
     outcome = np.where(u < level * shift, 1, np.where(u < level * shift + 0.08, 2, 0))
-    t = rng.integers(1, 21, cell.size).astype(float)
+    t = rng.integers(1, 21, condition.size).astype(float)
     t = np.where(outcome == 2, 20.0, t)  # a timeout ends at the 20th call
     t = np.minimum(t, horizon) if horizon < 20 else t
-    return cell, outcome, t
+    return condition, outcome, t
 
 
-def _write(store: RunStore, name: str, salt: str, keys, cfgs, seeds, cell, outcome, t, horizon, paired_with):
+def _write(
+    store: RunStore, name: str, salt: str, keys, cfgs, seeds, condition, outcome, t, horizon, paired_with
+):
     manifest = {
         "target": "bench:rollout",
         "target_id": "bench",
@@ -77,11 +79,11 @@ def _write(store: RunStore, name: str, salt: str, keys, cfgs, seeds, cell, outco
     }
     writer = store.create_run(target_id="bench", name=name, manifest=manifest)
     names = np.array(OUTCOMES, dtype=object)
-    size = cell.size
+    size = condition.size
     replicate = np.tile(np.arange(size // len(keys)), len(keys)).astype(np.int32)
     for lo in range(0, size, BATCH):
         hi = min(lo + BATCH, size)
-        part = cell[lo:hi]
+        part = condition[lo:hi]
         writer.write_batch(
             pa.table(
                 {
@@ -132,13 +134,13 @@ def _ours(root: Path, horizon: float) -> dict:
     out = {}
     for info in RunStore(root).runs():
         table = read_columns(info, ("cell", "outcome", "t"))
-        cell, outcome = coded(table.column("cell")), coded(table.column("outcome"))
+        condition, outcome = coded(table.column("cell")), coded(table.column("outcome"))
         t = column_numbers(table.column("t"), np.float64, np.nan)
         cause = recode(outcome, OUTCOMES) + 1
-        fits = aalen_johansen_grouped(t, cause, cell.codes, horizon, causes=len(OUTCOMES))
+        fits = aalen_johansen_grouped(t, cause, condition.codes, horizon, causes=len(OUTCOMES))
         for code, fit in fits.items():
             for k, name in enumerate(OUTCOMES):
-                out[(info.name, cell.values[code], name)] = (fit.incidence[k], fit.variance[k])
+                out[(info.name, condition.values[code], name)] = (fit.incidence[k], fit.variance[k])
     return out
 
 
@@ -155,7 +157,7 @@ def _statsmodels(root: Path, horizon: float) -> dict:
     out = {}
     for info in RunStore(root).runs():
         frame = pd.concat(pd.read_parquet(f, columns=["cell", "outcome", "t"]) for f in info.batch_files())
-        for cell, group in frame.groupby("cell", observed=True):
+        for condition, group in frame.groupby("cell", observed=True):
             t = group.t.to_numpy()
             status = np.where(t > horizon, 0, group.outcome.map(codes).to_numpy())
             fit = CumIncidenceRight(np.minimum(t, horizon), status)
@@ -164,7 +166,7 @@ def _statsmodels(root: Path, horizon: float) -> dict:
                 found = k < len(fit.cinc)
                 share = float(fit.cinc[k][at]) if found else 0.0
                 variance = float(fit.cinc_se[k][at]) ** 2 if found else 0.0
-                out[(info.name, cell, name)] = (share, variance)
+                out[(info.name, condition, name)] = (share, variance)
     return out
 
 
@@ -172,11 +174,11 @@ def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--episodes", type=int, default=1_000_000)
     args = parser.parse_args()
-    n_cells = len(TASKS) * len(RATES)
-    replicates = args.episodes // n_cells
+    n_conditions = len(TASKS) * len(RATES)
+    replicates = args.episodes // n_conditions
     rng = np.random.default_rng(2026)
     cfg_list = [{"task_id": task, "tool_fail_rate": rate} for task in TASKS for rate in RATES]
-    keys = [cell_key(cfg) for cfg in cfg_list]
+    keys = [condition_key(cfg) for cfg in cfg_list]
     cfgs = [json.dumps(cfg, sort_keys=True) for cfg in cfg_list]
     salt = new_salt()
     with tempfile.TemporaryDirectory() as folder:
@@ -184,8 +186,8 @@ def main() -> int:
         store = RunStore(root)
         started = time.perf_counter()
         seeds = np.array([episode_seed(salt, key, r) for key in keys for r in range(replicates)], np.int64)
-        before_data = _episodes(rng, n_cells, replicates, 20, 1.0)
-        after_data = _episodes(rng, n_cells, replicates, 18, 0.8)
+        before_data = _episodes(rng, n_conditions, replicates, 20, 1.0)
+        after_data = _episodes(rng, n_conditions, replicates, 18, 0.8)
         before = _write(store, "bench a", salt, keys, cfgs, seeds, *before_data, 20, None)
         _write(store, "bench b", salt, keys, cfgs, seeds, *after_data, 18, before.run_id)
         print(f"wrote 2 runs of {seeds.size:,} episodes in {time.perf_counter() - started:.1f} s")

@@ -32,7 +32,7 @@ def rollout(cfg, seed):
     return Episode("ok" if seed % 10 else "bad", 1, 5, {"case_id": cfg["x"]})
 """
 
-# One condition axis of CELLS values, two outcomes (inline tables: one line per key).
+# One condition axis of CONDITIONS values, two outcomes (inline tables: one line per key).
 SPEC = """
 target = "trivial:rollout"
 target_id = "trivial"
@@ -41,17 +41,17 @@ axes = {{ x = {{ type = "categorical", values = {values} }} }}
 declare = {{ outcomes = ["ok", "bad"], failures = ["bad"] }}
 """
 
-CELLS = 10
+CONDITIONS = 10
 
 
-def bare_loop(rollout, cells: list[dict], replicates: int) -> float:
+def bare_loop(rollout, conditions: list[dict], replicates: int) -> float:
     kept = []
     started = time.perf_counter()
     for replicate in range(replicates):
-        for cfg in cells:
+        for cfg in conditions:
             kept.append(rollout(dict(cfg), replicate))
     elapsed = time.perf_counter() - started
-    assert len(kept) == replicates * len(cells)
+    assert len(kept) == replicates * len(conditions)
     return elapsed
 
 
@@ -76,26 +76,26 @@ def main() -> int:
     parser.add_argument("--batch-size", type=int, default=25_000)
     parser.add_argument("--rounds", type=int, default=3, help="best of this many of each")
     args = parser.parse_args()
-    replicates = args.episodes // CELLS
+    replicates = args.episodes // CONDITIONS
 
     import poisson_prove
 
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "trivial.py").write_text(textwrap.dedent(ROLLOUT))
-        values = [f"c{i}" for i in range(CELLS)]
+        values = [f"c{i}" for i in range(CONDITIONS)]
         (folder / "prove.toml").write_text(
             SPEC.format(replicates=replicates, values=values).replace("'", '"')
         )
         sys.path.insert(0, str(folder))
         from trivial import rollout  # the very function the sweep imports
 
-        cells = [{"x": v} for v in values]
+        conditions = [{"x": v} for v in values]
         # Warm-up: imports, the power computation, Arrow and Parquet code paths.
         poisson_prove.run_sweep(folder / "prove.toml", store=folder / "warm", max_rollouts=2_000)
         bare, swept, cli = [], [], []
         for round_ in range(args.rounds):
-            bare.append(bare_loop(rollout, cells, replicates))
+            bare.append(bare_loop(rollout, conditions, replicates))
             started = time.perf_counter()
             result = poisson_prove.run_sweep(
                 folder / "prove.toml", store=folder / f"runs{round_}", batch_size=args.batch_size
@@ -106,7 +106,7 @@ def main() -> int:
     n = args.episodes
     bare_rate, sweep_rate = n / min(bare), n / min(swept)
     overhead_us = (min(swept) - min(bare)) / n * 1e6
-    shape = f"{CELLS} cells x {replicates:,} replicates, batches of {args.batch_size:,}"
+    shape = f"{CONDITIONS} conditions x {replicates:,} replicates, batches of {args.batch_size:,}"
     print(f"episodes            {n:,} ({shape})")
     print(f"bare loop           {bare_rate:,.0f} episodes/s")
     print(f"run_sweep           {sweep_rate:,.0f} episodes/s")

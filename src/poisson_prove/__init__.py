@@ -13,7 +13,7 @@ imports at the top of a module and inside functions alike); this file, the publi
 above them all and nothing imports it.
 
 0. errors, version: the one error type and the exit codes; the version
-1. shared, _suggest: building blocks both packages use (the CLI app, console, tables,
+1. shared: building blocks both packages use (the CLI app, console, tables,
    progress, "did you mean")
 2. data: episode, conditions, seeding, episode_table, recording (`record`/`step`),
    span_trail, stats, isolation

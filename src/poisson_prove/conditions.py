@@ -1,4 +1,4 @@
-"""Conditions (cells): the canonical key stored with every episode, and the label users read."""
+"""Conditions: the canonical key stored with every episode (its `cell` column), and the label users read."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 
-def cell_key(cfg: Mapping[str, Any]) -> str:
+def condition_key(cfg: Mapping[str, Any]) -> str:
     """The canonical, order-independent key of a condition: its cfg as compact sorted JSON.
 
     Stable across versions (seeds are derived from it): `{"task_id":"refund","x":0.55}`.
@@ -16,7 +16,7 @@ def cell_key(cfg: Mapping[str, Any]) -> str:
 
 
 def cfg_of(key: str) -> dict[str, Any]:
-    """The cfg a cell key stands for."""
+    """The cfg a condition key stands for."""
     return json.loads(key)
 
 
@@ -26,7 +26,7 @@ def format_value(value: Any) -> str:
     return str(value)
 
 
-def cell_label(cfg: Mapping[str, Any], axis_order: Sequence[str] | None = None) -> str:
+def condition_label(cfg: Mapping[str, Any], axis_order: Sequence[str] | None = None) -> str:
     """How a condition reads: `task_id refund · tool_fail_rate 0.55` (axes in spec order)."""
     names = list(axis_order) if axis_order else sorted(cfg)
     names += [n for n in sorted(cfg) if n not in names]

@@ -44,7 +44,7 @@ from poisson_prove.recording import _SPANS, begin_episode, end_episode
 class Task:
     """One planned episode."""
 
-    cell: str  # canonical cell key (conditions.cell_key)
+    condition: str  # the condition's canonical key (conditions.condition_key), stored as `cell`
     cfg: Mapping[str, Any]
     replicate: int
     seed: int
@@ -343,7 +343,8 @@ def episode_row(job: Job, task: Task, **columns: Any) -> dict[str, Any]:
     """The row of `task` in `job`'s run: its keys from the task, the other columns as given
     (None when left out)."""
     row = dict.fromkeys(EPISODE_COLUMNS)
-    row.update(run_id=job.run_id, cell=task.cell, cfg=task.cell, replicate=task.replicate, seed=task.seed)
+    key = task.condition  # stored in the `cell` and `cfg` columns
+    row.update(run_id=job.run_id, cell=key, cfg=key, replicate=task.replicate, seed=task.seed)
     row.update(columns)
     return row
 
@@ -381,7 +382,7 @@ def run_into(
     until: float = math.inf,
     full: int | None = None,
 ) -> int:
-    """Run each (cell, cfg, replicate, seed) in this thread, appending one row tuple per episode;
+    """Run each (condition, cfg, replicate, seed) in this thread, appending one row tuple per episode;
     return how many were run.
 
     The same rules as run_episode, without a Task or a dict per episode: a large in-process
@@ -407,7 +408,7 @@ def run_into(
         full = sys.maxsize
     halted: ProcessExit | None = None
     try:
-        for cell, cfg, replicate, seed in items:
+        for condition, cfg, replicate, seed in items:
             start = clock()
             kind = None
             try:
@@ -448,8 +449,8 @@ def run_into(
                 case = meta.get("case_id")
                 append(
                     (
-                        cell,
-                        cell,
+                        condition,
+                        condition,
                         replicate,
                         seed,
                         value.outcome,
@@ -467,8 +468,8 @@ def run_into(
             else:
                 append(
                     (
-                        cell,
-                        cell,
+                        condition,
+                        condition,
                         replicate,
                         seed,
                         None,
@@ -485,7 +486,7 @@ def run_into(
                 )
             ran += 1
             if halted is not None:
-                halted.row = {"cell": cell, "replicate": replicate}  # the row itself is in `out`
+                halted.row = {"cell": condition, "replicate": replicate}  # the row itself is in `out`
                 raise halted
             if end >= until or len(out) >= full:
                 break

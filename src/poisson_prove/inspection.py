@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from poisson_prove.columns import coded, column_numbers, read_columns
-from poisson_prove.conditions import cell_key, cell_label, cfg_of, format_value
+from poisson_prove.conditions import cfg_of, condition_key, condition_label, format_value
 from poisson_prove.errors import ProveError
 from poisson_prove.span_trail import common_trails
 from poisson_prove.store import RunInfo, RunStore
@@ -88,10 +88,10 @@ class EpisodeDetail:
 
 def _labels(info: RunInfo, keys: Sequence[str]) -> dict[str, str]:
     axis_order = info.manifest.get("axis_order")
-    return {key: cell_label(cfg_of(key), axis_order) for key in keys}
+    return {key: condition_label(cfg_of(key), axis_order) for key in keys}
 
 
-def _cell_order(info: RunInfo, keys: Sequence[str]) -> list[str]:
+def _condition_order(info: RunInfo, keys: Sequence[str]) -> list[str]:
     declared = [c.get("key") for c in info.manifest.get("cells") or [] if isinstance(c, dict)]
     ordered = [k for k in declared if k in keys]
     return ordered + sorted(set(keys) - set(ordered))
@@ -102,20 +102,20 @@ def inspect_run(ref: str | RunInfo = "latest", *, store: str | os.PathLike[str] 
     info = ref if isinstance(ref, RunInfo) else RunStore(store).resolve(ref)
     table = read_columns(info, ("cell", "outcome", "error_kind", "error_message"))
     # Codes, not Python lists: a run can hold a million episodes.
-    cell = coded(table.column("cell"))
+    condition = coded(table.column("cell"))
     outcome = coded(table.column("outcome"))
     kind = coded(table.column("error_kind"))
     message = coded(table.column("error_message"))
-    total = len(cell.codes)
-    order = _cell_order(info, sorted(set(cell.values)))
+    total = len(condition.codes)
+    order = _condition_order(info, sorted(set(condition.values)))
     labels = _labels(info, order)
-    rank = np.array([order.index(key) for key in cell.values] or [0])
-    n_cells = len(cell.values)
+    rank = np.array([order.index(key) for key in condition.values] or [0])
+    n_conditions = len(condition.values)
 
     missing = outcome.codes < 0
     kind_codes = np.where(kind.codes[missing] >= 0, kind.codes[missing], len(kind.values))
     kind_names = [*kind.values, "unknown"]
-    missing_cells = cell.codes[missing]
+    missing_conditions = condition.codes[missing]
     missing_messages = message.codes[missing]
     errors = []
     for k in np.unique(kind_codes):
@@ -123,18 +123,18 @@ def inspect_run(ref: str | RunInfo = "latest", *, store: str | os.PathLike[str] 
         codes, first_rows = np.unique(missing_messages[rows], return_index=True)
         first = [codes[i] for i in np.argsort(first_rows)[:FIRST_MESSAGES]]
         texts = tuple(message.values[c] if c >= 0 else "" for c in first)
-        hit = sorted(np.unique(missing_cells[rows]), key=lambda c: rank[c])
-        hit_labels = tuple(labels[cell.values[c]] for c in hit)
+        hit = sorted(np.unique(missing_conditions[rows]), key=lambda c: rank[c])
+        hit_labels = tuple(labels[condition.values[c]] for c in hit)
         errors.append(ErrorKind(kind_names[k], len(rows), len(rows) / total, texts, hit_labels))
     errors.sort(key=lambda e: (-e.count, e.kind))
 
-    per_cell_total = np.bincount(cell.codes, minlength=n_cells)
-    per_cell_missing = np.bincount(missing_cells, minlength=n_cells)
-    position = {key: i for i, key in enumerate(cell.values)}
+    per_condition_total = np.bincount(condition.codes, minlength=n_conditions)
+    per_condition_missing = np.bincount(missing_conditions, minlength=n_conditions)
+    position = {key: i for i, key in enumerate(condition.values)}
     coverage = tuple(
-        ConditionCoverage(key, labels[key], int(per_cell_total[i]), int(per_cell_missing[i]))
+        ConditionCoverage(key, labels[key], int(per_condition_total[i]), int(per_condition_missing[i]))
         for key, i in ((key, position[key]) for key in order)
-        if per_cell_missing[i]
+        if per_condition_missing[i]
     )
     declared = [str(o) for o in info.manifest.get("outcomes") or []]
     per_outcome = np.bincount(outcome.codes[~missing], minlength=len(outcome.values))
@@ -205,7 +205,7 @@ def _find_condition(info: RunInfo, keys: Sequence[str], text: str) -> str | None
     if text in keys:
         return text
     try:
-        as_key = cell_key(json.loads(text))
+        as_key = condition_key(json.loads(text))
         if as_key in keys:
             return as_key
     except (ValueError, TypeError, AttributeError):
@@ -245,7 +245,7 @@ def find_episode(
 ) -> EpisodeDetail:
     """One stored episode by `CONDITION/REPLICATE`.
 
-    CONDITION is the condition's label (`ticket refund · temperature 0.7`), its cell key
+    CONDITION is the condition's label (`ticket refund · temperature 0.7`), its key
     (`{"temperature":0.7,"ticket":"refund"}`) or `name=value` pairs (`ticket=refund,temperature=0.7`,
     enough pairs to pick one condition); REPLICATE counts from 0.
     """
@@ -259,8 +259,8 @@ def find_episode(
         part = info.read_batch(path, ["cell", "replicate"], read_dictionary=["cell"])
         replicates = column_numbers(part.column("replicate"), np.int64, -1)
         index.append((path, coded(part.column("cell")), replicates))
-    keys = sorted({key for _, cells, _ in index for key in cells.values})
-    order = _cell_order(info, keys)
+    keys = sorted({key for _, conditions, _ in index for key in conditions.values})
+    order = _condition_order(info, keys)
     if order:
         cfg = cfg_of(order[0])
         example = ",".join(f"{k}={format_value(v)}" for k, v in cfg.items()) + "/0"
@@ -281,12 +281,12 @@ def find_episode(
     replicate = int(replicate_text)
     rows: list[dict[str, Any]] = []
     stored_parts = []
-    for path, cells, replicates in index:
-        if key not in cells.values:
+    for path, conditions, replicates in index:
+        if key not in conditions.values:
             continue
-        in_cell = cells.codes == cells.values.index(key)
-        stored_parts.append(replicates[in_cell])
-        hit = np.flatnonzero(in_cell & (replicates == replicate))
+        in_condition = conditions.codes == conditions.values.index(key)
+        stored_parts.append(replicates[in_condition])
+        hit = np.flatnonzero(in_condition & (replicates == replicate))
         if hit.size:
             full = info.read_batch(path, _ALL_COLUMNS).slice(int(hit[0]), 1)
             started_at = _utc_text(full.column("started_at"))

@@ -15,7 +15,7 @@ from poisson_prove.backends import estimate_cost
 from poisson_prove.errors import ProveError
 from poisson_prove.execute import Task
 from poisson_prove.seeding import SEED_BOUND
-from poisson_prove.spec import Axis, Cell, SweepSpec
+from poisson_prove.spec import Axis, Condition, SweepSpec
 from poisson_prove.stats.power import design_mde, replicates_needed, suggested_max_mde
 
 DEFAULT_MAX_MDE = 0.2
@@ -35,7 +35,7 @@ class Plan:
     target_id: str
     t_unit: str
     replicates: int
-    cells: tuple[Cell, ...]
+    conditions: tuple[Condition, ...]
     axes: tuple[Axis, ...]
     outcomes: tuple[str, ...]
     failures: tuple[str, ...]
@@ -50,7 +50,7 @@ class Plan:
 
     @property
     def rollouts(self) -> int:
-        return len(self.cells) * self.replicates
+        return len(self.conditions) * self.replicates
 
     @property
     def passes(self) -> bool:
@@ -88,21 +88,21 @@ def make_plan(
     settings: Mapping[str, Any] | None = None,
     max_mde: float = DEFAULT_MAX_MDE,
     q: float = DEFAULT_Q,
-    cells: Sequence[Cell] | None = None,
+    conditions: Sequence[Condition] | None = None,
 ) -> Plan:
     """The plan for `spec` with this run's overrides; raises nothing for an underpowered design
     (check `plan.passes`), but ProveError for a cost above `settings["max_cost"]`."""
     settings = dict(settings or {})
-    chosen_cells = tuple(cells) if cells is not None else tuple(spec.cells())
+    chosen = tuple(conditions) if conditions is not None else tuple(spec.conditions())
     n = replicates if replicates is not None else spec.replicates
-    if len(chosen_cells) * n > MAX_ROLLOUTS:
+    if len(chosen) * n > MAX_ROLLOUTS:
         raise ProveError(
-            f"the design plans {len(chosen_cells) * n:,} rollouts ({len(chosen_cells):,} conditions x "
+            f"the design plans {len(chosen) * n:,} rollouts ({len(chosen):,} conditions x "
             f"{n:,} replicates); one run holds at most {MAX_ROLLOUTS:,}",
             suggestions=["lower replicates (the plan's smallest rise line says how many you need)"],
         )
-    design = design_mde(n, len(chosen_cells), len(spec.failures), q=q, max_mde=max_mde)
-    rollouts = len(chosen_cells) * n
+    design = design_mde(n, len(chosen), len(spec.failures), q=q, max_mde=max_mde)
+    rollouts = len(chosen) * n
     cost = float(estimate_cost(backend, rollouts, settings))
     concurrency = settings.get("concurrency") or 1
     return Plan(
@@ -110,7 +110,7 @@ def make_plan(
         target_id=spec.target_id,
         t_unit=spec.t_unit,
         replicates=n,
-        cells=chosen_cells,
+        conditions=chosen,
         axes=spec.axes,
         outcomes=spec.outcomes,
         failures=spec.failures,
@@ -151,17 +151,17 @@ def underpowered_message(plan: Plan) -> str:
 
 def ways_out(plan: Plan) -> tuple[int, float | None]:
     """(replicates needed at --max-mde, the --max-mde this design would pass with)."""
-    needed = replicates_needed(len(plan.cells), len(plan.failures), q=plan.q, max_mde=plan.max_mde)
+    needed = replicates_needed(len(plan.conditions), len(plan.failures), q=plan.q, max_mde=plan.max_mde)
     return needed, suggested_max_mde(plan.design)
 
 
 # The planned episodes ----------------------------------------------------------------------
 
 
-def seeds_of(salt: str, cell: str, replicates: Sequence[int]) -> list[int]:
-    """seeding.episode_seed for many replicates of one cell, hashing the shared prefix once."""
+def seeds_of(salt: str, condition: str, replicates: Sequence[int]) -> list[int]:
+    """seeding.episode_seed for many replicates of one condition, hashing the shared prefix once."""
     prefix = hashlib.blake2b(digest_size=8, key=bytes.fromhex(salt))
-    prefix.update(f"{cell}\x1f".encode())
+    prefix.update(f"{condition}\x1f".encode())
     copy, from_bytes, mask = prefix.copy, int.from_bytes, SEED_BOUND - 1
     out = []
     append = out.append
@@ -173,16 +173,16 @@ def seeds_of(salt: str, cell: str, replicates: Sequence[int]) -> list[int]:
 
 
 def planned_items(
-    cells: Sequence[Cell], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
+    conditions: Sequence[Condition], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
 ) -> Iterator[tuple[str, Mapping[str, Any], int, int]]:
-    """The planned episodes not yet stored as plain (cell, cfg, replicate, seed) tuples,
-    replicate by replicate across the cells (so a run stopped early has every condition about
+    """The planned episodes not yet stored as plain (condition, cfg, replicate, seed) tuples,
+    replicate by replicate across the conditions (so a run stopped early has every condition about
     equally far), at most `limit` of them. Lazy: seeds are derived a block of replicates at a
     time, so memory does not grow with `replicates`."""
     left = limit if limit is not None else -1
     for first in range(0, replicates, _SEED_BLOCK):
         block = range(first, min(first + _SEED_BLOCK, replicates))
-        pairs = [(cell.key, cell.cfg, seeds_of(salt, cell.key, block)) for cell in cells]
+        pairs = [(c.key, c.cfg, seeds_of(salt, c.key, block)) for c in conditions]
         for offset, replicate in enumerate(block):
             for key, cfg, seeds in pairs:
                 if skip and (key, replicate) in skip:
@@ -194,8 +194,8 @@ def planned_items(
 
 
 def planned_tasks(
-    cells: Sequence[Cell], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
+    conditions: Sequence[Condition], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
 ) -> Iterator[Task]:
     """`planned_items` as Tasks, for executors that ship episodes elsewhere."""
-    for key, cfg, replicate, seed in planned_items(cells, replicates, salt, skip, limit):
+    for key, cfg, replicate, seed in planned_items(conditions, replicates, salt, skip, limit):
         yield Task(key, cfg, replicate, seed)

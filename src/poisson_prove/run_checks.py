@@ -4,8 +4,8 @@ refusal naming the file and what is wrong, never a KeyError or a double count de
 - `listing_problem(manifest)`: what keeps a run out of `runs`, `diff`, `check` and `inspect`
   (no run_id, a name that is not text, ...); None when it can be listed.
 - `resume_problem(manifest)`: what keeps a listed run from being resumed (the target, the
-  replicates, the salt, the cells, the spec); None when it can be.
-- `check_unique(info)`: refuse a run that stores a (cell, replicate) twice (a copied batch).
+  replicates, the salt, the conditions, the spec); None when it can be.
+- `check_unique(info)`: refuse a run that stores a (condition, replicate) twice (a copied batch).
 """
 
 from __future__ import annotations
@@ -73,15 +73,15 @@ def resume_problem(manifest: Mapping[str, Any]) -> str | None:
         return f"salt is not 8 to 64 hex digits ({salt!r:.40})"
     if not isinstance(manifest.get("spec"), dict):
         return "spec is not an object"
-    cells = manifest.get("cells")
-    if not isinstance(cells, list) or not cells:
+    conditions = manifest.get("cells")
+    if not isinstance(conditions, list) or not conditions:
         return "cells is not a list of conditions"
-    for i, cell in enumerate(cells):
+    for i, condition in enumerate(conditions):
         if not (
-            isinstance(cell, dict)
-            and isinstance(cell.get("key"), str)
-            and isinstance(cell.get("label"), str)
-            and isinstance(cell.get("cfg"), dict)
+            isinstance(condition, dict)
+            and isinstance(condition.get("key"), str)
+            and isinstance(condition.get("label"), str)
+            and isinstance(condition.get("cfg"), dict)
         ):
             return f"cells #{i + 1} is not an object with key, label and cfg"
     design = manifest.get("design")
@@ -95,7 +95,7 @@ def resume_problem(manifest: Mapping[str, Any]) -> str | None:
 
 
 def _distinct_pairs(table: pa.Table) -> int:
-    """How many distinct (cell, replicate) pairs the table holds: NumPy on integer codes (Arrow's
+    """How many distinct (condition, replicate) pairs the table holds: NumPy on integer codes (Arrow's
     group_by would import pandas, which `diff` and `inspect` never load)."""
     # Read from the Arrow buffers as the comparison does: pyarrow's own conversions import pandas.
     import numpy as np  # numpy: ~100 ms, only when a run's rows are checked
@@ -103,10 +103,10 @@ def _distinct_pairs(table: pa.Table) -> int:
 
     from poisson_prove.columns import coded, column_numbers  # pyarrow, as above
 
-    cells = table.column("cell")
-    if pa.types.is_dictionary(cells.type):  # one dictionary per batch file: unify them first
-        cells = pa.table({"cell": cells}).unify_dictionaries().column("cell")
-    codes = coded(cells).codes
+    condition_keys = table.column("cell")
+    if pa.types.is_dictionary(condition_keys.type):  # one dictionary per batch file: unify them first
+        condition_keys = pa.table({"cell": condition_keys}).unify_dictionaries().column("cell")
+    codes = coded(condition_keys).codes
     replicates = column_numbers(table.column("replicate"), np.int64, 0)
     keys = codes.astype(np.int64) * (int(replicates.max()) + 1) + replicates.astype(np.int64)
     if int(keys.max()) < 50_000_000:  # a count per key beats a sort
@@ -115,8 +115,8 @@ def _distinct_pairs(table: pa.Table) -> int:
 
 
 def check_unique(info: RunInfo, table: pa.Table | None = None) -> None:
-    """Refuse a run that stores some (cell, replicate) twice: a batch file copied or duplicated
-    in its folder. Counting those rows would double-count; `table` holds the run's cell and
+    """Refuse a run that stores some (condition, replicate) twice: a batch file copied or duplicated
+    in its folder. Counting those rows would double-count; `table` holds the run's condition and
     replicate columns when the caller has read them already."""
     if table is None:
         table = info.read_episodes(["cell", "replicate"])

@@ -1,4 +1,4 @@
-"""Run salts and per-episode seeds: a keyed hash of (salt, cell key, replicate)."""
+"""Run salts and per-episode seeds: a keyed hash of (salt, condition key, replicate)."""
 
 from __future__ import annotations
 
@@ -23,12 +23,12 @@ def check_salt(salt: str) -> str:
     return normalised
 
 
-def episode_seed(salt: str, cell: str, replicate: int) -> int:
-    """The seed of one episode: BLAKE2b keyed by the salt over (cell key, replicate).
+def episode_seed(salt: str, condition: str, replicate: int) -> int:
+    """The seed of one episode: BLAKE2b keyed by the salt over (condition key, replicate).
 
     Stable across versions: a golden test pins it.
     """
     digest = hashlib.blake2b(
-        f"{cell}\x1f{replicate}".encode(), digest_size=8, key=bytes.fromhex(salt)
+        f"{condition}\x1f{replicate}".encode(), digest_size=8, key=bytes.fromhex(salt)
     ).digest()
     return int.from_bytes(digest, "big") % SEED_BOUND

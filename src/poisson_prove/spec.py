@@ -17,7 +17,7 @@ from typing import Any
 
 from poisson_prove.backends.tables import validate_backend_table
 from poisson_prove.chaos.config import parse_chaos
-from poisson_prove.conditions import cell_key, cell_label
+from poisson_prove.conditions import condition_key, condition_label
 from poisson_prove.errors import ProveError
 from poisson_prove.shared.suggest import did_you_mean
 
@@ -61,7 +61,7 @@ class Axis:
 
 
 @dataclass(frozen=True)
-class Cell:
+class Condition:
     """One condition: its canonical key, the label users read and its cfg."""
 
     key: str
@@ -112,13 +112,13 @@ class SweepSpec:
     def axis_order(self) -> list[str]:
         return [axis.name for axis in self.axes]
 
-    def cells(self) -> list[Cell]:
+    def conditions(self) -> list[Condition]:
         """The conditions: the cartesian product of the axes, in spec order."""
         names = self.axis_order
         out = []
         for combo in itertools.product(*(axis.values for axis in self.axes)):
             cfg = dict(zip(names, combo, strict=True))
-            out.append(Cell(cell_key(cfg), cell_label(cfg, names), cfg))
+            out.append(Condition(condition_key(cfg), condition_label(cfg, names), cfg))
         return out
 
 
@@ -229,7 +229,7 @@ def _axis(where: _Where, name: str, table: Any) -> Axis:
         out.append(value)
     seen: set[str] = set()
     for value in out:
-        token = cell_key({"v": value})
+        token = condition_key({"v": value})
         if token in seen:
             raise where.error(qual, "values", f"{qual}.values repeats {value!r}")
         seen.add(token)

@@ -141,15 +141,15 @@ class RunInfo:
         )
 
     def stored_keys(self) -> set[tuple[str, int]]:
-        """The (cell, replicate) pairs already stored: what a resume must not run again."""
+        """The (condition, replicate) pairs already stored: what a resume must not run again."""
         table = self.read_episodes(["cell", "replicate"])
         self.check_unique(table)
         return set(zip(table.column("cell").to_pylist(), table.column("replicate").to_pylist(), strict=True))
 
     def check_unique(self, table: pa.Table | None = None) -> None:
-        """Refuse a run that stores some (cell, replicate) twice: a batch file copied or
+        """Refuse a run that stores some (condition, replicate) twice: a batch file copied or
         duplicated in its folder. Counting those rows would double-count; `table` holds the
-        run's cell and replicate columns when the caller has read them already."""
+        run's condition and replicate columns when the caller has read them already."""
         check_unique(self, table)
 
     def unlisted_batches(self) -> list[Path]:

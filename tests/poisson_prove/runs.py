@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from poisson_prove.conditions import cell_key, cell_label
+from poisson_prove.conditions import condition_key, condition_label
 from poisson_prove.seeding import episode_seed, new_salt
 from poisson_prove.store import RunInfo, RunStore
 
@@ -98,7 +98,7 @@ def write_run(
     for cfg in episodes.cfg:
         items = tuple(sorted(cfg.items()))
         if items not in by_items:
-            by_items[items] = (cell_key(cfg), json.dumps(cfg, sort_keys=True))
+            by_items[items] = (condition_key(cfg), json.dumps(cfg, sort_keys=True))
             cells.setdefault(by_items[items][0], cfg)
         key, text = by_items[items]
         keys.append(key)
@@ -114,7 +114,7 @@ def write_run(
         "failures": list(failures),
         "successes": list(successes),
         "axis_order": list(axes),
-        "cells": [{"key": k, "label": cell_label(c, axes), "cfg": c} for k, c in cells.items()],
+        "cells": [{"key": k, "label": condition_label(c, axes), "cfg": c} for k, c in cells.items()],
         "replicates": max(episodes.replicate, default=-1) + 1,
     }
     writer = runs.create_run(target_id=target_id, name=name, manifest=manifest)

@@ -19,10 +19,15 @@ def rollout(cfg, seed):
 """
 
 
+SALT = "0badc0de"
+
+
 def _sweeps(prove, workdir: Path, replicates: int, after_rate: str) -> None:
     write(workdir, "agent.py", TARGET)
     small_spec(workdir, replicates=replicates)
-    first = prove("sweep", "--yes", "--max-mde", "0.9", env={"BAD_RATE": "0.3"})
+    # a pinned salt: with a random one, some draws give a condition whose observed rate is so
+    # high that no rise of 0.9 fits below 1, and the lenient check is rightly inconclusive
+    first = prove("sweep", "--yes", "--max-mde", "0.9", "--salt", SALT, env={"BAD_RATE": "0.3"})
     assert first.returncode == 0, first.stderr
     second = prove(
         "sweep", "--yes", "--max-mde", "0.9", "--pair-with", "latest", env={"BAD_RATE": after_rate}

@@ -10,7 +10,7 @@ from tests.import_graph import cycles, imports, layer_of, unexplained_function_i
 # Lowest first, as in src/poisson_prove/__init__.py; each entry a module or package prefix.
 LAYERS = [
     ["errors", "version"],
-    ["shared", "_suggest"],
+    ["shared"],
     [
         "episode", "conditions", "seeding", "episode_table", "recording", "span_trail", "stats",
         "isolation",

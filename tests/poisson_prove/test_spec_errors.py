@@ -166,12 +166,12 @@ def test_spec_library_checks_that_need_no_process(tmp_path) -> None:
 
 def test_spec_reads_conditions_in_axis_order(tmp_path) -> None:
 
-    from poisson_prove.conditions import cell_key
+    from poisson_prove.conditions import condition_key
     from poisson_prove.spec import parse_spec
 
     text = small_spec(tmp_path).read_text() + '[axes.temp]\ntype = "continuous"\nvalues = [0, 0.7]\n'
     spec = parse_spec(text, Path("prove.toml"))
-    cells = spec.cells()
+    cells = spec.conditions()
     assert [c.cfg for c in cells] == [
         {"x": "a", "temp": 0.0},
         {"x": "a", "temp": 0.7},
@@ -179,7 +179,7 @@ def test_spec_reads_conditions_in_axis_order(tmp_path) -> None:
         {"x": "b", "temp": 0.7},
     ]
     assert isinstance(cells[0].cfg["temp"], float)  # continuous values are floats, so keys are stable
-    assert cells[1].key == cell_key({"temp": 0.7, "x": "a"})
+    assert cells[1].key == condition_key({"temp": 0.7, "x": "a"})
     assert cells[1].label == "x a · temp 0.7"
 
 

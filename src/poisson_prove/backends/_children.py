@@ -44,7 +44,7 @@ _LOST = (EOFError, OSError, pickle.UnpicklingError, ValueError, TypeError, Attri
 
 def episode_tag(task: Task) -> tuple[str, int, int]:
     """What tells one episode's streamed spans from another's on a child's pipe."""
-    return (task.cell, task.replicate, task.seed)
+    return (task.condition, task.replicate, task.seed)
 
 
 def _locked_sender(conn: Connection) -> Any:

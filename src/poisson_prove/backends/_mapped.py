@@ -27,8 +27,8 @@ from poisson_prove.execute import Job, Task
 MapCall = Callable[[Iterable[Task]], Iterable[Any]]
 
 
-def _key(cell: str, replicate: int) -> tuple[str, int]:
-    return (cell, int(replicate))
+def _key(condition: str, replicate: int) -> tuple[str, int]:
+    return (condition, int(replicate))
 
 
 def stream_mapped(
@@ -40,7 +40,7 @@ def stream_mapped(
 
     def tracked(source: Iterable[Task]) -> Iterator[Task]:
         for task in source:
-            pending[_key(task.cell, task.replicate)] = task
+            pending[_key(task.condition, task.replicate)] = task
             yield task
 
     source: Iterable[Task] = tasks
@@ -63,7 +63,7 @@ def stream_mapped(
             source = list(pending.values())  # the calls lost this round go round again
     message = last_error.get("text", "the provider returned no result")
     for task in list(pending.values()):
-        pending.pop(_key(task.cell, task.replicate))
+        pending.pop(_key(task.condition, task.replicate))
         yield synthetic_row(
             job,
             task,

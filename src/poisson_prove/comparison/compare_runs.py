@@ -32,7 +32,7 @@ from poisson_prove.comparison.result import Comparison, CoverageRow, OutcomeResu
 from poisson_prove.comparison.sequential import sequential_p_values, sequential_record
 from poisson_prove.comparison.stats import Tables, condition_tests, coverage_tests, rates_by_horizon
 from poisson_prove.comparison.verdicts import decide_verdicts
-from poisson_prove.conditions import cell_label, cfg_of
+from poisson_prove.conditions import cfg_of, condition_label
 from poisson_prove.errors import ProveError
 from poisson_prove.shared.suggest import did_you_mean
 from poisson_prove.store import RunInfo, RunStore
@@ -103,7 +103,7 @@ def _refuse_mixed_cases(frame: RunFrame) -> None:
     first = min(mixed, key=lambda key: (order.index(key) if key in order else len(order), key))
     cases = mixed[first]
     raise ProveError(
-        f"condition {cell_label(cfg_of(first), axis_order)} ran {len(cases)} cases "
+        f"condition {condition_label(cfg_of(first), axis_order)} ran {len(cases)} cases "
         f"({', '.join(cases)}); each case must be its own sweep axis",
         suggestions=[
             "make each case its own sweep axis in the spec, an [axes.<name>] table whose values "
@@ -154,7 +154,7 @@ def compare(
     horizon = align_horizons(sides)
 
     axis_order = after_info.manifest.get("axis_order") or before_info.manifest.get("axis_order")
-    labels = [cell_label(cfg_of(key), axis_order) for key in keys]
+    labels = [condition_label(cfg_of(key), axis_order) for key in keys]
     before_rates, after_rates = (
         rates_by_horizon(side.condition, side.cause, side.t, len(keys), len(universe), horizon, side.early)
         for side in sides

@@ -24,7 +24,7 @@ class RunFrame:
     """The columns of one run a comparison reads, as NumPy arrays of equal length."""
 
     info: RunInfo
-    cell: Coded
+    condition: Coded  # the stored `cell` column
     replicate: np.ndarray
     seed: np.ndarray
     outcome: Coded
@@ -43,7 +43,7 @@ def read_frame(info: RunInfo) -> RunFrame:
     table = read_columns(info, COMPARE_COLUMNS)
     return RunFrame(
         info=info,
-        cell=coded(table.column("cell")),
+        condition=coded(table.column("cell")),
         replicate=column_numbers(table.column("replicate"), np.int64, 0),
         seed=column_numbers(table.column("seed"), np.int64, 0),
         outcome=coded(table.column("outcome")),
@@ -90,7 +90,8 @@ def side_of(
         horizon = float("nan")
     t = frame.t.copy()  # episode_timeout rows get a time below; the frame stays as read
     early = np.zeros(frame.rows, dtype=bool)
-    return Side(frame.info, frame, recode(frame.cell, conditions), cause.astype(np.int64), t, horizon, early)
+    codes = recode(frame.condition, conditions)
+    return Side(frame.info, frame, codes, cause.astype(np.int64), t, horizon, early)
 
 
 def align_horizons(sides: Sequence[Side]) -> float:
@@ -115,7 +116,7 @@ def condition_order(before: RunFrame, after: RunFrame) -> list[str]:
             key = entry.get("key") if isinstance(entry, dict) else None
             if key and key not in order:
                 order.append(key)
-    present = set(before.cell.values) | set(after.cell.values)
+    present = set(before.condition.values) | set(after.condition.values)
     order = [key for key in order if key in present]
     return order + sorted(present - set(order))
 
@@ -126,13 +127,13 @@ def distinct_cases_per_condition(frame: RunFrame) -> dict[str, tuple[str, ...]]:
     if not has_case.any():
         return {}
     n_cases = len(frame.case_id.values)
-    condition, case = frame.cell.codes, frame.case_id.codes
+    condition, case = frame.condition.codes, frame.case_id.codes
     if not has_case.all():
         condition, case = condition[has_case], case[has_case]
     combined = np.multiply(condition, n_cases, dtype=np.int64) + case
-    if len(frame.cell.values) * n_cases <= max(4 * combined.size, 1_000_000) and combined.min() >= 0:
+    if len(frame.condition.values) * n_cases <= max(4 * combined.size, 1_000_000) and combined.min() >= 0:
         # few (condition, case) combinations: counted, not sorted
-        pairs = np.flatnonzero(np.bincount(combined, minlength=len(frame.cell.values) * n_cases))
+        pairs = np.flatnonzero(np.bincount(combined, minlength=len(frame.condition.values) * n_cases))
     else:
         pairs = np.unique(combined)
     conditions, counts = np.unique(pairs // n_cases, return_counts=True)
@@ -140,7 +141,7 @@ def distinct_cases_per_condition(frame: RunFrame) -> dict[str, tuple[str, ...]]:
     for condition_code in conditions[counts > 1]:
         cases = pairs[pairs // n_cases == condition_code] % n_cases
         names = sorted(frame.case_id.values[int(c)] for c in cases)
-        mixed[frame.cell.values[int(condition_code)]] = tuple(names)
+        mixed[frame.condition.values[int(condition_code)]] = tuple(names)
     return mixed
 
 

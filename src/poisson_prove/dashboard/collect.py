@@ -18,7 +18,7 @@ import numpy as np
 from poisson_prove.columns import read_columns
 from poisson_prove.comparison.frame import read_frame, recode
 from poisson_prove.comparison.stats import rates_by_horizon
-from poisson_prove.conditions import cell_label, cfg_of
+from poisson_prove.conditions import cfg_of, condition_label
 from poisson_prove.stats.incidence import aalen_johansen_grouped, starred_wilson
 from poisson_prove.store import RunInfo
 from poisson_prove.sweep.stop_when_settled import settled_lines
@@ -124,7 +124,7 @@ def _cost(manifest: dict[str, Any]) -> str:
     return text
 
 
-def _cell_order(info: RunInfo, present: tuple[str, ...]) -> list[str]:
+def _condition_order(info: RunInfo, present: tuple[str, ...]) -> list[str]:
     order = [c["key"] for c in info.manifest.get("cells") or [] if isinstance(c, dict) and c.get("key")]
     order = [key for key in order if key in present]
     return order + sorted(set(present) - set(order))
@@ -140,21 +140,23 @@ def _grid(t: np.ndarray, horizon: float) -> np.ndarray:
 
 
 def _curves(
-    cell: np.ndarray, observed: np.ndarray, t: np.ndarray, n_cells: int, universe: list[str],
+    condition_codes: np.ndarray, observed: np.ndarray, t: np.ndarray, n_conditions: int, universe: list[str],
     failures: list[str], horizon: float, labels: list[str], n: np.ndarray,
 ) -> tuple[ConditionCurves, ...]:
-    rows = (cell >= 0) & np.isfinite(t)
+    rows = (condition_codes >= 0) & np.isfinite(t)
     times = _grid(t[rows], horizon)
     wanted = [universe.index(f) for f in failures if f in universe]
-    share = np.full((n_cells, len(wanted), times.size), np.nan)
+    share = np.full((n_conditions, len(wanted), times.size), np.nan)
     lo, hi = share.copy(), share.copy()
     for j, at in enumerate(times):
-        fits = aalen_johansen_grouped(t[rows], observed[rows], cell[rows], float(at), causes=len(universe))
+        fits = aalen_johansen_grouped(
+            t[rows], observed[rows], condition_codes[rows], float(at), causes=len(universe)
+        )
         for c, fit in fits.items():
             low, high, _ = starred_wilson(fit.incidence[wanted], fit.variance[wanted], n[c])
             share[c, :, j], lo[c, :, j], hi[c, :, j] = fit.incidence[wanted], low, high
     out = []
-    for c in range(n_cells):
+    for c in range(n_conditions):
         curves = tuple(
             Curve(universe[e], tuple(times.tolist()), tuple(share[c, i].tolist()),
                   tuple(lo[c, i].tolist()), tuple(hi[c, i].tolist()))
@@ -200,9 +202,9 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
     frame = read_frame(info)
     universe = [str(o) for o in manifest.get("outcomes") or []]
     failures = [str(o) for o in manifest.get("failures") or []]
-    order = _cell_order(info, frame.cell.values)
-    labels = [cell_label(cfg_of(key), manifest.get("axis_order")) for key in order]
-    cell = recode(frame.cell, order)
+    order = _condition_order(info, frame.condition.values)
+    labels = [condition_label(cfg_of(key), manifest.get("axis_order")) for key in order]
+    condition_codes = recode(frame.condition, order)
     cause = (recode(frame.outcome, universe) + 1).astype(np.int64)
     has = cause > 0
     horizon = float(np.max(frame.horizon, where=has & np.isfinite(frame.horizon), initial=-np.inf))
@@ -213,7 +215,7 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
         t[np.isnan(t) & has] = horizon
         # as compare(): an episode cut off by its own, shorter horizon is censored at its t
         early = has & (frame.horizon < horizon) & (t >= frame.horizon)
-        table = rates_by_horizon(cell, cause, t, len(order), len(universe), horizon, early)
+        table = rates_by_horizon(condition_codes, cause, t, len(order), len(universe), horizon, early)
         for c, key in enumerate(order):
             rates = tuple(
                 OutcomeRate(name, int(table.k[c, e]), int(table.n[c]), _num(table.share[c, e]),
@@ -223,7 +225,9 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
             conditions.append(ConditionRates(key, labels[c], int(table.rows_by_condition[c]), rates))
         if plot:
             observed = np.where(early, 0, cause)
-            curves = _curves(cell, observed, t, len(order), universe, failures, horizon, labels, table.n)
+            curves = _curves(
+                condition_codes, observed, t, len(order), universe, failures, horizon, labels, table.n
+            )
     else:
         horizon = float("nan")
     missing = ~has

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.conditions import cell_key, cell_label
+from poisson_prove.conditions import condition_key, condition_label
 from poisson_prove.errors import ProveError
 from poisson_prove.seeding import SEED_BOUND, episode_seed
 from poisson_prove.shared.jsonio import utc_now
@@ -184,7 +184,7 @@ def write_import(
         raise ProveError(f"the {tool} logs hold no samples ({listed}); nothing to import")
 
     axis_order, cfgs = _conditions(samples)
-    keys = [cell_key(cfg) for cfg in cfgs]
+    keys = [condition_key(cfg) for cfg in cfgs]
     salt = tool_salt(tool)
     replicates = [replicate_of(s.sample_id, s.epoch) for s in samples]
     seen: dict[tuple[str, int], ImportedSample] = {}
@@ -193,15 +193,15 @@ def write_import(
         if other is not sample:
             raise ProveError(
                 f"sample {sample.sample_id!r} epoch {sample.epoch} of "
-                f"{cell_label(json.loads(key), axis_order)} "
+                f"{condition_label(json.loads(key), axis_order)} "
                 f"is in two logs ({other.source} and {sample.source}, or two ids share a hash); "
                 "one import holds each (sample, epoch) once",
                 suggestions=["import the two logs separately, then: poisson-prove diff BEFORE AFTER"],
             )
-    cells = list(dict.fromkeys(keys))
+    conditions = list(dict.fromkeys(keys))
     has_t = [s.t for s in samples if s.t is not None]
     horizon = max(has_t) if has_t else 1.0
-    partner = _partner(earlier, tool, set(cells))
+    partner = _partner(earlier, tool, set(conditions))
     outcomes = mapping.outcomes
     manifest = {
         "target": f"{tool} import",
@@ -214,9 +214,10 @@ def write_import(
         "paired_with_name": partner.name if partner else None,
         "backend": "import",
         "concurrency": None,
-        "replicates": max(sum(1 for k in keys if k == c) for c in cells),
+        "replicates": max(sum(1 for k in keys if k == c) for c in conditions),
         "cells": [
-            {"key": c, "label": cell_label(json.loads(c), axis_order), "cfg": json.loads(c)} for c in cells
+            {"key": c, "label": condition_label(json.loads(c), axis_order), "cfg": json.loads(c)}
+            for c in conditions
         ],
         "axis_order": axis_order,
         "outcomes": outcomes,
@@ -272,16 +273,16 @@ def write_import(
         counts={"planned": len(samples), "done": len(samples), "errored": errored},
     )
     info = RunInfo(writer.path, writer.manifest)
-    return ImportResult(info, True, len(samples), errored, len(cells), partner.name if partner else None)
+    return ImportResult(info, True, len(samples), errored, len(conditions), partner.name if partner else None)
 
 
-def _partner(earlier: Iterable[RunInfo], tool: str, cells: set[str]) -> RunInfo | None:
+def _partner(earlier: Iterable[RunInfo], tool: str, conditions: set[str]) -> RunInfo | None:
     """The latest earlier import of the same tool sharing a condition: what `diff` compares
     with when given no names, as a sweep's `--pair-with` run."""
     for run in reversed(list(earlier)):
         if (run.manifest.get("import") or {}).get("tool") != tool:
             continue
-        if cells & {c.get("key") for c in run.manifest.get("cells") or [] if isinstance(c, dict)}:
+        if conditions & {c.get("key") for c in run.manifest.get("cells") or [] if isinstance(c, dict)}:
             return run
     return None
 

@@ -37,7 +37,7 @@ def sentence(plan: Plan) -> str:
     """`1,746 rollouts of mock-agent: 9 cells x 194 replicates on local, $0 (local)`."""
     where = plan.backend if plan.concurrency == 1 else f"{plan.backend} (concurrency {plan.concurrency})"
     return (
-        f"{_plural(plan.rollouts, 'rollout')} of {plan.target_id}: {_plural(len(plan.cells), 'cell')} x "
+        f"{_plural(plan.rollouts, 'rollout')} of {plan.target_id}: {_plural(len(plan.conditions), 'cell')} x "
         f"{_plural(plan.replicates, 'replicate')} on {where}, {_cost(plan)}"
     )
 
@@ -156,7 +156,7 @@ def plan_dict(prepared: PreparedSweep) -> dict[str, Any]:
         "sentence": sentence(plan),
         "plan": {
             "rollouts": plan.rollouts,
-            "cells": len(plan.cells),
+            "cells": len(plan.conditions),
             "replicates": plan.replicates,
             "backend": plan.backend,
             "concurrency": plan.concurrency,
@@ -250,9 +250,9 @@ def ending_dict(document: dict[str, Any], result: SweepResult, ending: SweepEndi
 
 def _settled_phrase(result: SweepResult) -> str:
     sequential = result.sequential or {}
-    settled, cells = int(sequential.get("settled") or 0), len(sequential.get("conditions") or {})
+    settled, n_conditions = int(sequential.get("settled") or 0), len(sequential.get("conditions") or {})
     return (
-        f"{settled} of {cells} condition{'s' if cells != 1 else ''} stopped when settled, "
+        f"{settled} of {n_conditions} condition{'s' if n_conditions != 1 else ''} stopped when settled, "
         f"{_count(result.saved)} of {_count(result.planned)} planned rollouts saved"
     )
 

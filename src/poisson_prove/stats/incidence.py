@@ -250,12 +250,12 @@ def _grouped_by_counting(
     top = float(np.floor(horizon)) + 1.0 if beyond else t_max  # the column past h, if any
     span = int(top) - low + 1
     width = n_causes + 1
-    cells = n_groups * span * width
-    if cells > max(4 * time.size, 1_000_000):
+    table_size = n_groups * span * width
+    if table_size > max(4 * time.size, 1_000_000):
         return None
     # The narrowest integer that holds every count index and time, and every partial sum
     # below: less memory traffic.
-    reach = cells + abs(low) + abs(int(top)) + 1
+    reach = table_size + abs(low) + abs(int(top)) + 1
     index = np.int16 if reach < 2**15 else np.int32 if reach < 2**31 else np.intp
     clipped = np.minimum(time, top) if beyond else time
     steps = clipped.astype(index)
@@ -267,7 +267,7 @@ def _grouped_by_counting(
         flat -= low
     flat *= width
     flat += cause
-    table = np.bincount(flat, minlength=cells).reshape(n_groups, span, width)
+    table = np.bincount(flat, minlength=table_size).reshape(n_groups, span, width)
     within = span - 1 if beyond else span  # columns of times t <= h
     before = within - 1 if float(low + within - 1) == horizon else within  # times t < h
     totals = table.sum(axis=(1, 2))

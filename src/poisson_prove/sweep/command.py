@@ -42,7 +42,9 @@ def plan_command(request: SweepRequest, *, dry_run: bool, budget: float | None) 
         return PlannedCommand(prepared, None)
     plan = prepared.plan
     price = per_episode_cost(per_episode_usd(plan.backend, plan.settings), plan.settings)
-    design = budget_design(budget, price, len(plan.cells), len(plan.failures), q=plan.q, max_mde=plan.max_mde)
+    design = budget_design(
+        budget, price, len(plan.conditions), len(plan.failures), q=plan.q, max_mde=plan.max_mde
+    )
     if not design.fits:
         raise refusal(design)
     budgeted = dataclasses.replace(request, replicates=design.replicates, budget=design.to_dict())

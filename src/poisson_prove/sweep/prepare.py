@@ -29,7 +29,7 @@ from poisson_prove.plan import (
     ways_out,
 )
 from poisson_prove.seeding import check_salt, new_salt
-from poisson_prove.spec import Cell, SweepSpec, is_target_ref, load_spec
+from poisson_prove.spec import Condition, SweepSpec, is_target_ref, load_spec
 from poisson_prove.store import RunInfo, RunStore
 from poisson_prove.sweep.resume import resume_state
 
@@ -118,7 +118,7 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
         resumed = resume_state(store, request.resume, request.spec_path, request.target)
         spec, target, replicates, salt = resumed.spec, resumed.target, resumed.replicates, resumed.salt
         source, paired_with, resume_run = "resumed", resumed.paired_with, resumed.run
-        conditions: list[Cell] | None = resumed.conditions
+        conditions: list[Condition] | None = resumed.conditions
         stored = resumed.stored
     else:
         new = _new_run(request, store)
@@ -204,7 +204,7 @@ def _plan(
     spec: SweepSpec,
     target: str,
     replicates: int,
-    conditions: list[Cell] | None,
+    conditions: list[Condition] | None,
     resume_run: RunInfo | None,
 ) -> Plan:
     max_mde = request.max_mde
@@ -221,7 +221,7 @@ def _plan(
         settings=settings,
         max_mde=max_mde,
         q=request.q,
-        cells=conditions,
+        conditions=conditions,
     )
 
 

@@ -15,7 +15,7 @@ from typing import Any
 
 from poisson_prove.errors import ProveError
 from poisson_prove.run_checks import resume_problem
-from poisson_prove.spec import Cell, SweepSpec, load_spec, spec_from_manifest
+from poisson_prove.spec import Condition, SweepSpec, load_spec, spec_from_manifest
 from poisson_prove.store import RunInfo, RunStore
 
 
@@ -28,7 +28,7 @@ class ResumeState:
     target: str
     replicates: int
     salt: str
-    conditions: list[Cell]  # the run's own, in its order
+    conditions: list[Condition]  # the run's own, in its order
     stored: int  # episodes already stored
     paired_with: RunInfo | None
 
@@ -84,7 +84,7 @@ def resume_state(
         target=manifest["target"],
         replicates=int(manifest["replicates"]),
         salt=manifest["salt"],
-        conditions=[Cell(c["key"], c["label"], c["cfg"]) for c in manifest["cells"]],
+        conditions=[Condition(c["key"], c["label"], c["cfg"]) for c in manifest["cells"]],
         stored=len(run.stored_keys()),
         paired_with=paired_with,
     )

@@ -67,7 +67,7 @@ def _manifest(prepared: PreparedSweep) -> dict[str, Any]:
         "backend": plan.backend,
         "concurrency": plan.concurrency,
         "replicates": plan.replicates,
-        "cells": [{"key": c.key, "label": c.label, "cfg": dict(c.cfg)} for c in plan.cells],
+        "cells": [{"key": c.key, "label": c.label, "cfg": dict(c.cfg)} for c in plan.conditions],
         "axis_order": [a.name for a in plan.axes],
         "outcomes": list(plan.outcomes),
         "failures": list(plan.failures),
@@ -270,7 +270,7 @@ def _run_planned(
     # [chaos] decides per episode (its seed and condition), which the fused path does not pass.
     if executor.runs_in_caller(job) and not job.chaos:
         rollout = load_target(job)
-        items = planned_items(plan.cells, plan.replicates, salt, skip, limit)
+        items = planned_items(plan.conditions, plan.replicates, salt, skip, limit)
         clock = time.perf_counter
         step = max(1, min(_CHUNK, to_run // 20))  # progress at least every twentieth of the work
         # Back to this loop every `step` episodes, every quarter second, and as soon as a batch
@@ -288,7 +288,7 @@ def _run_planned(
             if progress is not None:
                 progress(sink.ran, to_run)
         return
-    rows = executor.execute(job, planned_tasks(plan.cells, plan.replicates, salt, skip, limit))
+    rows = executor.execute(job, planned_tasks(plan.conditions, plan.replicates, salt, skip, limit))
     try:
         for row in rows:
             sink.pending.append(row_tuple(row))
@@ -309,7 +309,7 @@ def _run_planned(
 def _halt_text(halted: ProcessExit, plan: Plan) -> str:
     """Which episode ended the sweep's process, and how, for the error line."""
     row = halted.row or {}
-    labels = {condition.key: condition.label for condition in plan.cells}
+    labels = {condition.key: condition.label for condition in plan.conditions}
     where = f"{labels.get(row.get('cell'), row.get('cell'))}/{row.get('replicate')}"
     return f"the target called os._exit({halted.code!r}) in episode {where}"
 

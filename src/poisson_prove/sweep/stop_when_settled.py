@@ -66,15 +66,15 @@ class SettleWatcher:
         self.before = outcomes_by_replicate(paired, plan.replicates)
         self.paired_run = paired.run_id
         blank: list[str | None] = [None] * plan.replicates
-        self.after = {c.key: list((stored or {}).get(c.key, blank)) for c in plan.cells}
+        self.after = {c.key: list((stored or {}).get(c.key, blank)) for c in plan.conditions}
         # replicates stored per condition, with or without an outcome (on a resume: `skip`)
-        self.seen: dict[str, set[int]] = {c.key: set() for c in plan.cells}
+        self.seen: dict[str, set[int]] = {c.key: set() for c in plan.conditions}
         for key, rep in skip:
             if key in self.seen:
                 self.seen[key].add(rep)
         old = (previous or {}).get("conditions") or {}
         self.looks: dict[str, list[int]] = {
-            c.key: list((old.get(c.key) or {}).get("looks") or []) for c in plan.cells
+            c.key: list((old.get(c.key) or {}).get("looks") or []) for c in plan.conditions
         }
         self.stops: dict[str, dict[str, Any]] = {
             key: dict(entry) for key, entry in old.items() if entry.get("reason") == "settled"
@@ -105,7 +105,7 @@ class SettleWatcher:
         stopped: list[str] = []
         looked = False
         failures = list(self.plan.failures)
-        for condition in self.plan.cells:
+        for condition in self.plan.conditions:
             key = condition.key
             if key in self.stops:
                 continue
@@ -149,7 +149,7 @@ class SettleWatcher:
 
     @property
     def all_settled(self) -> bool:
-        return len(self.stops) == len(self.plan.cells)
+        return len(self.stops) == len(self.plan.conditions)
 
     def not_run(self) -> int:
         """Planned rollouts not run because their condition settled: the rollouts saved."""
@@ -161,7 +161,7 @@ class SettleWatcher:
     def record(self) -> dict[str, Any]:
         """The manifest's `sequential` block: the rule, and per condition its looks and stop."""
         conditions: dict[str, Any] = {}
-        for condition in self.plan.cells:
+        for condition in self.plan.conditions:
             key = condition.key
             run = len(self.seen[key])
             if key in self.stops:

@@ -9,6 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from poisson_prove.shared.cliapp import add_plain_option as shared_plain_option
 from poisson_prove.shared.console import is_pretty, wants_color
 from poisson_prove.shared.tables import Column, Table, plain_lines, rich_table, terminal_console
 from proveai.errors import ProveAIError
@@ -28,11 +29,13 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
 
 
 def add_plain_option(parser: argparse.ArgumentParser) -> None:
-    """--plain (no colour, no ANSI, for CI logs), the switch both CLIs share; --no-color is its
-    older spelling, kept working but no longer listed. Both set `no_color`: on a terminal the
-    table is still drawn, only without ANSI sequences."""
-    parser.add_argument("--plain", dest="no_color", action="store_true", help="no colour, no ANSI (CI logs)")
-    parser.add_argument("--no-color", dest="no_color", action="store_true", help=argparse.SUPPRESS)
+    """--plain (plain text, as a pipe gets it, on a terminal too: the one meaning both CLIs give
+    it) and --no-color (the table still drawn on a terminal, without colour or ANSI styles)."""
+    shared_plain_option(parser, False)
+    parser.add_argument(
+        "--no-color", dest="no_color", action="store_true",
+        help="on a terminal, draw the table without colour (CI logs)",
+    )
 
 
 def store_of(args: argparse.Namespace) -> Path:

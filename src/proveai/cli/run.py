@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from poisson_prove.shared.console import is_pretty, wants_color
 from poisson_prove.shared.progress import ProgressReporter, make_progress
 from poisson_prove.shared.tables import Column, Table, rich_table, terminal_console
 from proveai.cli._traces_table import add_plain_option
@@ -139,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         argv=tuple(sys.argv),
     )
-    progress = _progress(args.no_color)
+    progress = _progress(args)
     try:
         result = execute_run(request, progress=progress)
     finally:
@@ -148,27 +149,26 @@ def run(args: argparse.Namespace) -> int:
         write_html_report(
             result.pairs, path, result.judge_model, run_id=result.run.run_id, embedder=result.embedder
         )
-    print_summary(result, no_color=args.no_color)
+    print_summary(result, color=is_pretty(args) and wants_color(args))
     return result.exit_code
 
 
-def _progress(no_color: bool) -> ProgressReporter:
+def _progress(args: argparse.Namespace) -> ProgressReporter:
     """Progress on stderr: a rich bar on a terminal, a plain line per replayed trace on a pipe."""
     return make_progress(
         sys.stderr,
-        pretty=sys.stderr.isatty() and os.environ.get("TERM") != "dumb",
+        pretty=is_pretty(args, sys.stderr),
         label="replaying",
         line=lambda done, total, trace_id: f"replayed {done}/{total} {trace_id}" if done else None,
         every_tenth=False,
         rate=False,
         eta=False,
-        color=not (no_color or os.environ.get("NO_COLOR")),
+        color=wants_color(args),
     )
 
 
-def print_summary(result: RunResult, *, no_color: bool = False) -> None:
+def print_summary(result: RunResult, *, color: bool = False) -> None:
     """The 80-column summary table, per-edge totals and where the artifacts are."""
-    color = not (no_color or os.environ.get("NO_COLOR"))
     report = Path(result.report_paths[-1])  # the --report copy when asked, else the run folder's
     rows, styles = [], []
     for trace_id, verdict in result.verdicts:

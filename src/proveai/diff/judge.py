@@ -68,10 +68,6 @@ class JudgeStats:
         cls.calls, cls.malformed, cls.seconds = 0, 0, 0.0
 
 
-def _clip(text: str) -> str:
-    return text if len(text) <= MAX_FIELD_CHARS else text[:MAX_FIELD_CHARS] + "\n[... truncated]"
-
-
 def judge_messages(
     input_messages: Sequence[dict[str, Any]] | None, old_output: Any, new_output: Any
 ) -> list[dict[str, Any]]:
@@ -82,9 +78,11 @@ def judge_messages(
         )
     else:
         shown = "(not captured)"
+    old = value_as_text(old_output, lines=True, limit=MAX_FIELD_CHARS)
+    new = value_as_text(new_output, lines=True, limit=MAX_FIELD_CHARS)
     user = (
-        f"INPUT:\n{_clip(shown)}\n\nOLD OUTPUT:\n{_clip(value_as_text(old_output, lines=True))}\n\n"
-        f"NEW OUTPUT:\n{_clip(value_as_text(new_output, lines=True))}\n\nAnswer with the JSON object only."
+        f"INPUT:\n{value_as_text(shown, limit=MAX_FIELD_CHARS)}\n\nOLD OUTPUT:\n{old}\n\n"
+        f"NEW OUTPUT:\n{new}\n\nAnswer with the JSON object only."
     )
     return [{"role": "system", "content": JUDGE_SYSTEM}, {"role": "user", "content": user}]
 

@@ -6,7 +6,6 @@ Every captured string goes through Jinja2's autoescaping.
 
 from __future__ import annotations
 
-import json
 import os
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -14,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from poisson_prove.shared.jsonio import utc_now_iso
+from poisson_prove.shared.text import value_as_text
 from proveai.report.graph import build_graph
 
 STATUSES = ("unchanged", "drifted", "regressed", "inconclusive", "path_changed", "iteration_count_changed")
@@ -23,8 +23,7 @@ MAX_SHOWN_CHARS = 20000
 def _show(value: Any) -> str:
     if value is None:
         return ""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False, indent=2, default=str)
-    return text if len(text) <= MAX_SHOWN_CHARS else text[:MAX_SHOWN_CHARS] + "\n[… truncated]"
+    return value_as_text(value, limit=MAX_SHOWN_CHARS, lines=True)
 
 
 def _input_of(span: Any, replayed: Any) -> str:

@@ -174,7 +174,7 @@ def test_the_real_modal_sdk_takes_the_adapters_image_and_function_and_runs_it_lo
     pytest.importorskip("modal")
     from poisson_prove.backends._attempt import run_task
     from poisson_prove.backends.modal import ModalExecutor
-    from poisson_prove.conditions import cell_key
+    from poisson_prove.conditions import condition_key
     from poisson_prove.execute import Job, Task
     from poisson_prove.seeding import episode_seed
     from tests.poisson_prove.backends.conftest import SALT
@@ -193,7 +193,7 @@ def test_the_real_modal_sdk_takes_the_adapters_image_and_function_and_runs_it_lo
     image = executor.build_image(job)
     assert isinstance(image, modal.Image)
     function = modal.App("prove-test").function(image=image, **executor.function_options())(run_task)
-    cell = cell_key({"p": 0.6})
+    cell = condition_key({"p": 0.6})
     task = Task(cell, {"p": 0.6}, 3, episode_seed(SALT, cell, 3))
     try:
         attempt = function.local(task, job=job, retries=0, backoff_s=0.0)

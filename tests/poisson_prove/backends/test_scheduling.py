@@ -12,7 +12,7 @@ import pytest
 
 from poisson_prove.backends import estimate_cost, make_executor
 from poisson_prove.backends._schedule import Window
-from poisson_prove.conditions import cell_key
+from poisson_prove.conditions import condition_key
 from poisson_prove.errors import ProveError
 from poisson_prove.execute import Job, Task
 from poisson_prove.seeding import episode_seed
@@ -37,7 +37,7 @@ def test_a_storm_of_rate_limits_shrinks_the_pool_and_every_episode_still_lands(t
     shutil.copy(HERE / "fleet_agent.py", tmp_path / f"{module}.py")
     job = Job(run_id="r", target=f"{module}:flaky", spec_dir=str(tmp_path), outcomes=("ok", "fail"))
     tasks = [
-        Task(cell_key({"p": p}), {"p": p}, r, episode_seed(SALT, cell_key({"p": p}), r))
+        Task(condition_key({"p": p}), {"p": p}, r, episode_seed(SALT, condition_key({"p": p}), r))
         for p in (0.2, 0.6)
         for r in range(8)
     ]
@@ -53,7 +53,7 @@ def test_a_storm_of_rate_limits_shrinks_the_pool_and_every_episode_still_lands(t
         calm_rows = list(calm.execute(replace(job, target=f"{module}:rollout"), iter(tasks)))
     finally:
         sys.modules.pop(module, None)
-    planned = sorted((t.cell, t.replicate) for t in tasks)
+    planned = sorted((t.condition, t.replicate) for t in tasks)
     assert sorted((r["cell"], r["replicate"]) for r in rows) == planned
     assert sorted((r["cell"], r["replicate"]) for r in calm_rows) == planned
     assert all(r["error_kind"] is None for r in rows + calm_rows)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import poisson_prove
-from poisson_prove.conditions import cell_key
+from poisson_prove.conditions import condition_key
 from poisson_prove.seeding import episode_seed
 from poisson_prove.store import RunStore
 from tests.conftest import assert_clean_error, isolated_env, run_on_terminal
@@ -82,7 +82,7 @@ def test_resumed_run_gets_a_note(prove, workdir: Path) -> None:
     extra = Episodes()
     for r in range(N, N + 10):
         extra.add({"ticket": "refund", "temperature": 0.0}, r, "resolved", case_id="refund")
-    key = cell_key(extra.cfg[0])
+    key = condition_key(extra.cfg[0])
     RunStore(store).open_run(info).write_batch({
         "run_id": [b.run_id] * 10, "cell": [key] * 10, "cfg": [key] * 10, "replicate": extra.replicate,
         "seed": [episode_seed(info.manifest["salt"], key, r) for r in extra.replicate],

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from poisson_prove.conditions import cell_key
+from poisson_prove.conditions import condition_key
 from poisson_prove.seeding import episode_seed
 from tests.conftest import assert_clean_error
 from tests.poisson_prove.runs import store_with_pair
@@ -19,7 +19,7 @@ def test_inspect_errors_and_one_episode(prove, workdir: Path) -> None:
                                     "4 without an outcome\n")
     assert "RuntimeError      4   1.7%" in result.stdout
     assert "the tool API returned 503" in result.stdout and "ticket refund · temperature 0.0" in result.stdout
-    seed = episode_seed(a.manifest["salt"], cell_key({"ticket": "refund", "temperature": 0.0}), 0)
+    seed = episode_seed(a.manifest["salt"], condition_key({"ticket": "refund", "temperature": 0.0}), 0)
     for selector in (
         "ticket refund · temperature 0.0/0",
         '{"temperature":0.0,"ticket":"refund"}/0',

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import poisson_prove
-from poisson_prove.conditions import cell_key
+from poisson_prove.conditions import condition_key
 from tests.poisson_prove.runs import Episodes, write_run
 
 TASKS = ("refund", "password", "shipping")
@@ -72,7 +72,7 @@ def test_no_change_is_called_worse_at_most_q_and_the_planned_mde_is_caught(tmp_p
 
     power_runs = 50
     flagged = 0
-    key = cell_key({"ticket": SHIFTED[0], "temperature": SHIFTED[1]})
+    key = condition_key({"ticket": SHIFTED[0], "temperature": SHIFTED[1]})
     for i in range(power_runs):
         comparison = _simulate(tmp_path / f"power{i}", rng, PLANNED_MDE)
         condition = next(c for c in comparison.conditions if c.key == key)

@@ -41,7 +41,11 @@ def test_serve_shows_runs_as_they_land_and_ends_cleanly_on_ctrl_c(prove, workdir
         assert "second run" in again.text and "latest pair: first run → second run" in again.text
     finally:
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=30)
+        try:
+            out, err = child.communicate(timeout=30)
+        except subprocess.TimeoutExpired:  # never leave a server behind, whatever failed
+            child.kill()
+            out, err = child.communicate()
     assert child.returncode == 0, err
     assert err == "stopped serving\n"
     assert out == ""

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from poisson_prove.conditions import cell_key
+from poisson_prove.conditions import condition_key
 from poisson_prove.seeding import episode_seed, new_salt
 from tests.poisson_prove.helpers import SEEDED_TARGET, episodes, manifests, small_spec, write
 
@@ -33,7 +33,7 @@ def test_seeds_of_matches_episode_seed() -> None:
     from poisson_prove.plan import seeds_of
 
     salt = new_salt()
-    cell = cell_key({"task_id": "refund", "tool_fail_rate": 0.55})
+    cell = condition_key({"task_id": "refund", "tool_fail_rate": 0.55})
     assert seeds_of(salt, cell, range(50)) == [episode_seed(salt, cell, r) for r in range(50)]
 
 

@@ -125,9 +125,15 @@ def test_markup_like_values_and_an_80_column_terminal(store, workdir, home):
     assert "good" in plain and "bad" in plain and "Version" in plain and "Outcome" in plain
 
 
-def test_plain_is_the_switch_and_no_color_its_hidden_alias(store, workdir, home, proveai_cli):
+def test_plain_prints_what_a_pipe_gets_and_no_color_keeps_the_table(store, workdir, home, proveai_cli):
     plain = run_in_terminal(["status", "--plain"], workdir, home)
+    piped = proveai_cli("status").stdout
+    # the one meaning --plain has in both CLIs: the aligned columns a pipe gets, no drawn box
+    assert plain.replace("\r\n", "\n").splitlines()[0] == piped.splitlines()[0]
+    assert len(plain.splitlines()) == len(piped.splitlines()) and "┃" not in plain
     assert "Detection" in plain and store["bad"] in plain and "\x1b" not in plain
+    uncoloured = run_in_terminal(["status", "--no-color"], workdir, home)
+    assert "\x1b" not in uncoloured and "┃" in uncoloured  # still the drawn table
     for verb in ("status", "list", "run"):
         shown = proveai_cli(verb, "--help").stdout
-        assert "--plain" in shown and "--no-color" not in shown
+        assert "--plain" in shown and "--no-color" in shown
