@@ -119,6 +119,15 @@ class TargetError(ProveError):
     """The target does not import, is not there, or does not take (cfg, seed)."""
 
 
+class TargetExitedError(TargetError):
+    """The target called sys.exit while its module was imported; `exit_status` is what it
+    passed to sys.exit."""
+
+    def __init__(self, target: str, exit_status: Any) -> None:
+        super().__init__(f'target "{target}" called sys.exit({exit_status!r}) while importing')
+        self.exit_status = exit_status
+
+
 class ProcessExit(BaseException):
     """The target called os._exit in the sweep's own process (see `os_exit_guard`).
 
@@ -183,7 +192,7 @@ def process_exit_message(code: Any) -> str:
 def import_target(target: str, spec_dir: str | None) -> Rollout:
     """Import `module:function` with `spec_dir` first on sys.path; raise TargetError if it fails.
 
-    A target that calls sys.exit while importing raises TargetError too (its `exit_status`
+    A target that calls sys.exit while importing raises TargetExitedError (its `exit_status`
     attribute is set), never SystemExit.
     """
     module_name, _, attr = target.partition(":")
@@ -200,9 +209,7 @@ def import_target(target: str, spec_dir: str | None) -> Rollout:
             suggestions=["a module should not end its process when it is imported"],
         ) from None
     except SystemExit as exc:
-        err = TargetError(f'target "{target}" called sys.exit({exc.code!r}) while importing')
-        err.exit_status = exc.code  # type: ignore[attr-defined]
-        raise err from exc
+        raise TargetExitedError(target, exc.code) from exc
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):
             raise

@@ -13,6 +13,7 @@ from poisson_prove.backends import check_backend
 from poisson_prove.cli.dashboard import refreshing
 from poisson_prove.cli.sweep_args import add_sweep_parser
 from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
+from poisson_prove.execute import TargetExitedError
 from poisson_prove.isolation import StdoutGuard
 from poisson_prove.shared.cliapp import log_system_exits, log_unexpected, short_home
 from poisson_prove.shared.console import is_pretty
@@ -111,7 +112,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         planned = plan_command(_request(args), dry_run=args.dry_run, budget=getattr(args, "budget", None))
     except ProveError as err:
-        if out.json_mode and "called sys.exit" in err.message:
+        if out.json_mode and isinstance(err, TargetExitedError):
             err = _exit_at_import(err)
         out.refused(err, "failed" if err.exit_code == EXIT_STOPPED else "refused")
         raise err from None
