@@ -14,7 +14,7 @@ from proveai.cli._traces_table import (
 )
 from proveai.cli.status import select_traces
 from proveai.errors import ProveAIError
-from proveai.traces.reading import validate_filter
+from proveai.traces.reading import FilterError, validate_filter
 
 HELP = "legacy browse view of the trace store"
 DESCRIPTION = "List stored traces, newest first: Trace ID, Version, Agents, Outcome, Timestamp."
@@ -33,8 +33,8 @@ def run(args: argparse.Namespace) -> int:
     filters = {k: v for k, v in (("outcome", args.outcome), ("version", args.version)) if v is not None}
     try:
         validate_filter(filters)
-    except ValueError as exc:
-        raise ProveAIError(f"--{str(exc).split()[0]}: {exc}") from None
+    except FilterError as exc:
+        raise ProveAIError(f"--{exc.key}: {exc}") from None
     store, found = select_traces(args, filters, " ".join(f"--{k} {v}" for k, v in filters.items()))
     if not found:
         return 0

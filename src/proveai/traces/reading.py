@@ -35,20 +35,28 @@ def parse_since(value: str) -> dt.timedelta:
     return dt.timedelta(seconds=int(match.group(1)) * _UNIT_SECONDS[match.group(2)])
 
 
+class FilterError(ValueError):
+    """A filter key or value that is not valid; `key` is the filter it is about."""
+
+    def __init__(self, key: str, message: str) -> None:
+        super().__init__(message)
+        self.key = key
+
+
 def validate_filter(filters: Mapping[str, Any]) -> dict[str, Any]:
-    """Check keys and values of a dict filter; ValueError names what is valid."""
+    """Check keys and values of a dict filter; FilterError (a ValueError) names what is valid."""
     clean: dict[str, Any] = {}
     for key, value in filters.items():
         if key not in FILTER_KEYS:
-            raise ValueError(f"unknown filter key {key!r}; valid keys: {', '.join(FILTER_KEYS)}")
+            raise FilterError(key, f"unknown filter key {key!r}; valid keys: {', '.join(FILTER_KEYS)}")
         if key == "outcome" and value is not None and str(value) not in OUTCOME_VALUES:
-            raise ValueError(f"outcome must be one of {', '.join(OUTCOME_VALUES)}, not {value!r}")
+            raise FilterError(key, f"outcome must be one of {', '.join(OUTCOME_VALUES)}, not {value!r}")
         if key == "detection" and str(value) not in DETECTION_VALUES:
-            raise ValueError(f"detection must be one of {', '.join(DETECTION_VALUES)}, not {value!r}")
+            raise FilterError(key, f"detection must be one of {', '.join(DETECTION_VALUES)}, not {value!r}")
         if key == "since":
             value = value if isinstance(value, dt.timedelta) else parse_since(str(value))
         elif key in ("version", "agent") and (not isinstance(value, str) or not value):
-            raise ValueError(f"{key} must be a non-empty string, not {value!r}")
+            raise FilterError(key, f"{key} must be a non-empty string, not {value!r}")
         clean[key] = value
     return clean
 
