@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proveai.providers import (
-    AnthropicProvider,
-    ProviderError,
-    dispatch,
-)
+from proveai.providers import AnthropicProvider, ProviderError, dispatch
 from tests.proveai.model_server import ModelServer
 from tests.proveai.providers.messages_kit import MESSAGES
 

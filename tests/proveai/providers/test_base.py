@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from proveai.providers import (
-    OpenAICompatibleProvider,
-)
+from proveai.providers import OpenAICompatibleProvider
 from tests.proveai.model_server import ModelServer
 
 

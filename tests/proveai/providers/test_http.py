@@ -4,11 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proveai.providers import (
-    AnthropicProvider,
-    OpenAICompatibleProvider,
-    ProviderError,
-)
+from proveai.providers import AnthropicProvider, OpenAICompatibleProvider, ProviderError
 from tests.proveai.model_server import ModelServer, Reply
 from tests.proveai.providers.messages_kit import MESSAGES
 

@@ -4,10 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from proveai.providers import (
-    OpenAICompatibleProvider,
-    ProviderError,
-)
+from proveai.providers import OpenAICompatibleProvider, ProviderError
 from tests.proveai.model_server import ModelServer, Reply, deterministic_answer
 from tests.proveai.providers.messages_kit import MESSAGES
 
