@@ -1,4 +1,4 @@
-"""Checks, triggers, the composite outcome and LLMJudge (against a real HTTP model server)."""
+"""The built-in checks (regex, JSON, schema, contract, tool, length) and LLMJudge over real HTTP."""
 
 from __future__ import annotations
 
@@ -8,10 +8,7 @@ import pytest
 from pydantic import BaseModel
 
 from proveai import (
-    Check,
-    CheckResult,
     LLMJudge,
-    RuleCheck,
     assert_json,
     contract_conformance,
     monitor,
@@ -22,12 +19,8 @@ from proveai import (
     tool_called,
     trace,
 )
+from tests.proveai.capture.checks_kit import labels, run
 from tests.proveai.model_server import ModelServer
-
-
-@monitor("classify")
-def classify(text: str) -> str:
-    return text
 
 
 @monitor("crm_lookup", kind="TOOL")
@@ -38,16 +31,6 @@ def crm_lookup(category: str) -> dict:
 class Category(BaseModel):
     category: str
     confidence: float
-
-
-def run(output: str, checks: list) -> object:
-    with trace("checks", checks=checks) as t:
-        classify(output)
-    return t
-
-
-def labels(t) -> dict[str, str]:
-    return {r.name: r.label for r in t.check_results}
 
 
 def test_output_checks_good_and_bad_with_reasons():
@@ -86,79 +69,6 @@ def test_json_check_fails_on_text_and_skips_missing_agents():
     assert results["json_valid"].label == "bad" and "not JSON" in results["json_valid"].reason
     assert results["absent_json"].label == "skip"
     assert results["absent_json"].reason == "agent 'absent' did not run in this trace"
-
-
-def test_triggers_gate_checks_and_passed_reads_earlier_results():
-    calls = []
-
-    def expensive(t) -> bool:
-        calls.append(t.trace_id)
-        return True
-
-    checks = [
-        assert_json("classify"),
-        RuleCheck("expensive", expensive, trigger=lambda t: t.passed("json_valid")),
-        RuleCheck("always", lambda t: "good", trigger=lambda t: True),
-    ]
-    bad = run("oops", checks)
-    assert labels(bad) == {"json_valid": "bad", "expensive": "skip", "always": "good"}
-    assert bad.check_results[1].reason == "trigger not met" and calls == []
-    good = run("[1, 2]", checks)
-    assert labels(good) == {"json_valid": "good", "expensive": "good", "always": "good"}
-    assert calls == [good.trace_id]
-    assert good.passed("json_valid") and not bad.passed("json_valid") and not good.passed("nope")
-
-
-def test_a_raising_check_or_trigger_is_recorded_never_raised():
-    class Flaky(Check):
-        name = "flaky"
-
-        def __call__(self, trace):
-            raise ConnectionError("judge unreachable")
-
-    def boom(t):
-        raise ZeroDivisionError("no")
-
-    t = run("x", [Flaky(), RuleCheck("trig", lambda t: True, trigger=boom), RuleCheck("ok", lambda t: True)])
-    expected = [("flaky", "skip"), ("trig", "skip"), ("ok", "good")]
-    assert [(r.name, r.label) for r in t.check_results] == expected
-    assert t.check_results[0].reason == "check raised ConnectionError: judge unreachable"
-    assert t.outcome == "good"
-
-
-def test_custom_check_subclass_and_rule_return_forms():
-    class Short(Check):
-        name = "short"
-        agent = "classify"
-
-        def __call__(self, trace):
-            span = trace.span("classify")
-            return CheckResult("short", "good" if len(span.output) < 5 else "bad", 0.5, "len", "classify")
-
-    t = run("abc", [Short(), RuleCheck("tuple", lambda t: ("bad", "why")), RuleCheck("odd", lambda t: 42)])
-    assert [(r.name, r.label, r.reason) for r in t.check_results] == [
-        ("short", "good", "len"), ("tuple", "bad", "why"), ("odd", "skip", "check returned int, not a label"),
-    ]
-
-
-@pytest.mark.parametrize(
-    ("labels_in", "expected"),
-    [
-        ([], None),
-        (["good"], "good"),
-        (["good", "skip"], "good"),
-        (["skip", "skip"], "skip"),
-        (["good", "warn"], "skip"),
-        (["good", "bad", "skip"], "bad"),
-        (["warn", "bad"], "bad"),
-    ],
-)
-def test_composite_outcome_rule(labels_in, expected):
-    def constant(label: str):
-        return lambda t: label
-
-    checks = [RuleCheck(f"c{i}", constant(label)) for i, label in enumerate(labels_in)]
-    assert run("x", checks).outcome == expected
 
 
 def test_tool_called_good_when_the_tool_ran():

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from proveai import ProveAI
 from tests.conftest import isolated_env, script_path
 
 
@@ -64,3 +65,8 @@ def engine_fixture(engines: list[Engine], workdir: Path, home: Path) -> Engine:
     started = start_engine(workdir, home)
     engines.append(started)
     return started
+
+
+def client(url: str, **kw) -> ProveAI:
+    """A client of the engine at url, as a pipeline run by a customer would make it."""
+    return ProveAI(endpoint=url, run_id="run-7", customer_id="acme", mas_name="research-pipeline", **kw)

@@ -1,10 +1,9 @@
-"""The client against a real engine: the stream's order, health, errors, handlers and filters."""
+"""The client against a real engine: the stream's order, health, errors and retries."""
 
 from __future__ import annotations
 
 import asyncio
 import json
-import logging
 import socket
 import subprocess
 import sys
@@ -12,16 +11,13 @@ import sys
 import httpx
 import pytest
 
-from proveai import ProveAI, on_detection
+from proveai import ProveAI
 from proveai.engine.model import LAYERS
 from proveai.errors import ProveAIError
 from proveai.traces.otlp import encode_trace
 from tests.conftest import isolated_env
 from tests.proveai.engine import pipelines
-
-
-def client(url: str, **kw) -> ProveAI:
-    return ProveAI(endpoint=url, run_id="run-7", customer_id="acme", mas_name="research-pipeline", **kw)
+from tests.proveai.engine.engine_kit import client
 
 
 def closed_port() -> int:
@@ -111,59 +107,6 @@ def test_a_server_that_is_not_an_engine_is_named():
         with pytest.raises(ProveAIError) as caught:
             client(url, retries=0).analyze(pipelines.run("clean"))
     assert caught.value.message.startswith(f"the ProveAI engine at {url} answered 40")
-
-
-def test_bad_bodies_are_refused_with_a_reason(engine):
-    for body, reason in [
-        (b"", "empty body"),
-        (b"{not json", "not JSON"),
-        (b'{"spans": []}', "no resourceSpans"),
-        (b'{"resourceSpans": []}', "no spans"),
-    ]:
-        for path in ("/ingest/traces", "/ingest/traces/stream"):
-            reply = httpx.post(engine.url + path, content=body)
-            assert reply.status_code == 400 and reason in reply.json()["error"], (path, body, reply.text)
-    two = encode_trace(pipelines.run("clean", seed=1))
-    two["resourceSpans"] += encode_trace(pipelines.run("clean", seed=2))["resourceSpans"]
-    reply = httpx.post(engine.url + "/ingest/traces/stream", json=two)
-    assert reply.status_code == 400 and "POST several to /ingest/traces" in reply.json()["error"]
-    assert httpx.post(engine.url + "/ingest/traces", json=two).json()["count"] == 2
-
-
-def test_handlers_are_filtered_by_severity_and_confidence_and_a_raising_one_is_logged(engine, caplog):
-    paged: list[tuple[str, list[str]]] = []
-    every: list[str] = []
-
-    @on_detection(severity="critical", min_confidence=0.8)
-    def page(response):
-        paged.append((response.trace_id, [d.agent_name for d in response.diagnoses]))
-
-    @on_detection
-    def broken(response):
-        raise RuntimeError("pager is down")
-
-    @on_detection(severity="low")
-    def record(response):
-        every.append(response.trace_id)
-
-    c = client(engine.url)
-    loop, crash, clean = (pipelines.run(m, seed=5) for m in ("loop", "exception", "clean"))
-    with caplog.at_level(logging.ERROR, logger="proveai.engine"):
-        for t in (loop, crash, clean):
-            c.analyze(t)
-    # only the exception is critical; the handler sees only its critical diagnosis
-    assert paged == [(crash.trace_id, ["researcher", "researcher"])]  # it raised in both passes
-    assert every == [loop.trace_id, crash.trace_id]  # a clean trace fires nothing
-    messages = [r.getMessage() for r in caplog.records if r.name == "proveai.engine"]
-    assert len(messages) == 2 and all("broken raised RuntimeError: pager is down" in m for m in messages)
-    assert all(r.exc_info is None for r in caplog.records if r.levelno >= logging.ERROR)
-
-
-def test_on_detection_refuses_unknown_filters():
-    with pytest.raises(ValueError, match="severity must be one of critical, high, medium, low"):
-        on_detection(severity="urgent")
-    with pytest.raises(ValueError, match="min_confidence"):
-        on_detection(min_confidence=2)
 
 
 def test_a_missing_sse_library_is_a_clear_error(tmp_path, home):

@@ -110,20 +110,6 @@ def test_a_trace_already_in_the_store_keeps_its_file_and_gets_the_engine_detecti
     assert sum(json.loads(row)["source"] == "composite" for row in outcomes) == 1  # not appended twice
 
 
-def test_the_stored_engine_detection_is_narrated_by_the_mast_renderer(engine):
-    from proveai.narrative.mast import narrate_cohort
-    from proveai.narrative.mast import render as render_detection
-
-    t = pipelines.run("loop", seed=8)
-    client(engine.url).analyze(t)
-    stored = json.loads((engine.store / f"{t.trace_id}.detection.json").read_text())
-    lines = render_detection(stored).splitlines()
-    assert lines[0] == f"Trace {t.trace_id[:12]}… is flagged: at least one check failed."
-    assert lines[1].startswith("- checks on synthesizer failed: check regex_match failed: synthesizer output")
-    assert lines[2].startswith("- loops on researcher failed: ran 6 times; the limit without a baseline")
-    assert narrate_cohort([stored]).splitlines()[0] == "1 trace(s): 1 flagged."
-
-
 def test_result_is_none_until_the_trace_is_analyzed(engine):
     t = pipelines.run("clean", seed=4)
     assert t.result is None
