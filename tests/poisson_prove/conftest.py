@@ -1,5 +1,6 @@
-"""Shared by the tests of tests/poisson_prove: the chaos tests' real HTTP server, and two paired
-runs swept through the installed script for the store-damage tests."""
+"""Shared by the tests of tests/poisson_prove: the chaos tests' real HTTP server, two paired runs
+swept through the installed script for the store-damage tests, and two sweeps of the example
+for the dashboard's."""
 
 from __future__ import annotations
 
@@ -24,3 +25,12 @@ def two_runs(prove, workdir) -> tuple[Path, Path]:
     store = workdir / "prove-runs"
     by_name = {m["name"]: store / m["run_id"] for m in manifests(store)}
     return by_name["a"], by_name["b"]
+
+
+@pytest.fixture
+def paired_store(prove, workdir: Path) -> Path:
+    """Two real sweeps of the example agent, the second paired with the first."""
+    assert prove("init", "--example").returncode == 0
+    assert prove("sweep", "--yes").returncode == 0
+    assert prove("sweep", "--yes", "--pair-with", "latest").returncode == 0
+    return workdir / "prove-runs"
