@@ -59,6 +59,12 @@ def small_spec(
     return write(folder, name, text + textwrap.dedent(extra))
 
 
+def seeded_spec(workdir: Path, extra: str = "", **kwargs: Any) -> Path:
+    """The small spec over the seeded target, both written into `workdir`."""
+    write(workdir, "agent.py", SEEDED_TARGET)
+    return small_spec(workdir, extra=extra, **kwargs)
+
+
 def episodes(store: Path, run_id: str | None = None) -> list[dict[str, Any]]:
     """Every stored episode, read with DuckDB (an independent Parquet reader)."""
     import duckdb

@@ -8,12 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import assert_clean_error
-from tests.poisson_prove.helpers import SEEDED_TARGET, small_spec, tree, write
-
-
-def _spec(workdir, extra: str = "", **kwargs):
-    write(workdir, "agent.py", SEEDED_TARGET)
-    return small_spec(workdir, extra=extra, **kwargs)
+from tests.poisson_prove.helpers import SEEDED_TARGET, seeded_spec, small_spec, tree, write
 
 
 def _bad(prove, workdir, *args: str, code: int = 1):
@@ -30,7 +25,7 @@ def test_missing_spec_points_at_init(prove, workdir) -> None:
 
 
 def test_unknown_top_level_key_with_did_you_mean_and_line(prove, workdir) -> None:
-    path = _spec(workdir)
+    path = seeded_spec(workdir)
     path.write_text(path.read_text().replace("replicates = 40", "replicates = 40\nreplicate = 3"))
     result = _bad(prove, workdir)
     assert_clean_error(result, 1, "prove.toml:5:", "unknown key 'replicate'", 'did you mean "replicates"')
@@ -38,7 +33,7 @@ def test_unknown_top_level_key_with_did_you_mean_and_line(prove, workdir) -> Non
 
 
 def test_unknown_axis_key(prove, workdir) -> None:
-    path = _spec(workdir)
+    path = seeded_spec(workdir)
     path.write_text(path.read_text().replace('type = "categorical"', 'type = "categorical"\nvalue = [1]'))
     result = _bad(prove, workdir)
     assert_clean_error(result, 1, "prove.toml:8:", "[axes.x]", 'did you mean "values"')
@@ -66,27 +61,27 @@ def test_unknown_axis_key(prove, workdir) -> None:
     ],
 )
 def test_wrong_values(prove, workdir, old: str, new: str, fragments: list[str]) -> None:
-    path = _spec(workdir)
+    path = seeded_spec(workdir)
     assert old in path.read_text()
     path.write_text(path.read_text().replace(old, new))
     assert_clean_error(_bad(prove, workdir), 1, *fragments)
 
 
 def test_continuous_and_integer_axes_check_their_values(prove, workdir) -> None:
-    _spec(workdir, extra='[axes.temp]\ntype = "continuous"\nvalues = [0.1, "hot"]\n')
+    seeded_spec(workdir, extra='[axes.temp]\ntype = "continuous"\nvalues = [0.1, "hot"]\n')
     assert_clean_error(_bad(prove, workdir), 1, "prove.toml:16:", "must be numbers (continuous)")
-    _spec(workdir, extra='[axes.k]\ntype = "integer"\nvalues = [1, 2.5]\n')
+    seeded_spec(workdir, extra='[axes.k]\ntype = "integer"\nvalues = [1, 2.5]\n')
     assert_clean_error(_bad(prove, workdir), 1, "prove.toml:16:", "must be integers")
 
 
 def test_backend_capture_and_chaos_tables_are_validated(prove, workdir) -> None:
-    _spec(workdir, extra="[modal]\nconcurency = 4\n")
+    seeded_spec(workdir, extra="[modal]\nconcurency = 4\n")
     assert_clean_error(_bad(prove, workdir), 1, "prove.toml:15:", "[modal]", 'did you mean "concurrency"')
-    _spec(workdir, extra='[capture]\ninstrument = ["openai"]\ncontent = "no"\n')
+    seeded_spec(workdir, extra='[capture]\ninstrument = ["openai"]\ncontent = "no"\n')
     assert_clean_error(_bad(prove, workdir), 1, "prove.toml:16:", "capture.content")
-    _spec(workdir, extra='[capture]\ninstrument = ["openai"]\n')
+    seeded_spec(workdir, extra='[capture]\ninstrument = ["openai"]\n')
     assert_clean_error(_bad(prove, workdir), 1, "max_observation_bytes", "next: add max_observation_bytes")
-    _spec(workdir, extra='[[chaos.faults]]\nkind = "latensy"\nrate = 0.1\nseconds = 1\n')
+    seeded_spec(workdir, extra='[[chaos.faults]]\nkind = "latensy"\nrate = 0.1\nseconds = 1\n')
     assert_clean_error(_bad(prove, workdir), 1, 'did you mean "latency"')
 
 
@@ -112,30 +107,6 @@ def test_target_that_does_not_take_cfg_and_seed(prove, workdir) -> None:
     # The dry-run's check in a child process says the same.
     dry = prove("sweep", "--dry-run")
     assert_clean_error(dry, 1, "does not take (cfg, seed)")
-
-
-@pytest.mark.parametrize(
-    "args",
-    [
-        ["--salt", "00112233445566778899aabbccddeeff", "--pair-with", "latest"],
-        ["--salt", "00112233", "--resume", "x"],
-        ["--backend", "cloud"],
-        ["--target", "agent.rollout"],
-        ["--resume", "--name", "other"],  # --target with --resume confirms the run's own target
-    ],
-)
-def test_command_line_errors_exit_2(prove, workdir, args: list[str]) -> None:
-    _spec(workdir)
-    before = tree(workdir)
-    result = prove("sweep", *args, "--yes")
-    assert_clean_error(result, 2)
-    assert result.stdout == ""
-    assert tree(workdir) == before
-
-
-def test_bad_salt_exits_2(prove, workdir) -> None:
-    _spec(workdir)
-    assert_clean_error(prove("sweep", "--salt", "xyz", "--yes"), 2, "--salt")
 
 
 def test_spec_library_checks_that_need_no_process(tmp_path) -> None:
@@ -181,55 +152,3 @@ def test_spec_reads_conditions_in_axis_order(tmp_path) -> None:
     assert isinstance(cells[0].cfg["temp"], float)  # continuous values are floats, so keys are stable
     assert cells[1].key == condition_key({"temp": 0.7, "x": "a"})
     assert cells[1].label == "x a · temp 0.7"
-
-
-def test_help_lists_every_documented_flag(prove) -> None:
-    result = prove("sweep", "--help")
-    assert result.returncode == 0
-    for flag in (
-        "--target pkg.module:rollout",
-        "--replicates N",
-        "--salt HEX | --pair-with RUN | --resume [RUN]",
-        "--name TEXT",
-        "--episode-timeout S",
-        "--max-rollouts N",
-        "--batch-size N",
-        "--max-mde FRACTION",
-        "--dry-run",
-        "--yes",
-        "--json",
-        "--concurrency N",
-        "--infra-retries N",
-        "--max-cost USD",
-        "--est-seconds S",
-        "--app-name NAME",
-        "--image SECTION",
-        "--store PATH",
-        "--plain",
-        "--debug",
-        "remote backends (override the [modal] table;",
-        "poisson-prove sweep --target my_agent:rollout_patched --pair-with latest --yes",
-    ):
-        assert flag in result.stdout, flag
-
-
-def test_plan_names_the_concurrency_when_not_1(prove, workdir) -> None:
-    write(workdir, "agent.py", SEEDED_TARGET)
-    small_spec(workdir, replicates=20)
-    result = prove("sweep", "--dry-run", "--concurrency", "3", "--max-mde", "0.5")
-    assert result.returncode == 0, result.stderr
-    assert result.stdout.splitlines()[0] == (
-        "plan 40 rollouts of agent: 2 cells x 20 replicates on local (concurrency 3), $0 (local)"
-    )
-
-
-def test_declared_chaos_faults_are_named_on_the_plan_as_injected(prove, workdir) -> None:
-    _spec(workdir, extra='[[chaos.faults]]\nkind = "latency"\nrate = 0.1\nseconds = 1\n'
-          '[[chaos.faults]]\nkind = "http_status"\nrate = 0.05\nstatus = 503\n')
-    result = prove("sweep", "--dry-run", "--max-mde", "0.5")
-    assert result.returncode == 0, result.stderr
-    assert (
-        "chaos latency 1 s at 0.1; http_status 503 at 0.05: injected into httpx and requests calls, "
-        "the same calls faulted in runs paired with --pair-with"
-        in result.stdout.splitlines()
-    )

@@ -166,3 +166,7 @@ def rows_of(store: Path, run_dir: Path) -> list[dict[str, Any]]:
 
 def chaos_spans(row: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for s in json.loads(row["spans"] or "[]") if s.get("source") == "chaos"]
+
+
+# One http_status fault, at a rate that hits some calls of every episode and spares others.
+FAULT = '[[chaos.faults]]\nkind = "http_status"\nstatus = 429\nrate = 0.4\nname = "throttled"\n'

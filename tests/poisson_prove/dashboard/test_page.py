@@ -1,4 +1,5 @@
-"""`poisson-prove dashboard`: the page's numbers are diff's, it stands alone, it is refreshed."""
+"""`poisson-prove dashboard`'s page: Wilson intervals for the run rates, a page that stands alone,
+refreshed after sweeps, and a damaged batch named on it."""
 
 from __future__ import annotations
 
@@ -8,44 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.poisson_prove.dashboard.pages import comparison_rows, number, read, tags
-
-
-@pytest.fixture
-def paired_store(prove, workdir: Path) -> Path:
-    """Two real sweeps of the example agent, the second paired with the first."""
-    assert prove("init", "--example").returncode == 0
-    assert prove("sweep", "--yes").returncode == 0
-    assert prove("sweep", "--yes", "--pair-with", "latest").returncode == 0
-    return workdir / "prove-runs"
-
-
-def test_the_page_carries_the_numbers_diff_json_prints(prove, paired_store: Path) -> None:
-    diff = prove("diff", "--json")
-    assert diff.returncode == 0, diff.stderr
-    document = json.loads(diff.stdout)
-    assert prove("diff", "--event", "violated").returncode == 0  # a second, distinct comparison
-    made = prove("dashboard")
-    assert (made.returncode, made.stderr) == (0, "")
-    assert made.stdout == f"wrote {Path('prove-runs') / 'dashboard.html'}\n"
-    html = read(paired_store)
-    rows = comparison_rows(html, 0)  # the latest pair: the one `diff` without names compares
-    expected = [(c["key"], o) for c in document["conditions"] for o in c["outcomes"]]
-    assert len(rows) == len(expected) == 18
-    for attrs, (key, result) in zip(rows, expected, strict=True):
-        assert attrs["data-condition"] == key and attrs["data-outcome"] == result["outcome"]
-        for side in ("before", "after"):
-            for field in ("share", "lo", "hi"):
-                assert number(attrs[f"data-{side}-{field}"]) == result[side][field]
-        assert number(attrs["data-p"]) == result["p"]
-        assert number(attrs["data-q"]) == result["q_value"]
-        assert number(attrs["data-mde-rise"]) == result["mde_rise"]
-        assert number(attrs["data-mde-fall"]) == result["mde_fall"]
-    # a comparison printed earlier (from the log) is on the page too; the log's copy of the
-    # latest pair is not shown twice
-    assert len(comparison_rows(html, 1)) == 9
-    assert html.count('class="comparison"') == 2
-    assert document["headline"]["word"] in html and document["after"]["name"] in html
+from tests.poisson_prove.dashboard.pages import number, read, tags
 
 
 def test_run_rates_are_wilson_intervals_of_k_over_n(prove, paired_store: Path) -> None:
@@ -112,30 +76,6 @@ def test_a_dashboard_the_store_has_is_refreshed_and_one_it_lacks_is_not(prove, p
     assert read(paired_store).startswith("<!DOCTYPE html>")
 
 
-def test_an_empty_store_and_bad_flags_are_one_error_line(prove, workdir: Path) -> None:
-    from tests.conftest import assert_clean_error
-
-    assert_clean_error(prove("dashboard"), 1, "no store at")
-    assert not (workdir / "prove-runs").exists()
-    assert_clean_error(prove("dashboard", "--plots", "-1"), 2, "--plots")
-
-
-def test_without_matplotlib_the_command_says_how_to_install_it(
-    prove, paired_store: Path, tmp_path: Path
-) -> None:
-    from tests.conftest import assert_clean_error
-
-    blocker = tmp_path / "blocker" / "matplotlib"
-    blocker.mkdir(parents=True)
-    (blocker / "__init__.py").write_text("raise ImportError('no matplotlib here')\n")
-    import os
-
-    path = os.pathsep.join([str(blocker.parent), os.environ.get("PYTHONPATH", "")])
-    result = prove("dashboard", env={"PYTHONPATH": path})
-    assert_clean_error(result, 1, "matplotlib", "next: pip install 'poisson-prove[dashboard]'")
-    assert not (paired_store / "dashboard.html").exists()
-
-
 def test_a_stopped_sweep_and_its_resume_refresh_the_dashboard(prove, workdir: Path) -> None:
     assert prove("init", "--example").returncode == 0
     assert prove("sweep", "--yes", "--max-rollouts", "300").returncode == 3
@@ -160,34 +100,3 @@ def test_a_damaged_batch_is_named_on_the_page_and_the_rest_is_shown(prove, paire
     assert "cannot read this run's episodes" in html and batch.name in html
     assert "cannot compare" in html  # the latest pair needs the damaged run: its refusal shows
     assert html.count('class="rates"') == 1  # the other run's table is still there
-
-
-def test_on_a_terminal_a_bar_counts_the_runs_then_clears(
-    paired_store: Path, workdir: Path, home: Path
-) -> None:
-    import os
-    import pty
-    import subprocess
-
-    from tests.conftest import isolated_env, script_path
-
-    leader, follower = pty.openpty()
-    child = subprocess.Popen(
-        [script_path("poisson-prove"), "dashboard"], cwd=workdir, stdin=subprocess.DEVNULL,
-        stdout=follower, stderr=follower, env=isolated_env(home, {"TERM": "xterm"}),
-    )
-    os.close(follower)
-    drawn = b""
-    while True:
-        try:
-            chunk = os.read(leader, 65536)
-        except OSError:  # EIO: the child closed its end
-            break
-        if not chunk:
-            break
-        drawn += chunk
-    os.close(leader)
-    assert child.wait(timeout=60) == 0
-    text = drawn.decode()
-    assert "runs" in text and "2/2" in text and "Traceback" not in text
-    assert text.rstrip().endswith(f"wrote {Path('prove-runs') / 'dashboard.html'}")

@@ -7,48 +7,10 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import binom, fisher_exact, hypergeom, norm
+from scipy.stats import binom, norm
 
 from poisson_prove.stats import power as P
-from poisson_prove.stats.rejection import log_comb
-
-DOCS_ALPHA = 0.05 / 18  # 9 conditions x 2 failure outcomes at q = 0.05
-
-
-def _scipy_rejected(x1: int, x2: int, n: int, alpha: float) -> bool:
-    return fisher_exact([[x1, n - x1], [x2, n - x2]], alternative="two-sided").pvalue <= alpha
-
-
-@pytest.mark.parametrize("n", [1, 2, 3, 5, 8, 13, 21, 30])
-@pytest.mark.parametrize("alpha", [0.05, 0.01, DOCS_ALPHA])
-def test_cutoffs_match_scipy_fisher_on_every_table(n: int, alpha: float) -> None:
-    cutoffs = P.fisher_rejection_cutoffs(n, alpha)
-    assert cutoffs.shape == (n + 1,)
-    for x1 in range(n + 1):
-        rejected = [x2 for x2 in range(x1 + 1, n + 1) if _scipy_rejected(x1, x2, n, alpha)]
-        # The rejected x2 above x1 form an upper tail...
-        if rejected:
-            assert rejected == list(range(rejected[0], n + 1)), (x1, rejected)
-        # ...that starts at the cut-off (n + 1 when nothing is rejected).
-        assert cutoffs[x1] == (rejected[0] if rejected else n + 1), (x1, rejected)
-
-
-def test_cutoffs_match_an_independent_hypergeometric_search_at_larger_n() -> None:
-    n, alpha = 400, DOCS_ALPHA
-    cutoffs = P.fisher_rejection_cutoffs(n, alpha)
-    for x1 in range(0, n + 1, 7):
-        x2 = np.arange(x1 + 1, n + 1)
-        # Two-sided p of a table with x1 < x2 and equal arms: both tails of a symmetric pmf.
-        p = np.minimum(1.0, hypergeom.cdf(x1, 2 * n, x1 + x2, n) + hypergeom.sf(x2 - 1, 2 * n, x1 + x2, n))
-        hits = x2[p <= alpha]
-        assert cutoffs[x1] == (hits[0] if hits.size else n + 1)
-
-
-def test_cutoffs_are_cached_and_read_only() -> None:
-    first = P.fisher_rejection_cutoffs(50, 0.01)
-    assert P.fisher_rejection_cutoffs(50, 0.01) is first
-    with pytest.raises(ValueError):
-        first[0] = 3
+from tests.poisson_prove.stats.rejection_kit import DOCS_ALPHA, full_row_cutoffs, scipy_rejected
 
 
 @pytest.mark.parametrize(
@@ -58,7 +20,7 @@ def test_power_equals_brute_force_enumeration(n: int, p0: float, d: float, alpha
     brute = 0.0
     for x1 in range(n + 1):
         for x2 in range(x1 + 1, n + 1):
-            if _scipy_rejected(x1, x2, n, alpha):
+            if scipy_rejected(x1, x2, n, alpha):
                 brute += binom.pmf(x1, n, p0) * binom.pmf(x2, n, p0 + d)
     assert P.power_of_rise(p0, d, n, alpha) == pytest.approx(brute, rel=1e-10, abs=1e-14)
 
@@ -180,55 +142,6 @@ def test_tiny_designs_fail_without_an_mde() -> None:
     assert P.power_of_rise(0.2, 0.3, 0, 0.05) == 0.0
 
 
-def _contract_rejected(x1: int, x2: int, n: int, alpha: float) -> bool:
-    """The contract's definition in exact integer arithmetic: sum the tables (same margins)
-    whose probability is at most the observed one's times 1 + 1e-7."""
-    s = x1 + x2
-    weights = {j: math.comb(n, j) * math.comb(n, s - j) for j in range(max(0, s - n), min(s, n) + 1)}
-    observed = weights[x1]
-    tail = sum(w for w in weights.values() if w * 10**7 <= observed * (10**7 + 1))
-    return tail <= alpha * math.comb(2 * n, s)
-
-
-@pytest.mark.parametrize("n", [4, 9, 17, 26])
-def test_cutoffs_follow_the_contract_in_exact_arithmetic(n: int) -> None:
-    for alpha in (0.05, DOCS_ALPHA):
-        cutoffs = P.fisher_rejection_cutoffs(n, alpha)
-        for x1 in range(n + 1):
-            rejected = [x2 for x2 in range(x1 + 1, n + 1) if _contract_rejected(x1, x2, n, alpha)]
-            assert cutoffs[x1] == (rejected[0] if rejected else n + 1)
-
-
-def test_cutoffs_stay_accurate_at_the_exact_limit() -> None:
-    n = P.EXACT_LIMIT
-    cutoffs = P.fisher_rejection_cutoffs(n, DOCS_ALPHA)
-    for x1 in (0, 1, 50, 400, 999, 1000, 1500, 1900):
-        x2 = np.arange(x1 + 1, n + 1)
-        p = np.minimum(1.0, 2 * hypergeom.cdf(x1, 2 * n, x1 + x2, n))
-        hits = x2[p <= DOCS_ALPHA]
-        assert cutoffs[x1] == (hits[0] if hits.size else n + 1), x1
-
-
-def _full_row_cutoffs(n: int, alpha: float) -> np.ndarray:
-    """The cut-offs from every row's whole lower-tail sum (no window): the slow reference."""
-    cutoffs = np.full(n + 1, n + 1, dtype=np.int64)
-    log_c_arm, log_c_total = log_comb(n), log_comb(2 * n)
-    for s in range(1, 2 * n + 1):
-        k = np.arange(max(0, s - n), min(n, (s - 1) // 2) + 1)
-        if k.size == 0:
-            continue
-        cdf = np.cumsum(np.exp(log_c_arm[k] + log_c_arm[s - k] - log_c_total[s]))
-        for x1 in k[cdf <= alpha / 2]:
-            cutoffs[x1] = min(cutoffs[x1], s - x1)
-    return cutoffs
-
-
-@pytest.mark.parametrize("alpha", [0.2, 0.05, DOCS_ALPHA, 0.05 / 54, 1e-6])
-def test_windowed_cutoffs_equal_whole_row_sums(alpha: float) -> None:
-    for n in [*range(0, 25), 97, 333, 1000]:
-        assert np.array_equal(P.fisher_rejection_cutoffs(n, alpha), _full_row_cutoffs(n, alpha)), n
-
-
 def test_replicates_needed_near_the_exact_limit_is_fast_and_the_first_of_a_passing_run() -> None:
     # --max-mde 0.07 lands just below 2000: every N of the scan uses exact cut-offs.
     needed = P.replicates_needed(9, 2, max_mde=0.07)
@@ -236,5 +149,5 @@ def test_replicates_needed_near_the_exact_limit_is_fast_and_the_first_of_a_passi
     assert not P._passes_fast(needed - 1, alpha, 0.07)
     assert all(P._passes_fast(n, alpha, 0.07) for n in range(needed, needed + 30))
     for n in (needed - 1, needed, needed + 29):
-        assert np.array_equal(P.fisher_rejection_cutoffs(n, alpha), _full_row_cutoffs(n, alpha)), n
+        assert np.array_equal(P.fisher_rejection_cutoffs(n, alpha), full_row_cutoffs(n, alpha)), n
     assert P.design_mde(needed, 9, 2, max_mde=0.07).passes

@@ -1,5 +1,7 @@
-"""--json: stdout holds one JSON document whatever the target writes to fd 1; every write
-lands on stderr exactly once; exit codes are those of the sweep without --json."""
+"""The target's side effects kept where they belong, through the installed `sweep`: with --json,
+stdout holds one JSON document whatever the target writes to fd 1, every write lands on stderr
+exactly once, exit codes are those of the sweep without --json; --dry-run imports the target in
+a child with the network blocked."""
 
 from __future__ import annotations
 

@@ -1,12 +1,10 @@
-"""Modal and Burla through the installed sweep, up to the SDK boundary: a fake SDK with the
-same interface stands first on PYTHONPATH (no account, no network), logs what the adapter
-asked of it, and runs the calls locally. Also: the cost estimate, --max-cost, missing extras."""
+"""Modal through the installed sweep, up to the SDK boundary (a fake SDK with the same
+interface first on PYTHONPATH), and against the installed `modal` itself as far as it goes
+without an account."""
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -18,26 +16,7 @@ from tests.poisson_prove.backends.conftest import (
     sweep_args,
     write_project,
 )
-
-HERE = Path(__file__).resolve().parent
-FAKES = str(HERE / "fake_sdks")
-HIDDEN = str(HERE / "hidden_sdks")
-
-# The documented Modal prices (docs/backends.md), USD per second.
-MODAL_CPU_CORE_S = 0.0000131
-MODAL_MEMORY_GIB_S = 0.00000222
-MODAL_T4_S = 0.000164
-
-
-def _log(path: Path) -> list[dict[str, Any]]:
-    if not path.exists():
-        return []
-    return [json.loads(line) for line in path.read_text().splitlines()]
-
-
-def _events(log: list[dict[str, Any]], name: str) -> list[dict[str, Any]]:
-    return [entry for entry in log if entry["event"] == name]
-
+from tests.poisson_prove.backends.fake_sdk_kit import FAKES, HERE, sdk_events, sdk_log
 
 MODAL_TABLES = """
 [modal]
@@ -66,9 +45,9 @@ def test_modal_adapter_builds_the_app_and_streams_every_row(prove, workdir: Path
     rows = read_rows(workdir / "prove-runs", "md")
     assert_exact_plan(rows, cells=2, replicates=6)
     assert_sweep_semantics(rows)  # two rate limits per episode were retried inside the call
-    entries = _log(log)
-    assert [e["name"] for e in _events(entries, "App")] == ["cli-app"]  # --app-name wins
-    (function,) = _events(entries, "function")
+    entries = sdk_log(log)
+    assert [e["name"] for e in sdk_events(entries, "App")] == ["cli-app"]  # --app-name wins
+    (function,) = sdk_events(entries, "function")
     options = function["options"]
     assert options["serialized"] is True
     assert options["max_containers"] == 3 and options["cpu"] == 0.5 and options["memory"] == 512
@@ -81,11 +60,11 @@ def test_modal_adapter_builds_the_app_and_streams_every_row(prove, workdir: Path
     assert image["add_local_python_source"] == ["poisson_prove"]
     assert image["add_local_dir"] == [str(workdir), "/root/prove-project"]
     assert function["image"][-1][0] == "add_local_dir"  # local files last, as Modal requires
-    (decorated,) = _events(entries, "decorated")
+    (decorated,) = sdk_events(entries, "decorated")
     assert decorated["function"] == "poisson_prove.backends._attempt.run_task"
-    (mapped,) = _events(entries, "map")
+    (mapped,) = sdk_events(entries, "map")
     assert mapped["order_outputs"] is False and mapped["return_exceptions"] is True
-    assert [e["state"] for e in _events(entries, "run")] == ["enter", "exit"]
+    assert [e["state"] for e in sdk_events(entries, "run")] == ["enter", "exit"]
 
 
 def test_modal_calls_lost_with_their_containers_run_again_once(prove, workdir: Path) -> None:
@@ -97,7 +76,7 @@ def test_modal_calls_lost_with_their_containers_run_again_once(prove, workdir: P
     rows = read_rows(workdir / "prove-runs", "lossy")
     assert_exact_plan(rows, cells=2, replicates=6)
     assert_sweep_semantics(rows)
-    assert [m["inputs"] for m in _events(_log(log), "map")] == [12, 3]
+    assert [m["inputs"] for m in sdk_events(sdk_log(log), "map")] == [12, 3]
 
 
 def test_an_image_section_the_spec_lacks_is_refused(prove, workdir: Path) -> None:
@@ -107,57 +86,7 @@ def test_an_image_section_the_spec_lacks_is_refused(prove, workdir: Path) -> Non
                    env={"PYTHONPATH": FAKES, "FAKE_SDK_LOG": str(log)})
     assert_clean_error(result, 1, "--image gpux: the spec has no [modal.gpux] table")
     assert "next: the image tables in the spec: gpu" in result.stderr
-    assert not _events(_log(log), "App")
-    assert not list((workdir / "prove-runs").glob("*/manifest.json"))
-
-
-def test_the_cost_estimate_follows_the_documented_price_table(prove, workdir: Path) -> None:
-    tables = '[modal]\ncpu = 2\nmemory = 4096\ngpu = "T4"\nest_seconds = 30\n'
-    write_project(workdir, "rollout", replicates=50, tables=tables)
-    env = {"PYTHONPATH": FAKES}
-    result = prove(*sweep_args("--backend", "modal", "--dry-run", "--json"), env=env)
-    assert result.returncode == 0, result.stderr
-    plan = json.loads(result.stdout)["plan"]
-    per_second = 2 * MODAL_CPU_CORE_S + 4 * MODAL_MEMORY_GIB_S + MODAL_T4_S
-    assert plan["cost_usd"] == pytest.approx(100 * 30 * per_second, rel=1e-9)
-    text = prove(*sweep_args("--backend", "modal", "--dry-run"), env=env)
-    assert text.returncode == 0, text.stderr
-    assert f"on modal, ${100 * 30 * per_second:,.2f} (modal)" in text.stdout.splitlines()[0]
-    # --est-seconds overrides the table; --max-cost refuses before anything starts.
-    log = workdir / "sdk.log"
-    refused = prove(*sweep_args("--backend", "modal", "--est-seconds", "60", "--max-cost", "0.5"),
-                    env={**env, "FAKE_SDK_LOG": str(log)})
-    assert_clean_error(refused, 1, "is above --max-cost")
-    assert f"${100 * 60 * per_second:,.2f}" in refused.stderr
-    assert not _events(_log(log), "App")
-    assert not list((workdir / "prove-runs").glob("*/manifest.json"))
-
-
-def test_burla_adapter_maps_batches_and_reruns_lost_calls(prove, workdir: Path) -> None:
-    tables = '[burla]\nconcurrency = 2\ncpu = 1\nmemory = 4\nimage = "ghcr.io/me/agent:1"\n'
-    write_project(workdir, "rollout", replicates=6, tables=tables)
-    log = workdir / "sdk.log"
-    env = {"PYTHONPATH": FAKES, "FAKE_SDK_LOG": str(log), "FAKE_SDK_LOSE": "2"}
-    result = prove(*sweep_args("--name", "bu", "--backend", "burla"), env=env)
-    assert result.returncode == 0, result.stderr
-    rows = read_rows(workdir / "prove-runs", "bu")
-    assert_exact_plan(rows, cells=2, replicates=6)
-    assert_sweep_semantics(rows)
-    calls = _events(_log(log), "remote_parallel_map")
-    assert [c["inputs"] for c in calls] == [12, 2]
-    first = calls[0]
-    assert first["max_parallelism"] == 2 and first["func_cpu"] == 1 and first["func_ram"] == 4
-    assert first["image"] == "ghcr.io/me/agent:1"
-    assert first["generator"] is True and first["raise_errors"] is False and first["spinner"] is False
-    assert first["function"] == "run_task"
-
-
-@pytest.mark.parametrize("backend", ["modal", "burla", "dask", "ray"])
-def test_a_missing_extra_is_refused_with_the_pip_line(prove, workdir: Path, backend: str) -> None:
-    write_project(workdir, "rollout", replicates=5)
-    result = prove(*sweep_args("--backend", backend), env={"PYTHONPATH": HIDDEN})
-    assert_clean_error(result, 1, f"--backend {backend} needs the {backend} extra")
-    assert f"next: pip install 'poisson-prove[{backend}]'" in result.stderr
+    assert not sdk_events(sdk_log(log), "App")
     assert not list((workdir / "prove-runs").glob("*/manifest.json"))
 
 

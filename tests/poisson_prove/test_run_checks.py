@@ -1,0 +1,29 @@
+"""A copied batch through the installed script: every command refuses the run naming both files,
+never double-counting; `runs` still lists the other run; a resume is refused before any work."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from tests.conftest import assert_clean_error
+
+
+def test_a_copied_batch_is_refused_by_diff_check_runs_and_resume(prove, two_runs) -> None:
+    run_a, _ = two_runs
+    first = sorted((run_a / "episodes").glob("*.parquet"))[0]
+    shutil.copy(first, first.with_name("batch-999999-dddddd.parquet"))
+    named = ("stores 10 episodes more than once", first.name, "batch-999999-dddddd.parquet")
+    for verb in (["diff", "a", "b"], ["diff", "a", "b", "--json"], ["check", "a", "b"], ["inspect", "a"]):
+        assert_clean_error(prove(*verb), 1, *named)
+    runs = prove("runs")
+    assert_clean_error(runs, 1, *named)
+    assert "next: move the copies out of" in runs.stderr
+    listed = [line.split()[0] for line in runs.stdout.splitlines()[1:]]
+    assert listed == ["b"]  # the other run is still listed
+    # A complete run: nothing to resume; a partial one with a copy is refused before any work.
+    manifest = json.loads((run_a / "manifest.json").read_text())
+    (run_a / "manifest.json").write_text(json.dumps({**manifest, "status": "partial"}))
+    before = sorted(p.name for p in (run_a / "episodes").iterdir())
+    assert_clean_error(prove("sweep", "--resume", "a", "--yes"), 1, *named)
+    assert sorted(p.name for p in (run_a / "episodes").iterdir()) == before
