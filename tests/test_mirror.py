@@ -18,13 +18,15 @@ ALLOWED = {
     "poisson_prove/shared/test_layer.py",  # shared/ imports nothing above it, over both packages
     "poisson_prove/cli/test_main.py",  # the command line's shell (cli/__init__.py): --version
     "proveai/test_layers.py",  # the import graph's layers, over every module
+    "proveai/cli/test_main.py",  # the command line's shell (cli/__init__.py): --version, --help
 }
 
 
 def names_in(src_folder: Path) -> set[str]:
     """What a test file in the mirror of `src_folder` may be named after: its modules (a leading
-    underscore dropped, so `_schedule.py` gives `schedule`) and its subpackages."""
-    names = set()
+    underscore dropped, so `_schedule.py` gives `schedule`), its subpackages, and the package
+    itself (what its `__init__.py` defines, e.g. report/test_report.py for `render_html`)."""
+    names = {src_folder.name}
     for entry in src_folder.iterdir():
         if entry.is_dir() and (entry / "__init__.py").exists():
             names.add(entry.name)
