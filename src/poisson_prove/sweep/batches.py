@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from poisson_prove.episode_table import ERROR_KIND_AT, ERROR_MESSAGE_AT, OUTCOME_AT, tuples_to_table
@@ -17,6 +20,31 @@ MANIFEST_REFRESH_S = 1.0
 #: Seconds finished rows may wait for a batch to fill before they are written anyway: a kill
 #: loses at most about this much work, while fast rollouts still get large batches.
 BATCH_WAIT_S = 1.0
+
+
+@contextmanager
+def ctrl_c_after() -> Iterator[None]:
+    """Hold a Ctrl-C until the block is done, then raise it.
+
+    A batch is written, then taken off the pending rows. A Ctrl-C between the two (the file is
+    in place, the rows still pending) made the final flush write those rows again: a run that
+    stores episodes twice, which every later read refuses. Only the main thread can set a
+    signal handler; elsewhere (a library caller's thread) the block runs as it is.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held: list[int] = []
+    previous = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            if callable(previous):
+                previous(signal.SIGINT, None)  # the default handler raises KeyboardInterrupt
+            elif previous == signal.SIG_DFL:
+                raise KeyboardInterrupt
 
 class BatchSink:
     """Row tuples on their way to the store: counted, then written a batch at a time, when
@@ -66,8 +94,9 @@ class BatchSink:
         ):
             self.account()
             batch, rest = self.pending[: self.size], self.pending[self.size :]
-            self._write(batch)
-            self.pending, self.counted = rest, len(rest)
+            with ctrl_c_after():
+                self._write(batch)
+                self.pending, self.counted = rest, len(rest)
             # The manifest's counts follow what is stored, at most once a second: they are a
             # convenience (the batch files stay the truth) and rewriting the whole manifest
             # after every small batch cost as much as the batch's fsync.
@@ -93,6 +122,7 @@ class BatchSink:
 
     def flush(self) -> None:
         if self.pending:
-            self._write(self.pending)
-            self.pending = []
-            self.counted = 0
+            with ctrl_c_after():
+                self._write(self.pending)
+                self.pending = []
+                self.counted = 0
