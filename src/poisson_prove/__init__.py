@@ -15,7 +15,7 @@ above them all and nothing imports it.
 0. errors, version: the one error type and the exit codes; the version
 1. shared: building blocks both packages use (the CLI app, console, tables,
    progress, "did you mean")
-2. data: episode, conditions, seeding, episode_table, recording (`record`/`step`),
+2. data: episode, conditions, seeding, episode_table, recording (`record`/`step`), row_json,
    span_trail, stats, isolation
 3. columns (reading stored columns), span_stream, capture, chaos, backends.tables,
    backends.pricing

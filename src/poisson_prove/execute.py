@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import importlib
 import inspect
-import json
 import math
 import os
 import sys
@@ -38,6 +37,7 @@ from poisson_prove.episode import Episode, InvalidEpisode, validate_episode
 from poisson_prove.episode_table import EPISODE_COLUMNS
 from poisson_prove.errors import ProveError
 from poisson_prove.recording import _SPANS, begin_episode, end_episode
+from poisson_prove.row_json import C_ENCODER, META_ENCODERS, meta_json, new_meta_encoder, spans_json
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,46 +73,6 @@ SYSTEM_EXIT = "system_exit"
 INVALID_EPISODE = "invalid_episode"
 PROCESS_EXIT = "process_exit"
 MAX_ERROR_MESSAGE = 2000
-
-
-def _not_json(value: Any) -> Any:
-    raise TypeError(f"{type(value).__name__} is not a JSON value")
-
-
-# Compact JSON. Spans (captured by instrumentors, not written by the user) keep a value JSON
-# cannot hold as its repr; meta is strict: an object, NaN or infinity makes the episode invalid.
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
-_strict_dumps = json.JSONEncoder(
-    ensure_ascii=False, separators=(",", ":"), default=_not_json, allow_nan=False
-).encode
-try:  # the C encoder called directly: a third of the cost of JSONEncoder.encode per small dict
-    from json.encoder import c_make_encoder as _c_make_encoder
-    from json.encoder import encode_basestring as _encode_basestring
-except ImportError:  # pragma: no cover - CPython always has it
-    _c_make_encoder = None
-
-
-def _new_encoder() -> Any:
-    # (markers, default, encoder, indent, key sep, item sep, sort_keys, skipkeys, allow_nan)
-    return _c_make_encoder({}, _not_json, _encode_basestring, None, ":", ",", False, False, False)
-
-
-_ENCODERS: list[Any] = []
-
-
-def _meta_json(meta: Any) -> str:
-    """meta as strict compact JSON (raises ValueError for a circular structure, NaN or infinity,
-    TypeError for a value JSON cannot hold)."""
-    if _c_make_encoder is None:
-        return _strict_dumps(meta)
-    if not _ENCODERS:
-        _ENCODERS.append(_new_encoder())
-    try:
-        return "".join(_ENCODERS[0](meta, 0))
-    except BaseException:
-        # A failed encoding can leave entries in the encoder's circular-reference markers.
-        _ENCODERS[0] = _new_encoder()
-        raise
 
 
 class TargetError(ProveError):
@@ -319,7 +279,7 @@ def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
             outcome, t, horizon = episode.outcome, float(episode.t), float(episode.horizon)
             raw_meta = dict(episode.meta or {})
             try:
-                meta = _meta_json(raw_meta)
+                meta = meta_json(raw_meta)
             except (ValueError, TypeError, RecursionError) as exc:
                 outcome = t = horizon = None
                 kind, message = INVALID_EPISODE, f"meta cannot be stored as JSON: {exc}"
@@ -338,7 +298,7 @@ def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
         error_message=message,
         started_at=started,
         duration_s=duration,
-        spans=_dumps(spans) if spans else None,
+        spans=spans_json(spans) if spans else None,
     )
     if halted is not None:
         halted.row = row
@@ -404,9 +364,9 @@ def run_into(
     clock = time.perf_counter
     # Locals, not globals, in the loop below: it runs once per episode.
     episode_type, numbers, inf, join = Episode, _NUMBER_TYPES, math.inf, "".join
-    if not _ENCODERS and _c_make_encoder is not None:
-        _ENCODERS.append(_new_encoder())
-    encode = _ENCODERS[0] if _ENCODERS else None
+    if not META_ENCODERS and C_ENCODER:
+        META_ENCODERS.append(new_meta_encoder())
+    encode = META_ENCODERS[0] if META_ENCODERS else None
     wall0, clock0 = time.time(), clock()
     spans: list[dict[str, Any]] = []
     token = _SPANS.set(spans)
@@ -444,12 +404,12 @@ def run_into(
                         kind, message = INVALID_EPISODE, _message(exc)
             if kind is None:
                 try:
-                    meta_json = join(encode(meta, 0)) if encode is not None else _meta_json(meta)
+                    meta_text = join(encode(meta, 0)) if encode is not None else meta_json(meta)
                 except (ValueError, TypeError, RecursionError) as exc:
                     if encode is not None:  # its circular-reference markers may hold entries
-                        encode = _ENCODERS[0] = _new_encoder()
+                        encode = META_ENCODERS[0] = new_meta_encoder()
                     kind, message = INVALID_EPISODE, f"meta cannot be stored as JSON: {exc}"
-            traced = _dumps(spans) if spans else None
+            traced = spans_json(spans) if spans else None
             if traced is not None:
                 spans.clear()
             if kind is None:
@@ -464,7 +424,7 @@ def run_into(
                         value.t,
                         value.horizon,
                         None if case is None else str(case),
-                        meta_json,
+                        meta_text,
                         None,
                         None,
                         wall0 + (start - clock0),

@@ -15,16 +15,13 @@ span list is a plain list, with no per-span cost.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 from poisson_prove.recording import bounded
+from poisson_prove.row_json import spans_json
 
 SPAN = "span"  # a streamed span message: (SPAN, episode, index, span)
-
-_dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=repr).encode
-
 
 class StreamedSpans(list):  # type: ignore[type-arg]
     """A span list that sends each span appended (and each step again as it ends) to `send`,
@@ -79,4 +76,4 @@ class SpansSoFar:
             if span.get("end") is None and span.get("source") == "step":
                 span.update(end=stopped_at, status="error", error=bounded(why, limit))
             spans.append(span)
-        return str(_dumps(spans))
+        return str(spans_json(spans))

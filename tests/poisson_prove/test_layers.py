@@ -12,7 +12,7 @@ LAYERS = [
     ["errors", "version"],
     ["shared"],
     [
-        "episode", "conditions", "seeding", "episode_table", "recording", "span_trail", "stats",
+        "episode", "conditions", "seeding", "episode_table", "recording", "row_json", "span_trail", "stats",
         "isolation",
     ],
     ["columns", "span_stream", "capture", "chaos", "backends.tables", "backends.pricing"],
