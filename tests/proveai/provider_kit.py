@@ -1,7 +1,6 @@
 """Provider fixtures: a real fake-model server on 127.0.0.1, a clean provider registry and cache.
 
-Folders whose tests call providers in-process turn `clean_providers` on for every test in
-their conftest.py."""
+tests/proveai/conftest.py turns `clean_providers` on for every test."""
 
 from __future__ import annotations
 

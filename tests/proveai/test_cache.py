@@ -22,7 +22,6 @@ from proveai.providers import OpenAICompatibleProvider, register_provider
 from tests.proveai.model_server import ModelServer
 
 # no provider variables from the outer environment, and a cache of the test's own
-pytestmark = pytest.mark.usefixtures("clean_providers")
 
 MESSAGES = [{"role": "user", "content": "hello"}]
 
