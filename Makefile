@@ -5,7 +5,8 @@ VENV ?= .venv
 BIN := $(VENV)/bin
 STORE ?= prove-runs
 PYTEST_ARGS ?=
-# the suite is mostly console scripts in child processes: one pytest worker per core
+# the suite is mostly console scripts in child processes: one pytest worker per core, and a
+# worker that runs dry takes tests from the other (a few take 10-17 s each)
 PYTEST_WORKERS ?= auto
 
 .PHONY: demo test install install-dev system-deps lint bench test-ray test-real-model clean
@@ -37,7 +38,7 @@ lint: install-dev
 
 test: install-dev
 	$(BIN)/ruff check src tests benchmarks
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 test-ray: install-dev
 	$(BIN)/python -m pip install --quiet -e '.[ray]'
