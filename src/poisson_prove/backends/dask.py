@@ -178,7 +178,10 @@ class DaskExecutor(Executor):
             # it gets a free loopback port rather than 8787, which another cluster may hold.
             scheduler_kwargs={"dashboard": False, "dashboard_address": "127.0.0.1:0"},
             local_directory=scratch,
-            silence_logs=logging.ERROR,
+            # Dask's own ERROR lines (a worker that lost the scheduler at shutdown, one killed
+            # mid-sweep) come with tracebacks, in the worker processes' stderr; what they mean
+            # reaches the user as the sweep's own lines (lost episodes are rerun and counted).
+            silence_logs=logging.CRITICAL,
         )
         return Client(cluster, security=security), cluster
 

@@ -65,6 +65,8 @@ def read_rows(store: Path, name: str) -> list[dict[str, Any]]:
     for manifest in store.glob("*/manifest.json"):
         document = json.loads(manifest.read_text())
         if document["name"] == name:
+            if not any((manifest.parent / "episodes").glob("*.parquet")):
+                return []  # a run stopped before its first batch (DuckDB refuses an empty glob)
             files = str(manifest.parent / "episodes" / "*.parquet")
             con = duckdb.connect()
             cursor = con.execute(
