@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-# the last commit before poisson_prove.shared and lazy verbs
+# the last commit before prove_common and lazy verbs
 DEFAULT_BASELINE = "a1a46ac"
 
 

@@ -25,9 +25,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from poisson_prove.conditions import condition_key
-from poisson_prove.seeding import episode_seed, new_salt
-from poisson_prove.store import RunStore
+from poisson_prove.design.conditions import condition_key
+from poisson_prove.design.seeding import episode_seed, new_salt
+from poisson_prove.store.runs import RunStore
 
 OUTCOMES = ("done", "violated", "timeout")
 CFGS = [{"task_id": task, "tool_fail_rate": rate} for task in ("refund", "lookup", "schedule")

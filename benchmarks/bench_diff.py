@@ -27,9 +27,9 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from poisson_prove.conditions import condition_key
-from poisson_prove.seeding import episode_seed, new_salt
-from poisson_prove.store import RunStore
+from poisson_prove.design.conditions import condition_key
+from poisson_prove.design.seeding import episode_seed, new_salt
+from poisson_prove.store.runs import RunStore
 
 OUTCOMES = ("done", "violated", "timeout")
 TASKS = ("refund", "lookup", "schedule")
@@ -127,9 +127,10 @@ def _best_of(rounds: int, work):
 def _ours(root: Path, horizon: float) -> dict:
     """Every (run, condition, outcome) incidence and variance at `horizon`, read from the store:
     the same three columns the pandas side reads, strings as dictionary codes."""
-    from poisson_prove.columns import coded, column_numbers, read_columns
     from poisson_prove.comparison.frame import recode
     from poisson_prove.stats.incidence import aalen_johansen_grouped
+    from poisson_prove.store.codes import coded, column_numbers
+    from poisson_prove.store.columns import read_columns
 
     out = {}
     for info in RunStore(root).runs():

@@ -17,7 +17,7 @@ import time
 from typing import Any
 
 from poisson_prove import record, recording, step
-from poisson_prove.span_stream import SpansSoFar, StreamedSpans
+from poisson_prove.episode.stream import SpansSoFar, StreamedSpans
 
 
 def per_span_ns(kind: str, spans: int, repeats: int) -> float:

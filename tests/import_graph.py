@@ -24,6 +24,7 @@ class Import:
     function_level: bool  # inside a def: run when called, not at import
     internal: bool  # target is a module of the scanned packages
     reason: str | None  # the comment on the import's line or the line above, if any
+    type_only: bool = False  # under `if TYPE_CHECKING:`: no run-time edge, but still a dependency
 
 
 def _modules(packages: Sequence[str]) -> dict[str, tuple[Path, bool]]:
@@ -48,7 +49,9 @@ def _comment(lines: list[str], line: int) -> str | None:
 
 
 def imports(packages: Sequence[str]) -> list[Import]:
-    """Every import statement in `packages` outside `if TYPE_CHECKING:` blocks."""
+    """Every import statement in `packages`: at the top of a module, inside functions and under
+    `if TYPE_CHECKING:` (marked `type_only`: a type the module needs is a dependency too, so a
+    circle or an upward reach made only of annotations still counts)."""
     modules = _modules(packages)
 
     def resolve(name: str) -> str | None:
@@ -63,11 +66,13 @@ def imports(packages: Sequence[str]) -> list[Import]:
         base = module if is_package else module.rpartition(".")[0]
 
         def visit(node: ast.AST, in_function: bool, module: str = module, base: str = base,
-                  lines: list[str] = lines) -> None:
+                  lines: list[str] = lines, type_only: bool = False) -> None:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.If) and "TYPE_CHECKING" in ast.unparse(child.test):
+                    for body in child.body:
+                        visit(ast.Module(body=[body], type_ignores=[]), in_function, type_only=True)
                     for orelse in child.orelse:
-                        visit(orelse, in_function)
+                        visit(ast.Module(body=[orelse], type_ignores=[]), in_function, type_only=type_only)
                     continue
                 nested = in_function or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef)
                 names: list[str] = []
@@ -91,9 +96,9 @@ def imports(packages: Sequence[str]) -> list[Import]:
                         continue
                     found.append(Import(
                         module, target, child.lineno, in_function, internal,
-                        _comment(lines, child.lineno) if in_function else None,
+                        _comment(lines, child.lineno) if in_function else None, type_only,
                     ))
-                visit(child, nested)
+                visit(child, nested, type_only=type_only)
 
         visit(ast.parse(text), False)
     return found

@@ -15,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 ALLOWED = {
     "poisson_prove/test_layers.py",  # the import graph's layers, over every module
     "poisson_prove/test_public_api.py",  # the names the docs promise, over every module
-    "poisson_prove/shared/test_layer.py",  # shared/ imports nothing above it, over both packages
+    "prove_common/test_layers.py",  # prove_common imports neither package, over all three
     "poisson_prove/cli/test_main.py",  # the command line's shell (cli/__init__.py): --version
     "proveai/test_layers.py",  # the import graph's layers, over every module
     "proveai/cli/test_main.py",  # the command line's shell (cli/__init__.py): --version, --help
@@ -60,7 +60,7 @@ def misplaced(package: str) -> list[str]:
     return found
 
 
-@pytest.mark.parametrize("package", ["poisson_prove", "proveai"])
+@pytest.mark.parametrize("package", ["prove_common", "poisson_prove", "proveai"])
 def test_tests_mirror_src(package: str) -> None:
     problems = misplaced(package)
     assert not problems, "test files not beside their module's name:\n" + "\n".join(problems)

@@ -7,25 +7,24 @@ explicit imports below.
 `poisson_prove.compare` is the function, whatever was imported first (no module shares its
 name); `default_runs` and the result types live in the package `poisson_prove.comparison`.
 
-Layers, lowest first. A module imports only from its own package or module and from lower
-layers, never sideways within its layer (tests/poisson_prove/test_layers.py holds this, for
-imports at the top of a module and inside functions alike); this file, the public map, sits
-above them all and nothing imports it.
+Layers, lowest first, each a package (a folder named for its concept; its own docstring
+lists its rooms). A module imports only from its own package and from lower layers, never
+sideways within its layer (tests/poisson_prove/test_layers.py holds this, for imports at the
+top of a module, inside functions and under TYPE_CHECKING alike); below them all stands
+`prove_common`, the CLI/IO kit both packages use; this file, the public map, sits above them
+all and nothing imports it.
 
 0. errors, version: the one error type and the exit codes; the version
-1. shared: building blocks both packages use (the CLI app, console, tables,
-   progress, "did you mean")
-2. data: episode, conditions, seeding, episode_table, recording (`record`/`step`), row_json,
-   span_trail, stats, isolation
-3. columns (reading stored columns), span_stream, capture, chaos, backends.tables,
-   backends.pricing
-4. spec, run_checks (checking a stored run), execute (one episode; a backend's job and task)
-5. store, backends (the executors)
-6. plan, comparison (`compare()`), inspection, importers
-7. sweep (preparing, running, settling, budgeting a sweep), gate (the CI verdict)
-8. render (text and JSON), dashboard
-9. cli, examples
-10. __main__
+1. stats: the statistics (power, incidence, tests, sequential looks)
+2. episode: one episode (the contract, recording, its row, running one, capture, isolation)
+3. chaos: HTTP faults injected into an episode's calls
+4. backends: the executors that run episodes (local, pool, Dask, Ray, Modal, Burla)
+5. design, store: the design of a sweep (spec, conditions, seeding, plan); the run store
+6. sweep, comparison, inspection, importers: running a sweep; comparing two runs and the CI
+   gate; reading one run; importing Inspect AI and lm-eval logs
+7. render, dashboard: text and JSON; the HTML dashboard
+8. cli, examples: the command line; the example agent
+9. __main__
 """
 
 from __future__ import annotations
@@ -33,21 +32,22 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from poisson_prove.episode import Episode
+from poisson_prove.episode.model import Episode
 from poisson_prove.errors import ProveError
 from poisson_prove.version import __version__
 
 if TYPE_CHECKING:
     from poisson_prove.comparison import Comparison, ConditionResult, Headline, OutcomeResult, compare
-    from poisson_prove.recording import record, step
-    from poisson_prove.store import RunInfo, RunStore, load_run
+    from poisson_prove.episode.recording import record, step
+    from poisson_prove.store.info import RunInfo
+    from poisson_prove.store.runs import RunStore, load_run
     from poisson_prove.sweep import SweepResult, run_sweep
 
 
 # public name -> (module, attribute); attribute None: the module itself
 _LAZY: dict[str, tuple[str, str | None]] = {
-    "record": ("poisson_prove.recording", "record"),
-    "step": ("poisson_prove.recording", "step"),
+    "record": ("poisson_prove.episode.recording", "record"),
+    "step": ("poisson_prove.episode.recording", "step"),
     "run_sweep": ("poisson_prove.sweep", "run_sweep"),
     "SweepResult": ("poisson_prove.sweep", "SweepResult"),
     "compare": ("poisson_prove.comparison", "compare"),
@@ -55,9 +55,9 @@ _LAZY: dict[str, tuple[str, str | None]] = {
     "ConditionResult": ("poisson_prove.comparison", "ConditionResult"),
     "OutcomeResult": ("poisson_prove.comparison", "OutcomeResult"),
     "Headline": ("poisson_prove.comparison", "Headline"),
-    "load_run": ("poisson_prove.store", "load_run"),
-    "RunStore": ("poisson_prove.store", "RunStore"),
-    "RunInfo": ("poisson_prove.store", "RunInfo"),
+    "load_run": ("poisson_prove.store.runs", "load_run"),
+    "RunStore": ("poisson_prove.store.runs", "RunStore"),
+    "RunInfo": ("poisson_prove.store.runs", "RunInfo"),
 }
 
 __all__ = [

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.jsonio import canonical_json
+from prove_common.jsonio import canonical_json
 from proveai.providers._http import HTTPChatProvider
 from proveai.providers.base import (
     Message,

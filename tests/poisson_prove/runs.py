@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from poisson_prove.conditions import condition_key, condition_label
-from poisson_prove.seeding import episode_seed, new_salt
-from poisson_prove.store import RunInfo, RunStore
+from poisson_prove.design.conditions import condition_key, condition_label
+from poisson_prove.design.seeding import episode_seed, new_salt
+from poisson_prove.store.info import RunInfo
+from poisson_prove.store.runs import RunStore
 
 OUTCOMES = ("resolved", "unresolved", "timeout")
 FAILURES = ("unresolved", "timeout")

@@ -10,16 +10,12 @@ from tests.import_graph import cycles, imports, layer_of, unexplained_function_i
 # Lowest first, as in src/poisson_prove/__init__.py; each entry a module or package prefix.
 LAYERS = [
     ["errors", "version"],
-    ["shared"],
-    [
-        "episode", "conditions", "seeding", "episode_table", "recording", "row_json", "span_trail", "stats",
-        "isolation",
-    ],
-    ["columns", "span_stream", "capture", "chaos", "backends.tables", "backends.pricing"],
-    ["spec", "run_checks", "execute"],
-    ["store", "backends"],
-    ["plan", "comparison", "inspection", "importers"],
-    ["sweep", "gate"],
+    ["stats"],
+    ["episode"],
+    ["chaos"],
+    ["backends"],
+    ["design", "store"],
+    ["sweep", "comparison", "inspection", "importers"],
     ["render", "dashboard"],
     ["cli", "examples"],
     ["__main__"],

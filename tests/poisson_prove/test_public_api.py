@@ -28,7 +28,7 @@ import poisson_prove
 from poisson_prove import __all__ as names
 from poisson_prove import (Comparison, ConditionResult, Episode, Headline, OutcomeResult,
     ProveError, RunInfo, RunStore, SweepResult, compare, load_run, record, run_sweep, step)
-import poisson_prove.comparison.result, poisson_prove.inspection
+import poisson_prove.comparison.result, poisson_prove.inspection.run
 missing = [n for n in names if not hasattr(poisson_prove, n)]
 before, after = poisson_prove.comparison.default_runs(store="prove-runs")
 result = poisson_prove.compare("a", "b", store="prove-runs")
@@ -42,7 +42,7 @@ print(json.dumps({
     "is_comparison": isinstance(result, Comparison),
     "word": result.headline.word,
     "rows": load_run("a", store="prove-runs").num_rows,
-    "inspect": callable(poisson_prove.inspection.inspect_run),
+    "inspect": callable(poisson_prove.inspection.run.inspect_run),
 }))
 """
 

@@ -38,9 +38,9 @@ from poisson_prove.backends.modal import ModalExecutor
 from poisson_prove.backends.pool import DefaultLocalExecutor, PoolExecutor
 from poisson_prove.backends.pricing import estimate_usd
 from poisson_prove.backends.ray import RayExecutor
+from poisson_prove.episode.run import Job, Task
 from poisson_prove.errors import ProveError
-from poisson_prove.execute import Job, Task
-from poisson_prove.shared.suggest import did_you_mean
+from prove_common.suggest import did_you_mean
 
 BACKENDS = ("local", "modal", "burla", "dask", "ray")
 

@@ -1,6 +1,6 @@
 """One attempt at one episode, as every backend's worker runs it.
 
-The row itself is built by `poisson_prove.execute.run_episode` (call, catch, time, validate);
+The row itself is built by `poisson_prove.episode.run.run_episode` (call, catch, time, validate);
 this module adds what concurrency and remote workers need around it: the rollout loaded once
 per process, infrastructure errors told apart from the agent's own failures, async rollouts
 awaited on a caller's event loop, and rows for episodes that never returned (timed out,
@@ -15,13 +15,13 @@ import inspect
 import threading
 import time
 from collections.abc import Callable, Sequence
+from contextlib import nullcontext
 from dataclasses import replace
 from typing import Any, NamedTuple
 
-from poisson_prove import execute
-from poisson_prove.chaos.inject import chaos_scope
-from poisson_prove.execute import Job, Task
-from poisson_prove.recording import begin_episode, current_spans, end_episode
+import poisson_prove.episode.run as execute
+from poisson_prove.episode.recording import begin_episode, current_spans, end_episode
+from poisson_prove.episode.run import Job, Task
 
 # error_kind of a row whose episode never produced an outcome because of the infrastructure
 # (named infra errors after the last retry, a worker lost too often): never the agent's failure.
@@ -94,7 +94,7 @@ async def async_attempt(rollout: Callable[..., Any], job: Job, task: Task) -> At
     error: BaseException | None = None
     spans, token = begin_episode()  # the awaited call's own steps, spans and faults
     try:
-        with chaos_scope(job.chaos, task.cfg, task.seed):
+        with job.scope(task.cfg, task.seed) if job.scope else nullcontext():
             result = await rollout(dict(task.cfg), task.seed)
     except Exception as exc:  # the agent's failure (or a named infra error): stored, not raised
         error = exc

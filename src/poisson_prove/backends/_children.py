@@ -24,7 +24,6 @@ import time
 from multiprocessing.connection import Connection
 from typing import Any
 
-from poisson_prove import recording
 from poisson_prove.backends._attempt import (
     Attempt,
     async_attempt,
@@ -32,10 +31,11 @@ from poisson_prove.backends._attempt import (
     is_async,
     load_rollout,
 )
+from poisson_prove.episode import recording
+from poisson_prove.episode.run import Job, Task, lost_row, timeout_row
+from poisson_prove.episode.stream import SpansSoFar, StreamedSpans
 from poisson_prove.errors import ProveError
-from poisson_prove.execute import Job, Task, lost_row, timeout_row
-from poisson_prove.shared.children import kill_group
-from poisson_prove.span_stream import SpansSoFar, StreamedSpans
+from prove_common.children import kill_group
 
 _READY = "ready"
 # What a broken or half-written message from a dying child raises on the parent's side.

@@ -22,7 +22,7 @@ from poisson_prove.backends._attempt import (
     synthetic_row,
 )
 from poisson_prove.backends._schedule import RetryPolicy
-from poisson_prove.execute import Job, Task
+from poisson_prove.episode.run import Job, Task
 
 MapCall = Callable[[Iterable[Task]], Iterable[Any]]
 

@@ -31,7 +31,7 @@ from poisson_prove.backends._attempt import (
     infrastructure_row,
     synthetic_row,
 )
-from poisson_prove.execute import Job, Task
+from poisson_prove.episode.run import Job, Task
 
 
 class WorkerLost(Exception):

@@ -12,8 +12,8 @@ from dataclasses import replace
 from typing import Any
 
 from poisson_prove.backends._schedule import RetryPolicy
+from poisson_prove.episode.run import Job
 from poisson_prove.errors import ProveError
-from poisson_prove.execute import Job
 
 DEFAULT_INFRA_RETRIES = 3
 DEFAULT_INFRA_BACKOFF_S = 1.0

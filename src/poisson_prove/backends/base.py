@@ -15,7 +15,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import Any
 
-from poisson_prove.execute import Job, Task
+from poisson_prove.episode.run import Job, Task
 
 
 class Executor(ABC):

@@ -33,8 +33,8 @@ from poisson_prove.backends._settings import (
     retry_policy,
 )
 from poisson_prove.backends.base import Executor
+from poisson_prove.episode.run import Job, Task
 from poisson_prove.errors import ProveError
-from poisson_prove.execute import Job, Task
 
 DEFAULT_LOCAL_WORKERS = 2
 DEFAULT_THREADS_PER_WORKER = 4  # agents mostly wait on model APIs: more threads than cores

@@ -29,9 +29,9 @@ from poisson_prove.backends._settings import (
     retry_policy,
 )
 from poisson_prove.backends.base import Executor
+from poisson_prove.episode.run import Job, Task
 from poisson_prove.errors import EXIT_STOPPED, ProveError
-from poisson_prove.execute import Job, Task
-from poisson_prove.shared.suggest import did_you_mean
+from prove_common.suggest import did_you_mean
 
 DEFAULT_APP_NAME = "poisson-prove"
 DEFAULT_IMAGE_SECTION = "image"

@@ -35,8 +35,8 @@ from poisson_prove.backends._schedule import Window, drive
 from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
 from poisson_prove.backends.base import Executor
 from poisson_prove.backends.local import LocalExecutor
+from poisson_prove.episode.run import Job, Task
 from poisson_prove.errors import ProveError
-from poisson_prove.execute import Job, Task
 
 MODES = ("auto", "threads", "async", "processes")
 

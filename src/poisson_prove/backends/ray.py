@@ -27,8 +27,8 @@ from poisson_prove.backends._extras import require
 from poisson_prove.backends._schedule import Window, WorkerLost, drive
 from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
 from poisson_prove.backends.base import Executor
+from poisson_prove.episode.run import Job, Task
 from poisson_prove.errors import EXIT_STOPPED, ProveError
-from poisson_prove.execute import Job, Task
 
 
 class _RayEngine:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from poisson_prove.errors import ProveError
-from poisson_prove.shared.suggest import did_you_mean
+from prove_common.suggest import did_you_mean
 
 Schema = Mapping[str, tuple[type, ...]]
 

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from poisson_prove.chaos.inject import CLIENTS
+from poisson_prove.chaos.inject import CLIENTS, ChaosScope
 from poisson_prove.errors import ProveError
-from poisson_prove.shared.suggest import did_you_mean
+from prove_common.suggest import did_you_mean
 
 CHAOS_KEYS = ("faults", "seed")
 FAULT_KINDS = ("http_status", "latency", "timeout", "connection_error", "connection_reset", "malformed_body")
@@ -166,11 +166,12 @@ def check_backend(chaos: Mapping[str, Any], backend: str) -> None:
         )
 
 
-def job_chaos(chaos: Mapping[str, Any], salt: str) -> dict[str, Any]:
-    """What a worker needs to decide faults: the faults, the chaos seed and the run's salt."""
+def job_chaos(chaos: Mapping[str, Any], salt: str) -> ChaosScope | None:
+    """The episode scope a worker enters around each call: the faults, the chaos seed and the
+    run's salt (None without faults: nothing around the call)."""
     if not chaos.get("faults"):
-        return {}
-    return {"faults": [dict(f) for f in chaos["faults"]], "seed": chaos.get("seed"), "salt": salt}
+        return None
+    return ChaosScope({"faults": [dict(f) for f in chaos["faults"]], "seed": chaos.get("seed"), "salt": salt})
 
 
 def describe_fault(fault: Mapping[str, Any]) -> str:

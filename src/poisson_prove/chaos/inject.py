@@ -17,14 +17,15 @@ import json
 import threading
 import time
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
+from dataclasses import dataclass
 from http import HTTPStatus
 from typing import Any
 from urllib.parse import urlsplit
 
 from poisson_prove.chaos.decide import CallFaults, EpisodeChaos
-from poisson_prove.recording import _PARENT, current_spans
+from poisson_prove.episode.recording import _PARENT, current_spans
 
 _STATE: ContextVar[EpisodeChaos | None] = ContextVar("poisson_prove_chaos", default=None)
 _LOCK = threading.Lock()
@@ -33,6 +34,18 @@ _ORIGINALS: list[tuple[Any, str, Any]] = []  # (class, attribute, original funct
 INJECTED = "injected by poisson-prove [chaos]"
 CLIENTS = ("httpx", "httpx (async)", "requests")
 MALFORMED_TAIL = b'\x00<<' + b"malformed body " + INJECTED.encode() + b">>"
+
+
+@dataclass(frozen=True)
+class ChaosScope:
+    """What a worker needs to decide faults (the faults, the chaos seed, the run's salt), entered
+    around each rollout call as the episode's scope (`episode.run.Job.scope`). Picklable, so a
+    remote worker decides the same faults on the same calls."""
+
+    chaos: Mapping[str, Any]
+
+    def __call__(self, cfg: Mapping[str, Any], seed: int) -> AbstractContextManager[None]:
+        return chaos_scope(self.chaos, cfg, seed)
 
 
 @contextmanager

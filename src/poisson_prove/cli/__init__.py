@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from poisson_prove.shared.cliapp import add_debug_option, add_plain_option, run_app
 from poisson_prove.version import __version__
+from prove_common.cliapp import add_debug_option, add_plain_option, run_app
 
 # verb -> one line of help; each verb is the module poisson_prove.cli.<verb>
 VERBS = {

@@ -7,10 +7,10 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from poisson_prove.cli._compared import log_path
 from poisson_prove.errors import EXIT_REFUSED, EXIT_USAGE, ProveError
-from poisson_prove.shared.console import is_pretty
-from poisson_prove.shared.progress import RichProgress
+from poisson_prove.store.compared import log_path
+from prove_common.console import is_pretty
+from prove_common.progress import RichProgress
 
 HELP = "write (or serve) one HTML page of the store's runs and comparisons"
 DESCRIPTION = (

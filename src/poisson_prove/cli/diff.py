@@ -6,12 +6,12 @@ import argparse
 import sys
 from typing import Any
 
-from poisson_prove.cli import _compared
 from poisson_prove.cli.dashboard import refresh_after
 from poisson_prove.errors import EXIT_OK, EXIT_WORSE
 from poisson_prove.render.json import comparison_document, dumps
 from poisson_prove.render.text import plain_report, print_rich
-from poisson_prove.shared.console import is_pretty
+from poisson_prove.store import compared
+from prove_common.console import is_pretty
 
 HELP = "compare two runs, per condition and failure outcome"
 DESCRIPTION = (
@@ -58,7 +58,7 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
     gated = _gate(args, comparison, after) if command == "check" else None
     if gated is not None:
         code = gated.exit_code
-    notes = _compared.resumed_notes(comparison)
+    notes = compared.resumed_notes((comparison.before, comparison.after))
     if args.json:
         document = comparison_document(comparison, notes=notes, command=command, exit_code=code)
         if gated is not None:
@@ -73,13 +73,16 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
     if gated is not None and not args.json:
         _print_gate(gated)
     sys.stdout.flush()
-    _compared.record(comparison, command)
+    compared.record(comparison.log_entry(command))
     refresh_after(args)  # the store's dashboard, if it has one
     return code
 
 
 def _gate(args: argparse.Namespace, comparison: Any, after: Any) -> Any:
-    from poisson_prove.gate import gate, planned_max_mde  # numpy: only when gating (`check --help`)
+    from poisson_prove.comparison.gate import (  # numpy: only when gating (`check --help`)
+        gate,
+        planned_max_mde,
+    )
 
     max_mde = getattr(args, "max_mde", None)
     if max_mde is None:

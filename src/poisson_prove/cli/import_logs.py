@@ -8,7 +8,7 @@ import sys
 
 from poisson_prove.importers import ImportResult, OutcomeMapping, inspect_logs, lm_eval_logs
 from poisson_prove.importers._writer import write_import
-from poisson_prove.store import RunStore
+from poisson_prove.store.runs import RunStore
 
 HELP = "store Inspect AI or lm-evaluation-harness logs as a run, to diff them"
 

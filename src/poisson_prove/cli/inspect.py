@@ -7,7 +7,8 @@ import dataclasses
 import sys
 
 from poisson_prove.render.json import INSPECT_SCHEMA, dumps
-from poisson_prove.store import RunStore
+from poisson_prove.store.checks import check_unique
+from poisson_prove.store.runs import RunStore
 
 HELP = "errors, episodes without an outcome, and one episode in full"
 DESCRIPTION = (
@@ -30,11 +31,11 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 def run(args: argparse.Namespace) -> int:
     # numpy, pyarrow: ~250 ms, only when a run is read (`inspect --help` stays instant)
-    from poisson_prove.inspection import find_episode, inspect_run
+    from poisson_prove.inspection.run import find_episode, inspect_run
     from poisson_prove.render import inspection as text  # numpy, pyarrow: as above
 
     store = getattr(args, "store", None)
-    RunStore(store).resolve(args.run).check_unique()  # a copied batch would be counted twice
+    check_unique(RunStore(store).resolve(args.run))  # a copied batch would be counted twice
     if args.episode is not None:
         detail = find_episode(args.run, args.episode, store=store)
         if args.json:

@@ -8,9 +8,10 @@ import sys
 from typing import Any
 
 from poisson_prove.errors import EXIT_OK, EXIT_REFUSED, ProveError
-from poisson_prove.shared.console import is_pretty
-from poisson_prove.shared.tables import Column, Table, draw_table
-from poisson_prove.store import RunStore, resolve_store_root
+from poisson_prove.store.checks import check_unique
+from poisson_prove.store.runs import RunStore, resolve_store_root
+from prove_common.console import is_pretty
+from prove_common.tables import Column, Table, draw_table
 
 HELP = "list the runs in the store"
 COLUMNS = ("name", "id", "status", "done/planned", "no outcome", "salt", "paired with", "created")
@@ -40,10 +41,10 @@ def run_rows(store_root: Any, refusals: list[ProveError] | None = None) -> list[
             if info.status == "partial":
                 # A killed sweep leaves the manifest's counts behind its batch files: count those.
                 table = info.read_episodes(["cell", "replicate", "outcome"])
-                info.check_unique(table)
+                check_unique(info, table)
                 counts = {**counts, "done": table.num_rows, "errored": table.column("outcome").null_count}
             elif info.unlisted_batches():  # a file no event records writing: a copy?
-                info.check_unique()
+                check_unique(info)
         except ProveError as err:
             if refusals is None:
                 raise

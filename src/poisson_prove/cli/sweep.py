@@ -12,12 +12,12 @@ from typing import TYPE_CHECKING, Any, TextIO
 from poisson_prove.backends import check_backend
 from poisson_prove.cli.dashboard import refreshing
 from poisson_prove.cli.sweep_args import add_sweep_parser
+from poisson_prove.episode.isolation import StdoutGuard
+from poisson_prove.episode.run import TargetExitedError
 from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
-from poisson_prove.execute import TargetExitedError
-from poisson_prove.isolation import StdoutGuard
-from poisson_prove.shared.cliapp import log_system_exits, log_unexpected, short_home
-from poisson_prove.shared.console import is_pretty
-from poisson_prove.shared.progress import make_progress
+from prove_common.cliapp import log_system_exits, log_unexpected, short_home
+from prove_common.console import is_pretty
+from prove_common.progress import make_progress
 
 if TYPE_CHECKING:
     from poisson_prove.sweep import PreparedSweep, SweepRequest

@@ -32,10 +32,11 @@ from poisson_prove.comparison.result import Comparison, CoverageRow, OutcomeResu
 from poisson_prove.comparison.sequential import sequential_p_values, sequential_record
 from poisson_prove.comparison.stats import Tables, condition_tests, coverage_tests, rates_by_horizon
 from poisson_prove.comparison.verdicts import decide_verdicts
-from poisson_prove.conditions import cfg_of, condition_label
+from poisson_prove.design.conditions import cfg_of, condition_label
 from poisson_prove.errors import ProveError
-from poisson_prove.shared.suggest import did_you_mean
-from poisson_prove.store import RunInfo, RunStore
+from poisson_prove.store.info import RunInfo
+from poisson_prove.store.runs import RunStore
+from prove_common.suggest import did_you_mean
 
 METHODS = ("mcnemar", "fisher", "logrank_bh")
 StoreArg = str | os.PathLike[str] | None

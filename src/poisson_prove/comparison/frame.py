@@ -1,4 +1,4 @@
-"""A run as a comparison reads it (poisson_prove.columns: only the needed columns, strings as
+"""A run as a comparison reads it (poisson_prove.store.columns: only the needed columns, strings as
 codes), one side of a comparison built from it, and episode twins paired.
 
 The stored column is named `cell` (the store format, docs/store-format.md); in the code it is a
@@ -12,8 +12,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from poisson_prove.columns import Coded, coded, column_numbers, read_columns
-from poisson_prove.store import RunInfo
+from poisson_prove.store.codes import Coded, coded, column_numbers
+from poisson_prove.store.columns import read_columns
+from poisson_prove.store.info import RunInfo
 
 EPISODE_TIMEOUT = "episode_timeout"
 COMPARE_COLUMNS = ("cell", "replicate", "seed", "outcome", "t", "horizon", "case_id", "error_kind")

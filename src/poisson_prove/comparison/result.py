@@ -9,6 +9,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+from poisson_prove.store.compared import side_entry
+
 METHOD_PHRASES = {
     "mcnemar": "paired test on shared seeds",
     "fisher": "Fisher exact test on independent runs",
@@ -160,6 +162,19 @@ class Comparison:
     def any_worse(self) -> bool:
         """What `check` gates on: a failure outcome rose (or a success fell) anywhere."""
         return any(c.verdict in ("worse", "trade") for c in self.conditions)
+
+    def log_entry(self, command: str) -> dict[str, Any]:
+        """This comparison as one line of the comparisons log (store.compared.record)."""
+        return {
+            "command": command,
+            "before": side_entry(self.before),
+            "after": side_entry(self.after),
+            "method": self.method,
+            "event": self.event,
+            "q": self.q,
+            "headline": self.headline.word,
+            "counts": {c.outcome: {"safer": c.safer, "worse": c.worse} for c in self.headline.counts},
+        }
 
     def to_dict(self) -> dict[str, Any]:
         document = dataclasses.asdict(self)

@@ -20,7 +20,7 @@ import numpy as np
 from poisson_prove.comparison.frame import Side
 from poisson_prove.comparison.stats import mcnemar_counts
 from poisson_prove.stats.sequential import sequential_mcnemar
-from poisson_prove.store import RunInfo
+from poisson_prove.store.info import RunInfo
 
 
 def sequential_record(before: RunInfo, after: RunInfo) -> Mapping[str, Any] | None:

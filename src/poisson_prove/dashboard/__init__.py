@@ -17,7 +17,7 @@ from poisson_prove.dashboard.comparisons import comparison_views
 from poisson_prove.dashboard.page import render_page
 from poisson_prove.dashboard.plots import forest_svg, incidence_svg, require_matplotlib
 from poisson_prove.errors import ProveError
-from poisson_prove.store import RunStore
+from poisson_prove.store.runs import RunStore
 
 DASHBOARD_FILE = "dashboard.html"
 DEFAULT_PLOTS = 10  # runs whose incidence curves and failed episodes are drawn, newest first

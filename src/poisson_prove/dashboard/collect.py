@@ -15,12 +15,12 @@ from typing import Any
 
 import numpy as np
 
-from poisson_prove.columns import read_columns
 from poisson_prove.comparison.frame import read_frame, recode
 from poisson_prove.comparison.stats import rates_by_horizon
-from poisson_prove.conditions import cfg_of, condition_label
+from poisson_prove.design.conditions import cfg_of, condition_label
 from poisson_prove.stats.incidence import aalen_johansen_grouped, starred_wilson
-from poisson_prove.store import RunInfo
+from poisson_prove.store.columns import read_columns
+from poisson_prove.store.info import RunInfo
 from poisson_prove.sweep.stop_when_settled import settled_lines
 
 CURVE_POINTS = 60  # at most this many times per curve: a summary, not every row

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from poisson_prove.comparison import Comparison, compare, default_runs
+from poisson_prove.comparison.gate import GateResult, gate, planned_max_mde
 from poisson_prove.errors import ProveError
-from poisson_prove.gate import GateResult, gate, planned_max_mde
-from poisson_prove.store import RunStore
+from poisson_prove.store.runs import RunStore
 
 MAX_LOGGED = 8  # the most recent distinct comparisons from the log
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 import random
 from typing import Any
 
-from poisson_prove.episode import Episode
+from poisson_prove.episode.model import Episode
 
 HORIZON = 20  # tool calls
 

@@ -18,12 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.conditions import condition_key, condition_label
+from poisson_prove.design.conditions import condition_key, condition_label
+from poisson_prove.design.seeding import SEED_BOUND, episode_seed
 from poisson_prove.errors import ProveError
-from poisson_prove.seeding import SEED_BOUND, episode_seed
-from poisson_prove.shared.jsonio import utc_now
-from poisson_prove.store import RunInfo, RunStore
+from poisson_prove.store.info import RunInfo
+from poisson_prove.store.runs import RunStore
 from poisson_prove.version import __version__
+from prove_common.jsonio import utc_now
 
 #: Replicate = sample id x EPOCH_STRIDE + epoch index, for integer ids that fit.
 EPOCH_STRIDE = 1000

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from poisson_prove.inspection import EpisodeDetail, Inspection
-from poisson_prove.shared.tables import Table, plain_lines
+from poisson_prove.inspection.run import EpisodeDetail, Inspection
+from prove_common.tables import Table, plain_lines
 
 MAX_SPANS_SHOWN = 50
 

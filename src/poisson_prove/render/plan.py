@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from poisson_prove.capture import short_reason
 from poisson_prove.chaos.config import chaos_summary, describe_fault
-from poisson_prove.conditions import format_value
+from poisson_prove.design.conditions import format_value
+from poisson_prove.design.plan import Plan
+from poisson_prove.episode.capture import short_reason
 from poisson_prove.errors import ProveError
-from poisson_prove.plan import Plan
 from poisson_prove.sweep import PreparedSweep, SweepResult
 from poisson_prove.sweep.budget import BudgetDesign
 from poisson_prove.sweep.command import SweepEnding

@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from poisson_prove.comparison.result import METHOD_NAMES, Comparison, ConditionResult, OutcomeResult, Rate
-from poisson_prove.shared.tables import Column, Table, plain_lines, rich_table
+from prove_common.tables import Column, Table, plain_lines, rich_table
 
 VERDICT_STYLES = {
     "rose": "bold red",

@@ -10,10 +10,10 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from poisson_prove.episode_table import ERROR_KIND_AT, ERROR_MESSAGE_AT, OUTCOME_AT, tuples_to_table
+from poisson_prove.store.table import ERROR_KIND_AT, ERROR_MESSAGE_AT, OUTCOME_AT, tuples_to_table
 
 if TYPE_CHECKING:
-    from poisson_prove.store import RunWriter
+    from poisson_prove.store.runs import RunWriter
 
 #: Seconds between two refreshes of a running sweep's manifest counts.
 MANIFEST_REFRESH_S = 1.0

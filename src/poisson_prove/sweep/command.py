@@ -14,8 +14,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from poisson_prove.backends.pricing import per_episode_usd
+from poisson_prove.design.plan import cost_error
 from poisson_prove.errors import EXIT_STOPPED, ProveError
-from poisson_prove.plan import cost_error
 from poisson_prove.sweep.budget import BudgetDesign, budget_design, per_episode_cost, refusal
 from poisson_prove.sweep.prepare import PreparedSweep, SweepRequest, UnderpoweredError, prepare_sweep
 from poisson_prove.sweep.result import SweepResult

@@ -14,12 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.capture import probe_instrumentors
 from poisson_prove.chaos.config import check_backend
-from poisson_prove.errors import EXIT_USAGE, ProveError
-from poisson_prove.execute import import_target
-from poisson_prove.isolation import check_target_isolated
-from poisson_prove.plan import (
+from poisson_prove.design.plan import (
     DEFAULT_MAX_MDE,
     DEFAULT_Q,
     Plan,
@@ -28,9 +24,14 @@ from poisson_prove.plan import (
     underpowered_message,
     ways_out,
 )
-from poisson_prove.seeding import check_salt, new_salt
-from poisson_prove.spec import Condition, SweepSpec, is_target_ref, load_spec
-from poisson_prove.store import RunInfo, RunStore
+from poisson_prove.design.seeding import check_salt, new_salt
+from poisson_prove.design.spec import Condition, SweepSpec, is_target_ref, load_spec
+from poisson_prove.episode.capture import probe_instrumentors
+from poisson_prove.episode.isolation import check_target_isolated
+from poisson_prove.episode.run import import_target
+from poisson_prove.errors import EXIT_USAGE, ProveError
+from poisson_prove.store.info import RunInfo
+from poisson_prove.store.runs import RunStore
 from poisson_prove.sweep.resume import resume_state
 
 DEFAULT_BATCH_SIZE = 25_000  # rows; a batch is also written once its rows waited a second

@@ -13,10 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.design.spec import Condition, SweepSpec, load_spec, spec_from_manifest
 from poisson_prove.errors import ProveError
-from poisson_prove.run_checks import resume_problem
-from poisson_prove.spec import Condition, SweepSpec, load_spec, spec_from_manifest
-from poisson_prove.store import RunInfo, RunStore
+from poisson_prove.store.checks import resume_problem, stored_keys
+from poisson_prove.store.info import RunInfo
+from poisson_prove.store.runs import RunStore
 
 
 @dataclass(frozen=True)
@@ -61,13 +62,13 @@ def resume_state(
     # moved out because it was damaged) resumes to its planned set again.
     planned = int((manifest.get("counts") or {}).get("planned") or 0)
     settled = int((manifest.get("counts") or {}).get("settled_skipped") or 0)
-    if run.status == "complete" and settled and len(run.stored_keys()) + settled >= planned:
+    if run.status == "complete" and settled and len(stored_keys(run)) + settled >= planned:
         raise ProveError(
             f'run "{run.name}" is complete: it stopped when settled, {settled:,} planned '
             "rollouts were not needed; there is nothing to resume",
             suggestions=["poisson-prove sweep --yes (a new run to the full plan)"],
         )
-    if run.status == "complete" and len(run.stored_keys()) >= planned:
+    if run.status == "complete" and len(stored_keys(run)) >= planned:
         raise ProveError(
             f'run "{run.name}" is complete; there is nothing to resume',
             suggestions=["poisson-prove sweep --yes"],
@@ -85,7 +86,7 @@ def resume_state(
         replicates=int(manifest["replicates"]),
         salt=manifest["salt"],
         conditions=[Condition(c["key"], c["label"], c["cfg"]) for c in manifest["cells"]],
-        stored=len(run.stored_keys()),
+        stored=len(stored_keys(run)),
         paired_with=paired_with,
     )
 

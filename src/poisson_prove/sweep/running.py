@@ -25,12 +25,12 @@ from typing import Any
 from poisson_prove.backends import make_executor
 from poisson_prove.backends.base import Executor
 from poisson_prove.chaos.config import chaos_summary, job_chaos
-from poisson_prove.episode_table import row_tuple, tuples_to_table
+from poisson_prove.design.plan import Plan, cost_error, planned_items, planned_tasks
+from poisson_prove.episode.run import Job, ProcessExit, load_target, os_exit_guard, run_into
 from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
-from poisson_prove.execute import Job, ProcessExit, load_target, os_exit_guard, run_into
-from poisson_prove.plan import Plan, cost_error, planned_items, planned_tasks
-from poisson_prove.shared.jsonio import utc_now
-from poisson_prove.store import RunStore, RunWriter
+from poisson_prove.store.checks import stored_keys
+from poisson_prove.store.runs import RunStore, RunWriter
+from poisson_prove.store.table import row_tuple, tuples_to_table
 from poisson_prove.sweep.batches import BatchSink
 from poisson_prove.sweep.prepare import (
     DEFAULT_BATCH_SIZE,
@@ -43,6 +43,7 @@ from poisson_prove.sweep.prepare import (
 from poisson_prove.sweep.result import SweepResult
 from poisson_prove.sweep.stop_when_settled import watcher_for
 from poisson_prove.version import __version__
+from prove_common.jsonio import utc_now
 
 #: progress(done this call, to run this call)
 Progress = Callable[[int, int], None]
@@ -105,7 +106,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
 
         tuples_to_table(run_id, [])
         started = time.perf_counter()
-        stored_before = len(prepared.resume_run.stored_keys()) if prepared.resume_run is not None else 0
+        stored_before = len(stored_keys(prepared.resume_run)) if prepared.resume_run is not None else 0
         sink = BatchSink(writer, request.batch_size, plan.rollouts, stored_before, errored_before)
         if watcher is not None:
 
@@ -204,7 +205,7 @@ def _open_run(prepared: PreparedSweep) -> tuple[RunWriter, set[tuple[str, int]],
         )
         return writer, set(), 0
     writer = store.open_run(prepared.resume_run, hold=True)
-    skip = prepared.resume_run.stored_keys()
+    skip = stored_keys(prepared.resume_run)
     errored_before = prepared.resume_run.errored_count()
     resumed = [*writer.manifest.get("resumed_at", []), utc_now().isoformat(timespec="seconds")]
     writer.update_manifest(resumed_at=resumed)
@@ -224,7 +225,7 @@ def _job(prepared: PreparedSweep, run_id: str) -> Job:
         infra_errors=tuple(settings.get("infra_errors", ())),
         infra_retries=int(settings.get("infra_retries", 0) or 0),
         capture=prepared.spec.capture.as_dict(),
-        chaos=job_chaos(prepared.spec.chaos, prepared.salt),
+        scope=job_chaos(prepared.spec.chaos, prepared.salt),
         options=dict(settings),
     )
 
@@ -268,7 +269,7 @@ def _run_planned(
     if limit is not None:
         to_run = min(to_run, limit)
     # [chaos] decides per episode (its seed and condition), which the fused path does not pass.
-    if executor.runs_in_caller(job) and not job.chaos:
+    if executor.runs_in_caller(job) and job.scope is None:
         rollout = load_target(job)
         items = planned_items(plan.conditions, plan.replicates, salt, skip, limit)
         clock = time.perf_counter

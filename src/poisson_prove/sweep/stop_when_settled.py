@@ -17,12 +17,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from poisson_prove.episode_table import OUTCOME_AT, ROW_FIELDS
+from poisson_prove.store.table import OUTCOME_AT, ROW_FIELDS
 from poisson_prove.sweep.settle import settle_condition
 
 if TYPE_CHECKING:
-    from poisson_prove.plan import Plan
-    from poisson_prove.store import RunInfo, RunWriter
+    from poisson_prove.design.plan import Plan
+    from poisson_prove.store.info import RunInfo
+    from poisson_prove.store.runs import RunWriter
     from poisson_prove.sweep.prepare import PreparedSweep
 
 _CONDITION_AT = ROW_FIELDS.index("cell")  # the stored column of the condition
@@ -32,8 +33,8 @@ RULE = "group-sequential McNemar, O'Brien-Fleming-type alpha spending (docs/stat
 
 def outcomes_by_replicate(info: RunInfo, replicates: int) -> dict[str, list[str | None]]:
     """A stored run's outcome per (condition, replicate); None where none is stored."""
-    # pyarrow (through columns): ~160 ms, only when a sweep stops when settled
-    from poisson_prove.columns import coded, column_numbers, read_columns
+    from poisson_prove.store.codes import coded, column_numbers  # pyarrow: ~160 ms, only when settling
+    from poisson_prove.store.columns import read_columns  # pyarrow: ~160 ms, only when settling
 
     stored = read_columns(info, ("cell", "replicate", "outcome"))
     conditions, outcomes = coded(stored.column("cell")), coded(stored.column("outcome"))

@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from poisson_prove.shared.text import value_as_text
+from prove_common.text import value_as_text
 from proveai.capture.checking import Check, Trigger, _coerce, composite_outcome, run_check
 from proveai.diff.judge import judge_model_name, llm_judge
 from proveai.traces.trace import CheckResult, Span, Trace

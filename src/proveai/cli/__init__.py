@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from poisson_prove.shared.cliapp import add_debug_option, run_app
+from prove_common.cliapp import add_debug_option, run_app
 from proveai.errors import EXIT_UNEXPECTED
 from proveai.version import __version__
 

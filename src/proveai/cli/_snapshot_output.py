@@ -10,9 +10,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.console import is_pretty
-from poisson_prove.shared.progress import ProgressReporter, make_progress
-from poisson_prove.shared.tables import Column, Table, draw_table, rich_table, terminal_console
+from prove_common.console import is_pretty
+from prove_common.progress import ProgressReporter, make_progress
+from prove_common.tables import Column, Table, draw_table, rich_table, terminal_console
 from proveai.errors import EXIT_INCONCLUSIVE, EXIT_REGRESSION
 from proveai.snapshot.diffview import DiffReport, FieldDiff, side_by_side_lines
 from proveai.snapshot.grading import AgentVerdict

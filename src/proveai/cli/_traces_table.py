@@ -1,5 +1,5 @@
 """Trace listings for status and list: a rich table on a terminal, aligned plain columns on a pipe
-(both drawn by poisson_prove.shared.tables)."""
+(both drawn by prove_common.tables)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from poisson_prove.shared.cliapp import add_plain_option as shared_plain_option
-from poisson_prove.shared.console import is_pretty, wants_color
-from poisson_prove.shared.tables import Column, Table, plain_lines, rich_table, terminal_console
+from prove_common.cliapp import add_plain_option as shared_plain_option
+from prove_common.console import is_pretty, wants_color
+from prove_common.tables import Column, Table, plain_lines, rich_table, terminal_console
 from proveai.errors import ProveAIError
 from proveai.store import default_traces_dir
 
@@ -89,7 +89,7 @@ def render(
 ) -> None:
     """Print the table: rich (coloured unless --plain) on a terminal, plain columns otherwise.
 
-    Drawn by poisson_prove.shared.tables, whose cells are never read as Rich markup: a name or
+    Drawn by prove_common.tables, whose cells are never read as Rich markup: a name or
     value like "[/oops]" prints as written.
     """
     columns = {

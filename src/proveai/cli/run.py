@@ -7,9 +7,9 @@ import os
 import sys
 from pathlib import Path
 
-from poisson_prove.shared.console import is_pretty, wants_color
-from poisson_prove.shared.progress import ProgressReporter, make_progress
-from poisson_prove.shared.tables import Column, Table, rich_table, terminal_console
+from prove_common.console import is_pretty, wants_color
+from prove_common.progress import ProgressReporter, make_progress
+from prove_common.tables import Column, Table, rich_table, terminal_console
 from proveai.cli._traces_table import add_plain_option
 from proveai.cli.status import add_repeatable, add_traces_option, key_value_pairs, parse_filters
 from proveai.replay.runner import RunRequest, RunResult, execute_run

@@ -8,7 +8,7 @@ import os
 import sys
 from pathlib import Path
 
-from poisson_prove.shared.cliapp import UsageParser, add_plain_option, print_error
+from prove_common.cliapp import UsageParser, add_plain_option, print_error
 from proveai.cli._snapshot_output import (
     RunProgress,
     render_diff,

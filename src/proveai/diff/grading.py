@@ -13,7 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from poisson_prove.shared.text import value_as_text
+from prove_common.text import value_as_text
 from proveai.diff.judge import llm_judge
 from proveai.diff.tier1 import numbers_of, text_diff, tier1_for_kind
 from proveai.diff.tier2 import DEFAULT_REGRESSED, DEFAULT_UNCHANGED, embedding_grade

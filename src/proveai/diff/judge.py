@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from poisson_prove.shared.text import value_as_text
+from prove_common.text import value_as_text
 from proveai.cache import CachedProvider, default_cache, dispatch_cached
 
 DEFAULT_JUDGE_MODEL = "claude-haiku-4-5"

@@ -24,7 +24,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from poisson_prove.shared.text import value_as_text
+from prove_common.text import value_as_text
 from proveai.providers.embedding import cosine_similarity
 
 VOLATILE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (

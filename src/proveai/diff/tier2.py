@@ -25,8 +25,8 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.jsonio import utc_now_iso, write_json_atomic
-from poisson_prove.shared.text import value_as_text
+from prove_common.jsonio import utc_now_iso, write_json_atomic
+from prove_common.text import value_as_text
 from proveai.errors import ProveAIError
 from proveai.providers.base import ProviderError
 from proveai.providers.embedding import cosine_similarity

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.jsonio import write_json_atomic
+from prove_common.jsonio import write_json_atomic
 from proveai.capture.exporters import FileExporter
 from proveai.engine.layers import (
     Analysis,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.jsonio import utc_now_iso, write_json_atomic
+from prove_common.jsonio import utc_now_iso, write_json_atomic
 from proveai.errors import ProveAIError
 from proveai.store import Store, check_name
 from proveai.traces.reading import list_traces

@@ -15,8 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.jsonio import utc_now_iso
-from poisson_prove.shared.suggest import did_you_mean
+from prove_common.jsonio import utc_now_iso
+from prove_common.suggest import did_you_mean
 from proveai.cache import ResponseCache, default_cache
 from proveai.diff.judge import judge_model_name
 from proveai.diff.tier2 import load_calibration

@@ -12,8 +12,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.jsonio import utc_now_iso
-from poisson_prove.shared.text import value_as_text
+from prove_common.jsonio import utc_now_iso
+from prove_common.text import value_as_text
 from proveai.report.graph import build_graph
 
 STATUSES = ("unchanged", "drifted", "regressed", "inconclusive", "path_changed", "iteration_count_changed")

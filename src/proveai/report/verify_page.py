@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.text import value_as_text
+from prove_common.text import value_as_text
 from proveai.diff.grading import EdgeVerdict
 from proveai.report import render_html
 from proveai.snapshot.fromtrace import load_trace_file

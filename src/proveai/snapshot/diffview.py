@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.text import value_as_text
+from prove_common.text import value_as_text
 from proveai.snapshot.grading import fresh_agents_of_trace
 from proveai.snapshot.model import ExpectedIO, load_snapshot, snapshot_path, unknown_agent_error
 from proveai.snapshot.update import fresh_traces, last_verified

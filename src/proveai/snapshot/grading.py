@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from poisson_prove.shared.jsonio import canonical_json
+from prove_common.jsonio import canonical_json
 from proveai.snapshot.fromtrace import agent_spans, definition_from_spans, expected_from_span
 from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, content_hash
 

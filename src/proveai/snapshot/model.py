@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.jsonio import canonical_json
-from poisson_prove.shared.suggest import did_you_mean
+from prove_common.jsonio import canonical_json
+from prove_common.suggest import did_you_mean
 from proveai.errors import ProveAIError
 
 SNAPSHOT_FORMAT = "proveai.snapshot/1"

@@ -1,4 +1,4 @@
-"""How snapshot results read: the tables (as `poisson_prove.shared.tables.Table` data, drawn
+"""How snapshot results read: the tables (as `prove_common.tables.Table` data, drawn
 plain or by Rich by the caller), the summary line and the markdown step summary.
 
 Returns data and strings; never prints.
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from poisson_prove.shared.tables import Column, Table, clip_text
+from prove_common.tables import Column, Table, clip_text
 from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE
 from proveai.snapshot.grading import SYMBOLS
 

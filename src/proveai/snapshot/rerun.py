@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.shared.children import run_child
+from prove_common.children import run_child
 from proveai.errors import EXIT_USAGE, ProveAIError
 from proveai.store import project_root
 

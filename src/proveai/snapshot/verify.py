@@ -12,7 +12,7 @@ from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from poisson_prove.shared.jsonio import write_json_atomic
+from prove_common.jsonio import write_json_atomic
 from proveai.diff.judge import JudgeStats, judge_max_tokens
 from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, ProveAIError
 from proveai.snapshot.fromtrace import dated_trace_files, load_trace_file

@@ -88,7 +88,7 @@ def assert_sweep_semantics(rows: list[dict[str, Any]]) -> None:
     replicate) and the outcome, t and case the agent computes from (cfg, seed)."""
     import json
 
-    from poisson_prove.seeding import episode_seed
+    from poisson_prove.design.seeding import episode_seed
     from tests.poisson_prove.backends.fleet_agent import _episode
 
     for row in rows:

@@ -9,7 +9,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from poisson_prove.backends import make_executor
-from poisson_prove.execute import Job
+from poisson_prove.episode.run import Job
 from tests.poisson_prove.backends.conftest import HERE
 
 

@@ -103,9 +103,9 @@ def test_the_real_modal_sdk_takes_the_adapters_image_and_function_and_runs_it_lo
     pytest.importorskip("modal")
     from poisson_prove.backends._attempt import run_task
     from poisson_prove.backends.modal import ModalExecutor
-    from poisson_prove.conditions import condition_key
-    from poisson_prove.execute import Job, Task
-    from poisson_prove.seeding import episode_seed
+    from poisson_prove.design.conditions import condition_key
+    from poisson_prove.design.seeding import episode_seed
+    from poisson_prove.episode.run import Job, Task
     from tests.poisson_prove.backends.conftest import SALT
 
     module = f"fleet_{uuid.uuid4().hex[:8]}"

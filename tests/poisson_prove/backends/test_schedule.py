@@ -11,9 +11,9 @@ from pathlib import Path
 
 from poisson_prove.backends import make_executor
 from poisson_prove.backends._schedule import Window
-from poisson_prove.conditions import condition_key
-from poisson_prove.execute import Job, Task
-from poisson_prove.seeding import episode_seed
+from poisson_prove.design.conditions import condition_key
+from poisson_prove.design.seeding import episode_seed
+from poisson_prove.episode.run import Job, Task
 from tests.poisson_prove.backends.conftest import HERE, SALT
 
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from poisson_prove.conditions import condition_key
-from poisson_prove.seeding import episode_seed
+from poisson_prove.design.conditions import condition_key
+from poisson_prove.design.seeding import episode_seed
 from tests.conftest import assert_clean_error
 from tests.poisson_prove.runs import store_with_pair
 

@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 
 import poisson_prove
-from poisson_prove.conditions import condition_key
+from poisson_prove.design.conditions import condition_key
 from tests.poisson_prove.runs import Episodes, write_run
 
 TASKS = ("refund", "password", "shipping")

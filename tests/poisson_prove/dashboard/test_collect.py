@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from poisson_prove.dashboard.collect import run_view
-from poisson_prove.store import RunStore
+from poisson_prove.store.runs import RunStore
 from tests.poisson_prove.runs import Episodes, write_run
 
 OUTCOMES = ("resolved", "unresolved", "timeout")

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from scipy.stats import binom
 
-from poisson_prove.seeding import episode_seed
+from poisson_prove.design.seeding import episode_seed
 from tests.conftest import assert_clean_error
 from tests.poisson_prove.helpers import episodes, manifests, tree
 

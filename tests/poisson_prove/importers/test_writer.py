@@ -11,7 +11,7 @@ import pytest
 from poisson_prove.errors import ProveError
 from poisson_prove.importers import OutcomeMapping
 from poisson_prove.importers._writer import ImportedSample, replicate_of, write_import
-from poisson_prove.store import RunStore
+from poisson_prove.store.runs import RunStore
 
 
 def test_default_mapping_reads_inspect_letters_numbers_and_booleans() -> None:

@@ -9,8 +9,8 @@ from pathlib import Path
 import pyarrow.dataset as ds
 import pytest
 
-from poisson_prove.episode_table import row_tuple
-from poisson_prove.store import RunStore
+from poisson_prove.store.runs import RunStore
+from poisson_prove.store.table import row_tuple
 from poisson_prove.sweep.batches import BatchSink
 
 

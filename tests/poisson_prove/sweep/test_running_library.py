@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from poisson_prove.conditions import condition_key
-from poisson_prove.seeding import episode_seed, new_salt
+from poisson_prove.design.conditions import condition_key
+from poisson_prove.design.seeding import episode_seed, new_salt
 from tests.poisson_prove.helpers import SEEDED_TARGET, episodes, manifests, small_spec, write
 
 STEPPING = """
@@ -30,7 +30,7 @@ def rollout(cfg, seed):
 
 
 def test_seeds_of_matches_episode_seed() -> None:
-    from poisson_prove.plan import seeds_of
+    from poisson_prove.design.plan import seeds_of
 
     salt = new_salt()
     cell = condition_key({"task_id": "refund", "tool_fail_rate": 0.55})
@@ -74,7 +74,7 @@ def test_run_sweep_refuses_an_underpowered_design(tmp_path: Path) -> None:
 
 
 def test_rows_to_table_reads_every_started_at_form() -> None:
-    from poisson_prove.store import rows_to_table
+    from poisson_prove.store.runs import rows_to_table
 
     moment = dt.datetime(2026, 10, 26, 12, 0, 1, 500000, tzinfo=dt.UTC)
     base = {"run_id": "r", "cell": "{}", "cfg": "{}", "replicate": 0, "seed": 1}
@@ -150,7 +150,7 @@ def test_capture_switches_on_named_instrumentors_and_names_missing_ones(prove, w
 
 def test_latest_is_the_last_run_made_even_within_one_second(tmp_path: Path) -> None:
     import poisson_prove
-    from poisson_prove.store import RunStore
+    from poisson_prove.store.runs import RunStore
 
     write(tmp_path, "agent.py", SEEDED_TARGET)
     spec = small_spec(tmp_path, replicates=20, values=["a"])

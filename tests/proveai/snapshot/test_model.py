@@ -1,6 +1,6 @@
 """snapshot/model.py: the content hashes a pinned snapshot holds are frozen. A snapshot pinned
 by an older version must verify unchanged, so these literal hashes (taken before the
-serialization moved to poisson_prove.shared.jsonio) may never change."""
+serialization moved to prove_common.jsonio) may never change."""
 
 from __future__ import annotations
 

@@ -1,0 +1,201 @@
+"""The plan: what a sweep will run, where, at what cost, and the smallest change it can catch.
+
+`make_plan` computes it (no printing); `sweep.UnderpoweredError` is the refusal of a design whose
+worst condition could not catch a change of `--max-mde` 4 times in 5.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from poisson_prove.backends import estimate_cost
+from poisson_prove.design.seeding import SEED_BOUND
+from poisson_prove.design.spec import Axis, Condition, SweepSpec
+from poisson_prove.episode.run import Task
+from poisson_prove.errors import ProveError
+from poisson_prove.stats.power import design_mde, replicates_needed, suggested_max_mde
+
+DEFAULT_MAX_MDE = 0.2
+DEFAULT_Q = 0.05
+#: The most episodes one run may plan. A billion rows is about 30 GB of Parquet and days of even
+#: the fastest rollouts; more is a typo (a replicates with extra zeros), refused before any work.
+MAX_ROLLOUTS = 1_000_000_000
+#: Replicates whose seeds are derived at a time: memory stays bounded whatever `replicates` is.
+_SEED_BLOCK = 4096
+
+
+@dataclass(frozen=True)
+class Plan:
+    """Everything the plan lines say, as data."""
+
+    target: str
+    target_id: str
+    t_unit: str
+    replicates: int
+    conditions: tuple[Condition, ...]
+    axes: tuple[Axis, ...]
+    outcomes: tuple[str, ...]
+    failures: tuple[str, ...]
+    successes: tuple[str, ...]
+    backend: str
+    concurrency: int
+    cost_usd: float
+    design: Any  # stats.power.DesignMDE
+    max_mde: float
+    q: float
+    settings: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def rollouts(self) -> int:
+        return len(self.conditions) * self.replicates
+
+    @property
+    def passes(self) -> bool:
+        return bool(self.design.passes)
+
+    def design_dict(self) -> dict[str, Any]:
+        """The manifest's `design` block."""
+        d = self.design
+        return {
+            "mde": d.mde,
+            "base_rate": d.base_rate,
+            "direction": d.direction,
+            "passes": d.passes,
+            "max_mde": d.max_mde,
+            "tests": d.tests,
+            "q": d.q,
+            "alpha": d.alpha,
+            "approximate": d.approximate,
+        }
+
+
+def backend_settings(spec: SweepSpec, backend: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
+    """The backend's spec table with the command line's overrides (those given) on top."""
+    settings = dict(spec.backends.get(backend, {}))
+    settings.update({k: v for k, v in overrides.items() if v is not None})
+    return settings
+
+
+def make_plan(
+    spec: SweepSpec,
+    *,
+    target: str | None = None,
+    replicates: int | None = None,
+    backend: str = "local",
+    settings: Mapping[str, Any] | None = None,
+    max_mde: float = DEFAULT_MAX_MDE,
+    q: float = DEFAULT_Q,
+    conditions: Sequence[Condition] | None = None,
+) -> Plan:
+    """The plan for `spec` with this run's overrides; raises nothing for an underpowered design
+    (check `plan.passes`), but ProveError for a cost above `settings["max_cost"]`."""
+    settings = dict(settings or {})
+    chosen = tuple(conditions) if conditions is not None else tuple(spec.conditions())
+    n = replicates if replicates is not None else spec.replicates
+    if len(chosen) * n > MAX_ROLLOUTS:
+        raise ProveError(
+            f"the design plans {len(chosen) * n:,} rollouts ({len(chosen):,} conditions x "
+            f"{n:,} replicates); one run holds at most {MAX_ROLLOUTS:,}",
+            suggestions=["lower replicates (the plan's smallest rise line says how many you need)"],
+        )
+    design = design_mde(n, len(chosen), len(spec.failures), q=q, max_mde=max_mde)
+    rollouts = len(chosen) * n
+    cost = float(estimate_cost(backend, rollouts, settings))
+    concurrency = settings.get("concurrency") or 1
+    return Plan(
+        target=target or spec.target,
+        target_id=spec.target_id,
+        t_unit=spec.t_unit,
+        replicates=n,
+        conditions=chosen,
+        axes=spec.axes,
+        outcomes=spec.outcomes,
+        failures=spec.failures,
+        successes=spec.successes,
+        backend=backend,
+        concurrency=int(concurrency),
+        cost_usd=cost,
+        design=design,
+        max_mde=max_mde,
+        q=q,
+        settings=settings,
+    )
+
+
+def cost_error(plan: Plan) -> ProveError | None:
+    """The refusal of a plan whose estimate is above --max-cost, if it is."""
+    cap = plan.settings.get("max_cost")
+    if cap is None or plan.cost_usd <= float(cap):
+        return None
+    return ProveError(
+        f"the estimate ${plan.cost_usd:,.2f} is above --max-cost ${float(cap):,.2f}; nothing was run",
+        suggestions=["raise --max-cost, or lower --replicates"],
+    )
+
+
+def underpowered_message(plan: Plan) -> str:
+    d = plan.design
+    if d.mde is None:
+        return (
+            "underpowered design: one condition alone could not be flagged for any change at its "
+            f"worst base rate, {d.base_rate:.3f}, and you accept {plan.max_mde:.3f}"
+        )
+    return (
+        "underpowered design: one condition alone would be flagged for a change of "
+        f"{d.mde:.3f} at its worst base rate, {d.base_rate:.3f}, and you accept {plan.max_mde:.3f}"
+    )
+
+
+def ways_out(plan: Plan) -> tuple[int, float | None]:
+    """(replicates needed at --max-mde, the --max-mde this design would pass with)."""
+    needed = replicates_needed(len(plan.conditions), len(plan.failures), q=plan.q, max_mde=plan.max_mde)
+    return needed, suggested_max_mde(plan.design)
+
+
+# The planned episodes ----------------------------------------------------------------------
+
+
+def seeds_of(salt: str, condition: str, replicates: Sequence[int]) -> list[int]:
+    """seeding.episode_seed for many replicates of one condition, hashing the shared prefix once."""
+    prefix = hashlib.blake2b(digest_size=8, key=bytes.fromhex(salt))
+    prefix.update(f"{condition}\x1f".encode())
+    copy, from_bytes, mask = prefix.copy, int.from_bytes, SEED_BOUND - 1
+    out = []
+    append = out.append
+    for replicate in replicates:
+        h = copy()
+        h.update(b"%d" % replicate)  # the same bytes as str(replicate).encode(), faster
+        append(from_bytes(h.digest(), "big") & mask)  # == % SEED_BOUND (a power of two)
+    return out
+
+
+def planned_items(
+    conditions: Sequence[Condition], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
+) -> Iterator[tuple[str, Mapping[str, Any], int, int]]:
+    """The planned episodes not yet stored as plain (condition, cfg, replicate, seed) tuples,
+    replicate by replicate across the conditions (so a run stopped early has every condition about
+    equally far), at most `limit` of them. Lazy: seeds are derived a block of replicates at a
+    time, so memory does not grow with `replicates`."""
+    left = limit if limit is not None else -1
+    for first in range(0, replicates, _SEED_BLOCK):
+        block = range(first, min(first + _SEED_BLOCK, replicates))
+        pairs = [(c.key, c.cfg, seeds_of(salt, c.key, block)) for c in conditions]
+        for offset, replicate in enumerate(block):
+            for key, cfg, seeds in pairs:
+                if skip and (key, replicate) in skip:
+                    continue
+                if left == 0:
+                    return
+                left -= 1
+                yield (key, cfg, replicate, seeds[offset])
+
+
+def planned_tasks(
+    conditions: Sequence[Condition], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
+) -> Iterator[Task]:
+    """`planned_items` as Tasks, for executors that ship episodes elsewhere."""
+    for key, cfg, replicate, seed in planned_items(conditions, replicates, salt, skip, limit):
+        yield Task(key, cfg, replicate, seed)

@@ -1,0 +1,402 @@
+"""The sweep spec: a TOML file read into a frozen, validated `SweepSpec`.
+
+Every error names the file, the key and (when the text shows it) the line, so the user can go
+straight to the mistake. Nothing here imports the target; `isolation` and `execute` do that.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import tomllib
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from poisson_prove.backends.tables import validate_backend_table
+from poisson_prove.chaos.config import parse_chaos
+from poisson_prove.design.conditions import condition_key, condition_label
+from poisson_prove.errors import ProveError
+from prove_common.suggest import did_you_mean
+
+TOP_KEYS = (
+    "target",
+    "target_id",
+    "t_unit",
+    "replicates",
+    "budget",  # dollars: `sweep --budget` from the spec (see poisson_prove.sweep.budget)
+    "axes",
+    "declare",
+    "capture",
+    "chaos",
+    "local",
+    "dask",
+    "ray",
+    "modal",
+    "burla",
+)
+BACKEND_TABLES = ("local", "dask", "ray", "modal", "burla")
+AXIS_TYPES = ("categorical", "continuous", "integer")
+AXIS_KEYS = ("type", "values")
+DECLARE_KEYS = ("outcomes", "failures", "successes")
+CAPTURE_KEYS = ("instrument", "content", "max_observation_bytes")
+_TARGET_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
+_TARGET_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]*$")
+
+
+def is_target_ref(text: str) -> bool:
+    """Whether `text` reads "module:function" (dotted module, identifier function)."""
+    return bool(_TARGET_RE.match(text))
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One sweep axis: its name, type and values (continuous values are floats)."""
+
+    name: str
+    type: str
+    values: tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Condition:
+    """One condition: its canonical key, the label users read and its cfg."""
+
+    key: str
+    label: str
+    cfg: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class Capture:
+    """The [capture] table: OpenTelemetry instrumentors to switch on, and what is kept."""
+
+    instrument: tuple[str, ...] = ()
+    content: bool = False
+    max_observation_bytes: int | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "instrument": list(self.instrument),
+            "content": self.content,
+            "max_observation_bytes": self.max_observation_bytes,
+        }
+
+
+@dataclass(frozen=True)
+class SweepSpec:
+    """A validated sweep spec. `raw` is the TOML as read (stored in the run's manifest)."""
+
+    path: Path
+    raw: Mapping[str, Any]
+    target: str
+    target_id: str
+    t_unit: str
+    replicates: int
+    axes: tuple[Axis, ...]
+    outcomes: tuple[str, ...]
+    failures: tuple[str, ...]
+    successes: tuple[str, ...]
+    capture: Capture = field(default_factory=Capture)
+    chaos: Mapping[str, Any] = field(default_factory=dict)
+    backends: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+
+    @property
+    def spec_dir(self) -> Path:
+        """The folder put first on the import path before the target is imported."""
+        return self.path.resolve().parent
+
+    @property
+    def axis_order(self) -> list[str]:
+        return [axis.name for axis in self.axes]
+
+    def conditions(self) -> list[Condition]:
+        """The conditions: the cartesian product of the axes, in spec order."""
+        names = self.axis_order
+        out = []
+        for combo in itertools.product(*(axis.values for axis in self.axes)):
+            cfg = dict(zip(names, combo, strict=True))
+            out.append(Condition(condition_key(cfg), condition_label(cfg, names), cfg))
+        return out
+
+
+class _Where:
+    """Finds the line of a key in the spec's text, for error messages."""
+
+    def __init__(self, path: Path, text: str) -> None:
+        self.path = path
+        self.lines = text.splitlines()
+
+    def line_of(self, table: str, key: str | None = None) -> int | None:
+        """The 1-based line of `key` in `[table]` ('' is the top level), or of the header."""
+        current = ""
+        header_line = None
+        for number, line in enumerate(self.lines, start=1):
+            stripped = line.strip()
+            header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", stripped)
+            if header:
+                current = header.group(1).replace('"', "").replace(" ", "")
+                if key is None and current == table:
+                    return number
+                full = f"{table}.{key}" if table else key
+                if key is not None and (current == full or current.startswith(f"{full}.")):
+                    return number
+                if current == table:
+                    header_line = number
+                continue
+            if key is not None and current == table and re.match(rf'^"?{re.escape(key)}"?\s*=', stripped):
+                return number
+            # dotted keys at the top level: axes.x.values = [...]
+            dotted = rf"^{re.escape(table)}\.{re.escape(key or '')}\s*="
+            if key is not None and current == "" and table and re.match(dotted, stripped):
+                return number
+        return header_line
+
+    def at(self, table: str, key: str | None = None) -> str:
+        line = self.line_of(table, key)
+        return f"{self.path}:{line}" if line else str(self.path)
+
+    def error(self, table: str, key: str | None, message: str, *, next_: Sequence[str] = ()) -> ProveError:
+        return ProveError(f"{self.at(table, key)}: {message}", suggestions=next_)
+
+
+def _qualified(table: str, key: str) -> str:
+    return f"{table}.{key}" if table else key
+
+
+def _check_keys(where: _Where, table: str, data: Mapping[str, Any], allowed: Sequence[str]) -> None:
+    for key in data:
+        if key not in allowed:
+            shown = f"[{table}]" if table else "the spec"
+            raise where.error(
+                table,
+                key,
+                f"unknown key {key!r} in {shown}{did_you_mean(key, allowed)}",
+                next_=[f"the keys of {shown} are: {', '.join(allowed)}"],
+            )
+
+
+def _names(where: _Where, table: str, key: str, value: Any, *, allow_empty: bool) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+        raise where.error(table, key, f"{_qualified(table, key)} must be a list of names, got {value!r}")
+    if not value and not allow_empty:
+        raise where.error(table, key, f"{_qualified(table, key)} must name at least one outcome")
+    dupes = sorted({v for v in value if value.count(v) > 1})
+    if dupes:
+        raise where.error(table, key, f"{_qualified(table, key)} repeats {', '.join(dupes)}")
+    return tuple(value)
+
+
+def _axis(where: _Where, name: str, table: Any) -> Axis:
+    qual = f"axes.{name}"
+    if not isinstance(table, Mapping):
+        raise where.error("axes", name, f"[{qual}] must be a table with type and values")
+    _check_keys(where, qual, table, AXIS_KEYS)
+    kind = table.get("type")
+    if kind is None:
+        raise where.error(qual, None, f"[{qual}] has no type (one of {', '.join(AXIS_TYPES)})")
+    if kind not in AXIS_TYPES:
+        raise where.error(
+            qual,
+            "type",
+            f"{qual}.type must be one of {', '.join(AXIS_TYPES)}, got {kind!r}"
+            f"{did_you_mean(str(kind), AXIS_TYPES)}",
+        )
+    values = table.get("values")
+    if values is None:
+        raise where.error(qual, None, f"[{qual}] has no values")
+    if not isinstance(values, list):
+        raise where.error(qual, "values", f"{qual}.values must be a list, got {values!r}")
+    if not values:
+        raise where.error(qual, "values", f"{qual}.values is empty: an axis needs at least one value")
+    out: list[Any] = []
+    for value in values:
+        if kind == "continuous":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise where.error(
+                    qual, "values", f"{qual}.values must be numbers (continuous), got {value!r}"
+                )
+            value = float(value)
+        elif kind == "integer":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise where.error(qual, "values", f"{qual}.values must be integers, got {value!r}")
+        elif isinstance(value, (list, dict)) or (isinstance(value, float) and not math.isfinite(value)):
+            raise where.error(
+                qual, "values", f"{qual}.values must be strings, numbers or booleans, got {value!r}"
+            )
+        out.append(value)
+    seen: set[str] = set()
+    for value in out:
+        token = condition_key({"v": value})
+        if token in seen:
+            raise where.error(qual, "values", f"{qual}.values repeats {value!r}")
+        seen.add(token)
+    return Axis(name, kind, tuple(out))
+
+
+def _declare(where: _Where, data: Any) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    if not isinstance(data, Mapping):
+        raise where.error("", "declare", "[declare] must be a table with outcomes, failures, successes")
+    _check_keys(where, "declare", data, DECLARE_KEYS)
+    if "outcomes" not in data:
+        raise where.error("declare", None, "[declare] has no outcomes")
+    outcomes = _names(where, "declare", "outcomes", data["outcomes"], allow_empty=False)
+    if "failures" not in data:
+        raise where.error("declare", None, "[declare] has no failures: name the outcomes that count against")
+    failures = _names(where, "declare", "failures", data["failures"], allow_empty=False)
+    successes = _names(where, "declare", "successes", data.get("successes", []), allow_empty=True)
+    for key, names in (("failures", failures), ("successes", successes)):
+        stray = [n for n in names if n not in outcomes]
+        if stray:
+            raise where.error(
+                "declare",
+                key,
+                f"declare.{key} names {', '.join(stray)}, not among declare.outcomes ({', '.join(outcomes)})",
+                next_=[f"add {', '.join(stray)} to declare.outcomes, or remove it from declare.{key}"],
+            )
+    both = [n for n in failures if n in successes]
+    if both:
+        raise where.error(
+            "declare",
+            "successes",
+            f"{', '.join(both)} is declared both a failure and a success",
+            next_=["an outcome counts against the agent or for it, not both"],
+        )
+    return outcomes, failures, successes
+
+
+def _capture(where: _Where, data: Any) -> Capture:
+    if not isinstance(data, Mapping):
+        raise where.error("", "capture", "[capture] must be a table")
+    _check_keys(where, "capture", data, CAPTURE_KEYS)
+    instrument = data.get("instrument", [])
+    if not isinstance(instrument, list) or not all(isinstance(v, str) and v for v in instrument):
+        raise where.error(
+            "capture", "instrument", f"capture.instrument must be a list of names, got {instrument!r}"
+        )
+    content = data.get("content", False)
+    if not isinstance(content, bool):
+        raise where.error("capture", "content", f"capture.content must be true or false, got {content!r}")
+    limit = data.get("max_observation_bytes")
+    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
+        raise where.error(
+            "capture",
+            "max_observation_bytes",
+            f"capture.max_observation_bytes must be a positive integer, got {limit!r}",
+        )
+    if instrument and limit is None:
+        raise where.error(
+            "capture",
+            None,
+            "[capture] names instrumentors but no max_observation_bytes (it has no default)",
+            next_=["add max_observation_bytes = 16384 to [capture]"],
+        )
+    return Capture(tuple(dict.fromkeys(instrument)), content, limit)
+
+
+def parse_spec(text: str, path: Path) -> SweepSpec:
+    """Validate the spec's text; `path` is where it came from (for errors and the import path)."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as err:
+        raise ProveError(f"{path}: not valid TOML: {err}") from None
+    return _validate(raw, path, _Where(path, text))
+
+
+def _validate(raw: Mapping[str, Any], path: Path, where: _Where) -> SweepSpec:
+    _check_keys(where, "", raw, TOP_KEYS)
+
+    target = raw.get("target")
+    if target is None:
+        raise ProveError(f'{path}: no target (add target = "my_module:rollout")')
+    if not isinstance(target, str) or not _TARGET_RE.match(target):
+        raise where.error("", "target", f"target must read module:function, got {target!r}")
+    target_id = raw.get("target_id")
+    if target_id is None:
+        raise ProveError(
+            f"{path}: no target_id (the name runs go by)",
+            suggestions=[f'add target_id = "{target.split(":")[0].rsplit(".", 1)[-1]}"'],
+        )
+    if not isinstance(target_id, str) or not _TARGET_ID_RE.match(target_id):
+        raise where.error(
+            "",
+            "target_id",
+            f"target_id must be a short name (letters, digits, . _ - space), got {target_id!r}",
+        )
+    t_unit = raw.get("t_unit", "steps")
+    if not isinstance(t_unit, str) or not t_unit:
+        raise where.error("", "t_unit", f"t_unit must be a name such as steps, got {t_unit!r}")
+    replicates = raw.get("replicates")
+    if replicates is None:
+        raise ProveError(f"{path}: no replicates (add replicates = 200)")
+    if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
+        raise where.error("", "replicates", f"replicates must be a positive integer, got {replicates!r}")
+    budget = raw.get("budget")
+    usable = isinstance(budget, (int, float)) and not isinstance(budget, bool) and budget > 0
+    if budget is not None and not usable:
+        raise where.error("", "budget", f"budget must be a positive number of dollars, got {budget!r}")
+
+    axes_table = raw.get("axes", {})
+    if not isinstance(axes_table, Mapping):
+        raise where.error("", "axes", "axes must be tables: [axes.NAME] with type and values")
+    axes = tuple(_axis(where, name, table) for name, table in axes_table.items())
+    if "declare" not in raw:
+        raise ProveError(f"{path}: no [declare] table (outcomes, failures, successes)")
+    outcomes, failures, successes = _declare(where, raw["declare"])
+    capture = _capture(where, raw["capture"]) if "capture" in raw else Capture()
+    chaos = parse_chaos(where.error, raw["chaos"], {a.name: a.values for a in axes}) if "chaos" in raw else {}
+
+    backends: dict[str, dict[str, Any]] = {}
+    for name in BACKEND_TABLES:
+        if name not in raw:
+            continue
+        if not isinstance(raw[name], Mapping):
+            raise where.error("", name, f"[{name}] must be a table")
+        try:
+            backends[name] = validate_backend_table(name, raw[name], str(path))
+        except ProveError as err:
+            key = re.search(r"key '([^']+)'|\] (\w+) must", err.message)
+            line = where.line_of(name, (key.group(1) or key.group(2)) if key else None)
+            message = err.message.replace(f"{path}:", f"{path}:{line}:", 1) if line else err.message
+            raise ProveError(message, suggestions=err.suggestions) from None
+    return SweepSpec(
+        path=path,
+        raw=raw,
+        target=target,
+        target_id=target_id,
+        t_unit=t_unit,
+        replicates=replicates,
+        axes=axes,
+        outcomes=outcomes,
+        failures=failures,
+        successes=successes,
+        capture=capture,
+        chaos=chaos,
+        backends=backends,
+    )
+
+
+def load_spec(path: str | Path) -> SweepSpec:
+    """Read and validate a sweep spec file."""
+    spec_path = Path(path)
+    if not spec_path.exists():
+        raise ProveError(
+            f"no sweep spec at {spec_path}",
+            suggestions=["poisson-prove init --example"],
+        )
+    if spec_path.is_dir():
+        raise ProveError(
+            f"{spec_path} is a folder, not a sweep spec", suggestions=["name the spec's .toml file"]
+        )
+    try:
+        text = spec_path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ProveError(f"cannot read the sweep spec {spec_path}: {err}") from None
+    return parse_spec(text, spec_path)
+
+
+def spec_from_manifest(raw: Mapping[str, Any], spec_path: str) -> SweepSpec:
+    """The spec a stored run was made from (its manifest keeps the spec as read)."""
+    return _validate(dict(raw), Path(spec_path), _Where(Path(spec_path), ""))

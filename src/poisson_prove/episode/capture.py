@@ -1,0 +1,214 @@
+"""[capture]: OpenTelemetry instrumentors feeding each episode's spans, keeping only what is
+promised.
+
+- `probe_instrumentors(names)` checks, in a child process, that each named instrumentor is
+  installed, loads, has its dependencies and really instruments; the plan, the done line and
+  the manifest name every one that does not, with the reason.
+- `enable_capture(capture)` switches them on once per process with a span processor that
+  appends each finished span of the running episode to its list (`source: "otel"`).
+- With `content = false` (the default) a span keeps only the attributes in `ALLOWED` (timings
+  are the span's own start and end): names, methods, status codes, hosts and paths, token counts,
+  model names. A URL is kept without its query, fragment or user info. Everything else (prompts,
+  completions, system instructions, tool arguments and results, request and response bodies,
+  under any convention) is left out; span events and status descriptions are never stored.
+- `max_observation_bytes` bounds every stored value, these and those of `record()`/`step()`
+  (recording.bounded).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from collections.abc import Mapping
+from importlib.metadata import entry_points
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from poisson_prove.episode import recording
+
+INSTRUMENTOR_GROUP = "opentelemetry_instrumentor"
+
+# content = false: the attributes kept, by exact key or (ending in ".") by prefix.
+ALLOWED = frozenset(
+    {
+        # HTTP, old and current semantic conventions
+        "http.method", "http.request.method", "http.status_code", "http.response.status_code",
+        "http.scheme", "http.host", "http.flavor", "http.route", "http.url", "http.target",
+        "url.full", "url.scheme", "url.path", "server.address", "server.port", "net.peer.name",
+        "net.peer.port", "network.protocol.version", "error.type", "exception.type",
+        "http.request.resend_count",
+        # generative AI: who, which model, how many tokens, how it ended
+        "gen_ai.system", "gen_ai.provider.name", "gen_ai.operation.name", "gen_ai.request.model",
+        "gen_ai.response.model", "gen_ai.response.id", "gen_ai.response.finish_reasons",
+        "gen_ai.request.max_tokens", "gen_ai.request.temperature", "gen_ai.request.top_p",
+        "gen_ai.request.seed", "gen_ai.request.choice.count", "gen_ai.output.type",
+        "gen_ai.tool.name", "gen_ai.tool.type", "gen_ai.tool.call.id", "gen_ai.agent.name",
+        "gen_ai.agent.id", "gen_ai.openai.request.service_tier", "gen_ai.openai.response.service_tier",
+        "gen_ai.usage.", "llm.token_count.", "llm.model_name", "llm.provider", "llm.system",
+        # chaos faults Prove injected itself
+        "chaos.",
+    }
+)
+_PREFIXES = tuple(key for key in ALLOWED if key.endswith("."))
+_URL_KEYS = frozenset({"http.url", "url.full"})
+_SETTINGS: dict[str, Any] = {"content": False, "limit": None}
+_ENABLED: dict[tuple[str, ...], dict[str, str]] = {}
+
+
+def allowed(key: str) -> bool:
+    return key in ALLOWED or key.startswith(_PREFIXES)
+
+
+def _without_query(value: Any, *, path_only: bool = False) -> Any:
+    if not isinstance(value, str):
+        return value
+    parts = urlsplit(value)
+    if path_only:
+        return parts.path
+    host = parts.hostname or ""
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    return urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+
+
+def kept_attributes(attributes: Mapping[str, Any], content: bool, limit: int | None) -> dict[str, Any]:
+    """The attributes of one span as stored: all of them with content, else the allow-list."""
+    out: dict[str, Any] = {}
+    for key, value in attributes.items():
+        if isinstance(value, tuple):
+            value = list(value)
+        if not content:
+            if not allowed(key):
+                continue
+            if key in _URL_KEYS:
+                value = _without_query(value)
+            elif key == "http.target":
+                value = _without_query(value, path_only=True)
+        out[key] = recording.bounded(value, limit)
+    return out
+
+
+def _episode_span_processor() -> Any:
+    """A SpanProcessor appending each finished span to the running episode's list (if any)."""
+    from opentelemetry.sdk.trace import SpanProcessor  # opentelemetry: ~75 ms, only when [capture] is on
+
+    class EpisodeSpanProcessor(SpanProcessor):
+        def on_end(self, span: Any) -> None:
+            spans = recording.current_spans()
+            if spans is None:
+                return
+            limit = _SETTINGS["limit"]
+            status = getattr(getattr(span, "status", None), "status_code", None)
+            spans.append(
+                {
+                    "name": recording.bounded(span.name, limit),
+                    "start": span.start_time / 1e9 if span.start_time else None,
+                    "end": span.end_time / 1e9 if span.end_time else None,
+                    "attributes": kept_attributes(span.attributes or {}, _SETTINGS["content"], limit),
+                    "status": "error" if status is not None and status.name == "ERROR" else "ok",
+                    "source": "otel",
+                    "parent": None,
+                    "span_id": f"{span.context.span_id:016x}",
+                    "trace_id": f"{span.context.trace_id:032x}",
+                }
+            )
+
+    return EpisodeSpanProcessor()
+
+
+def missing_instrumentors(names: tuple[str, ...] | list[str]) -> dict[str, str]:
+    """name -> why it cannot be switched on, for each named instrumentor not installed."""
+    installed = {ep.name for ep in entry_points(group=INSTRUMENTOR_GROUP)}
+    return {
+        name: f"not installed (no {INSTRUMENTOR_GROUP} entry point named {name!r})"
+        for name in names
+        if name not in installed
+    }
+
+
+def _instrument(name: str, entry: Any, provider: Any) -> str | None:
+    """Switch one instrumentor on; the reason it did not switch on, or None."""
+    try:
+        instrumentor = entry.load()()
+    except Exception as exc:
+        return f"fails to load: {type(exc).__name__}: {exc}"
+    if getattr(instrumentor, "is_instrumented_by_opentelemetry", False):
+        return None
+    try:
+        # opentelemetry: ~75 ms, only when [capture] is on
+        from opentelemetry.instrumentation.dependencies import get_dependency_conflicts
+
+        conflict = get_dependency_conflicts(instrumentor.instrumentation_dependencies())
+    except Exception:  # an instrumentor without the usual base class: instrument() tells
+        conflict = None
+    if conflict is not None:
+        return f"failed to instrument: {conflict}"
+    try:
+        instrumentor.instrument(tracer_provider=provider)
+    except Exception as exc:
+        return f"failed to instrument: {type(exc).__name__}: {exc}"
+    if not getattr(instrumentor, "is_instrumented_by_opentelemetry", True):
+        return "failed to instrument: it did not switch on (see its log message)"
+    return None
+
+
+def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
+    """Apply `capture` in this process (content, byte limit) and switch on its instrumentors
+    once; return name -> why not, for each one that could not be switched on."""
+    limit = capture.get("max_observation_bytes")
+    recording._LIMIT[0] = limit
+    _SETTINGS.update(content=bool(capture.get("content")), limit=limit)
+    names = tuple(capture.get("instrument") or ())
+    if not names:
+        return {}
+    if names in _ENABLED:
+        return _ENABLED[names]
+
+    from opentelemetry import trace  # opentelemetry: ~75 ms, only when [capture] is on
+    from opentelemetry.sdk.trace import TracerProvider  # opentelemetry: ~75 ms, only when [capture] is on
+
+    provider = trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):
+        trace.set_tracer_provider(TracerProvider())
+        provider = trace.get_tracer_provider()
+    if not _ENABLED:  # one processor per process; it reads _SETTINGS
+        provider.add_span_processor(_episode_span_processor())  # type: ignore[attr-defined]
+    missing = missing_instrumentors(names)
+    found = {ep.name: ep for ep in entry_points(group=INSTRUMENTOR_GROUP)}
+    for name in names:
+        if name not in missing:
+            why = _instrument(name, found[name], provider)
+            if why is not None:
+                missing[name] = why
+    _ENABLED[names] = {name: missing[name] for name in names if name in missing}  # spec order
+    return _ENABLED[names]
+
+
+def probe_instrumentors(names: tuple[str, ...] | list[str], *, timeout: float = 120) -> dict[str, str]:
+    """name -> why not, for each named instrumentor that does not switch on, checked in a child
+    process (so the sweep's own process is left as it was; the import of user code is not
+    involved). A probe that itself fails names every instrumentor with the reason."""
+    if not names:
+        return {}
+    command = [sys.executable, "-m", "poisson_prove.episode.capture", *names]
+    try:
+        done = subprocess.run(
+            command, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL, check=False
+        )
+        answer = json.loads(done.stdout.strip().splitlines()[-1])
+    except (OSError, subprocess.TimeoutExpired, ValueError, IndexError) as exc:
+        return {name: f"could not be checked ({type(exc).__name__})" for name in names}
+    return {str(k): str(v) for k, v in answer.items()}
+
+
+def short_reason(why: str) -> str:
+    """`not installed`, `fails to load` or `failed to instrument`: the plan line's words."""
+    return why.split(" (", 1)[0].split(":", 1)[0]
+
+
+if __name__ == "__main__":  # the probe's child: print {name: why not} as one JSON line
+    import logging
+
+    logging.disable(logging.CRITICAL)  # an instrumentor's own log lines are not the answer
+    result = enable_capture({"instrument": sys.argv[1:], "max_observation_bytes": 1})
+    sys.stdout.write(json.dumps(result) + "\n")

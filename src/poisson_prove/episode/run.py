@@ -1,0 +1,475 @@
+"""Running one episode: import the target, call it, catch, time, validate, build the row.
+
+Every backend's worker uses these functions, in this process, a worker thread, a child process
+or a remote machine, so everything here is importable by name and works on picklable inputs
+(`Job`, `Task`, defined here: what a backend hands its workers):
+
+- `load_target(job)` imports `job.target` ("pkg.module:function") with `job.spec_dir` first
+  on sys.path and returns the function (cached per process).
+- `run_episode(rollout, job, task)` calls `rollout(cfg, seed)` once and returns the row as a
+  dict with the store's episode columns (episode.row.EPISODE_COLUMNS). It never raises for what the
+  rollout does: an exception, a `sys.exit`, a non-Episode, an undeclared outcome or a `t`
+  outside [0, horizon], a `meta` JSON cannot hold (an object, NaN, infinity) becomes a row
+  with no outcome, `error_kind` (the exception's type name, `system_exit` or
+  `invalid_episode`) and `error_message`. Only KeyboardInterrupt passes, and `ProcessExit`
+  (see `os_exit_guard`), which carries the episode's `process_exit` row.
+  `started_at` is the start time as float seconds since the epoch (episode_table.rows_to_table also
+  takes a datetime or ISO text there).
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import math
+import os
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import AbstractContextManager, contextmanager, nullcontext
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from poisson_prove.episode.capture import enable_capture
+from poisson_prove.episode.model import Episode, InvalidEpisode, validate_episode
+from poisson_prove.episode.recording import _SPANS, begin_episode, end_episode
+from poisson_prove.episode.row import (
+    C_ENCODER,
+    EPISODE_COLUMNS,
+    META_ENCODERS,
+    meta_json,
+    new_meta_encoder,
+    spans_json,
+)
+from poisson_prove.errors import ProveError
+
+
+@dataclass(frozen=True, slots=True)
+class Task:
+    """One planned episode."""
+
+    condition: str  # the condition's canonical key (conditions.condition_key), stored as `cell`
+    cfg: Mapping[str, Any]
+    replicate: int
+    seed: int
+
+
+class EpisodeScope(Protocol):
+    """A context entered around each rollout call of a run, e.g. `[chaos]`'s fault injection
+    (`chaos.inject.ChaosScope`); picklable, since it travels in the `Job` to remote workers."""
+
+    def __call__(self, cfg: Mapping[str, Any], seed: int) -> AbstractContextManager[None]: ...
+
+
+@dataclass(frozen=True)
+class Job:
+    """Everything a worker needs to run episodes of one run (picklable)."""
+
+    run_id: str
+    target: str  # "pkg.module:function"
+    spec_dir: str  # put first on sys.path before importing the target
+    outcomes: Sequence[str]
+    episode_timeout: float | None = None
+    infra_errors: Sequence[str] = ()  # exception type names retried as infrastructure errors
+    infra_retries: int = 0
+    capture: Mapping[str, Any] = field(default_factory=dict)
+    # entered around each rollout call (chaos.config.job_chaos: the faults of [chaos]); None: nothing
+    scope: EpisodeScope | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)  # backend-specific settings
+
+
+Rollout = Callable[[dict[str, Any], int], Any]
+_NOTHING_AROUND = nullcontext()  # a run without an episode scope: nothing around the call
+
+SYSTEM_EXIT = "system_exit"
+INVALID_EPISODE = "invalid_episode"
+PROCESS_EXIT = "process_exit"
+MAX_ERROR_MESSAGE = 2000
+
+
+class TargetError(ProveError):
+    """The target does not import, is not there, or does not take (cfg, seed)."""
+
+
+class TargetExitedError(TargetError):
+    """The target called sys.exit while its module was imported; `exit_status` is what it
+    passed to sys.exit."""
+
+    def __init__(self, target: str, exit_status: Any) -> None:
+        super().__init__(f'target "{target}" called sys.exit({exit_status!r}) while importing')
+        self.exit_status = exit_status
+
+
+class ProcessExit(BaseException):
+    """The target called os._exit in the sweep's own process (see `os_exit_guard`).
+
+    A BaseException, so the rollout's own `except Exception` does not swallow it; `row` is the
+    episode's `process_exit` row once run_episode or run_into has built it.
+    """
+
+    def __init__(self, code: Any) -> None:
+        super().__init__(code)
+        self.code = code
+        self.row: dict[str, Any] | None = None
+
+
+_REAL_EXIT = os._exit
+_GUARDS = [0]
+
+
+def _guarded_exit(code: int) -> None:
+    thread = threading.current_thread()
+    if os.getpid() != _GUARDS[0]:
+        _REAL_EXIT(code)  # a forked child of the rollout: its exit is its own business
+    if thread is not threading.main_thread() and not thread.name.startswith("prove-"):
+        # A thread the target started: nothing can unwind the sweep from here, and exit 0
+        # would read as success. Say so and end with the code for work started, not finished.
+        sys.stderr.write(
+            f"error: the target called os._exit({code!r}) in a thread of its own; the sweep's "
+            "process ended there and its run stays partial\n"
+            "next: poisson-prove sweep --resume --episode-timeout 600\n"
+        )
+        sys.stderr.flush()
+        _REAL_EXIT(3)
+    raise ProcessExit(code)
+
+
+@contextmanager
+def os_exit_guard() -> Iterator[None]:
+    """While the target runs in this process, os._exit raises ProcessExit instead of ending it.
+
+    A rollout (or an import) that calls os._exit would end the sweep's process with the code
+    it chose, often 0, which CI reads as success. Under the guard the episode is stored as
+    `process_exit` and the sweep stops there with exit 3. A C-level exit or crash cannot be
+    caught this way; `--episode-timeout` runs each episode in a child process for that.
+    """
+    if os._exit is _guarded_exit:
+        yield
+        return
+    _GUARDS[0] = os.getpid()
+    os._exit = _guarded_exit  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        os._exit = _REAL_EXIT
+
+
+def process_exit_message(code: Any) -> str:
+    return (
+        f"the rollout called os._exit({code!r}): its process is gone (in the sweep's own process "
+        "the sweep stopped there)"
+    )
+
+
+def import_target(target: str, spec_dir: str | None) -> Rollout:
+    """Import `module:function` with `spec_dir` first on sys.path; raise TargetError if it fails.
+
+    A target that calls sys.exit while importing raises TargetExitedError (its `exit_status`
+    attribute is set), never SystemExit.
+    """
+    module_name, _, attr = target.partition(":")
+    if spec_dir:
+        if spec_dir in sys.path:
+            sys.path.remove(spec_dir)
+        sys.path.insert(0, spec_dir)
+    try:
+        with os_exit_guard():
+            module = importlib.import_module(module_name)
+    except ProcessExit as exc:
+        raise TargetError(
+            f'target "{target}" called os._exit({exc.code!r}) while importing',
+            suggestions=["a module should not end its process when it is imported"],
+        ) from None
+    except SystemExit as exc:
+        raise TargetExitedError(target, exc.code) from exc
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        first = (str(exc).strip().splitlines() or [""])[0]
+        raise TargetError(
+            f'target "{target}" does not import: {type(exc).__name__}: {first}',
+            suggestions=[f"python -c 'import {module_name}' in the spec's folder shows the whole error"],
+        ) from exc
+    function = getattr(module, attr, None)
+    if function is None:
+        raise TargetError(f'target "{target}": module {module_name} has no {attr}')
+    if not callable(function):
+        raise TargetError(f'target "{target}" is not a function (it is {type(function).__name__})')
+    check_signature(target, function)
+    return function
+
+
+def check_signature(target: str, function: Callable[..., Any]) -> None:
+    """Raise TargetError unless `function(cfg, seed)` would bind (it is not called)."""
+    try:
+        signature = inspect.signature(function)
+    except (TypeError, ValueError):
+        return  # a builtin or C function without a signature: it is tried at run time
+    try:
+        signature.bind({}, 0)
+    except TypeError as exc:
+        raise TargetError(
+            f'target "{target}" does not take (cfg, seed): its signature is {function.__name__}{signature}',
+            suggestions=["define it as def rollout(cfg, seed): ... returning poisson_prove.Episode"],
+        ) from exc
+
+
+_LOADED: dict[tuple[str, str], Rollout] = {}
+
+
+def load_target(job: Job) -> Rollout:
+    """The job's rollout function, imported once per process (spec_dir first on sys.path)."""
+    key = (job.target, job.spec_dir)
+    function = _LOADED.get(key)
+    if job.capture:  # this run's content rule and byte limit; instrumentors once per process
+
+        enable_capture(job.capture)
+    if function is None:
+        function = _LOADED[key] = import_target(job.target, job.spec_dir)
+    return function
+
+
+_OUTCOMES: dict[int, tuple[Any, frozenset[str]]] = {}
+
+
+def _outcomes_of(job: Job) -> frozenset[str]:
+    # Cached per Job object: building a frozenset per episode would cost more than the rest.
+    cached = _OUTCOMES.get(id(job))
+    if cached is None or cached[0] is not job:
+        cached = _OUTCOMES[id(job)] = (job, frozenset(job.outcomes))
+    return cached[1]
+
+
+def _message(exc: BaseException) -> str:
+    text = str(exc)
+    return text if len(text) <= MAX_ERROR_MESSAGE else text[: MAX_ERROR_MESSAGE - 1] + "…"
+
+
+def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
+    """Run one episode in this thread and return its row (see the module docstring)."""
+    outcomes = _outcomes_of(job)
+    spans, token = begin_episode()
+    started = time.time()
+    clock = time.perf_counter()
+    value: Any = None
+    kind: str | None = None
+    message: str | None = None
+    halted: ProcessExit | None = None
+    try:
+        with job.scope(task.cfg, task.seed) if job.scope else _NOTHING_AROUND:
+            value = rollout(dict(task.cfg), task.seed)
+    except ProcessExit as exc:
+        halted, kind, message = exc, PROCESS_EXIT, process_exit_message(exc.code)
+    except SystemExit as exc:
+        kind, message = SYSTEM_EXIT, f"the rollout called sys.exit({exc.code!r})"
+    except Exception as exc:
+        kind, message = type(exc).__name__, _message(exc)
+    finally:
+        duration = time.perf_counter() - clock
+        end_episode(token)
+    outcome = t = horizon = meta = case_id = None
+    if kind is None:
+        # Fast path for the common, valid Episode; anything else gets the full check's message.
+        if (
+            type(value) is Episode
+            and value.outcome in outcomes
+            and type(value.t) in (int, float)
+            and type(value.horizon) in (int, float)
+            and 0 <= value.t <= value.horizon
+            and math.isfinite(value.horizon)
+            and value.horizon > 0
+            and type(value.meta) is dict
+        ):
+            episode = value
+        else:
+            try:
+                episode = validate_episode(value, outcomes)
+            except InvalidEpisode as exc:
+                episode = None
+                kind, message = INVALID_EPISODE, _message(exc)
+        if episode is not None:
+            outcome, t, horizon = episode.outcome, float(episode.t), float(episode.horizon)
+            raw_meta = dict(episode.meta or {})
+            try:
+                meta = meta_json(raw_meta)
+            except (ValueError, TypeError, RecursionError) as exc:
+                outcome = t = horizon = None
+                kind, message = INVALID_EPISODE, f"meta cannot be stored as JSON: {exc}"
+            else:
+                case = raw_meta.get("case_id")
+                case_id = None if case is None else str(case)
+    row = episode_row(
+        job,
+        task,
+        outcome=outcome,
+        t=t,
+        horizon=horizon,
+        case_id=case_id,
+        meta=meta,
+        error_kind=kind,
+        error_message=message,
+        started_at=started,
+        duration_s=duration,
+        spans=spans_json(spans) if spans else None,
+    )
+    if halted is not None:
+        halted.row = row
+        raise halted
+    return row
+
+
+def episode_row(job: Job, task: Task, **columns: Any) -> dict[str, Any]:
+    """The row of `task` in `job`'s run: its keys from the task, the other columns as given
+    (None when left out)."""
+    row = dict.fromkeys(EPISODE_COLUMNS)
+    key = task.condition  # stored in the `cell` and `cfg` columns
+    row.update(run_id=job.run_id, cell=key, cfg=key, replicate=task.replicate, seed=task.seed)
+    row.update(columns)
+    return row
+
+
+def timeout_row(job: Job, task: Task, seconds: float, started: float) -> dict[str, Any]:
+    """The row of an episode stopped after `seconds`: no outcome, kind `episode_timeout`."""
+    return episode_row(
+        job,
+        task,
+        error_kind="episode_timeout",
+        error_message=f"the episode ran past --episode-timeout {seconds:g} s and was stopped",
+        started_at=started,
+        duration_s=time.time() - started,
+    )
+
+
+def lost_row(job: Job, task: Task, started: float, exitcode: int | None) -> dict[str, Any]:
+    """The row of an episode whose child process ended without answering (os._exit, a crash)."""
+    row = timeout_row(job, task, 0.0, started)
+    row["error_kind"] = PROCESS_EXIT
+    row["error_message"] = f"the episode's process ended without a result (exit code {exitcode})"
+    return row
+
+
+# The in-process fast path -------------------------------------------------------------------
+
+_NUMBER_TYPES = (int, float)
+
+
+def run_into(
+    rollout: Rollout,
+    job: Job,
+    items: Iterable[tuple[str, Mapping[str, Any], int, int]],
+    out: list[tuple[Any, ...]],
+    until: float = math.inf,
+    full: int | None = None,
+) -> int:
+    """Run each (condition, cfg, replicate, seed) in this thread, appending one row tuple per episode;
+    return how many were run.
+
+    The same rules as run_episode, without a Task or a dict per episode: a large in-process
+    sweep spends microseconds per episode here. Each row is appended in one step, so a
+    KeyboardInterrupt never leaves half a row in `out`. When `time.perf_counter()` passes
+    `until`, or `out` holds `full` rows, it returns after the episode in hand, leaving the rest
+    of an iterator `items` for the next call. A rollout that calls os._exit (under
+    os_exit_guard) has its `process_exit` row appended, then the ProcessExit is raised.
+    """
+    outcomes = frozenset(job.outcomes)
+    append = out.append
+    clock = time.perf_counter
+    # Locals, not globals, in the loop below: it runs once per episode.
+    episode_type, numbers, inf, join = Episode, _NUMBER_TYPES, math.inf, "".join
+    if not META_ENCODERS and C_ENCODER:
+        META_ENCODERS.append(new_meta_encoder())
+    encode = META_ENCODERS[0] if META_ENCODERS else None
+    wall0, clock0 = time.time(), clock()
+    spans: list[dict[str, Any]] = []
+    token = _SPANS.set(spans)
+    ran = 0
+    if full is None:
+        full = sys.maxsize
+    halted: ProcessExit | None = None
+    try:
+        for condition, cfg, replicate, seed in items:
+            start = clock()
+            kind = None
+            try:
+                value = rollout(dict(cfg), seed)
+            except ProcessExit as exc:
+                halted, kind, message = exc, PROCESS_EXIT, process_exit_message(exc.code)
+            except SystemExit as exc:
+                kind, message = SYSTEM_EXIT, f"the rollout called sys.exit({exc.code!r})"
+            except Exception as exc:
+                kind, message = type(exc).__name__, _message(exc)
+            end = clock()
+            if kind is None:
+                meta = value.meta if type(value) is episode_type else None
+                if not (
+                    type(meta) is dict
+                    and value.outcome in outcomes
+                    and type(value.t) in numbers
+                    and type(value.horizon) in numbers
+                    and 0 <= value.t <= value.horizon < inf
+                    and value.horizon > 0
+                ):
+                    try:
+                        validate_episode(value, outcomes)
+                        meta = dict(value.meta or {})
+                    except InvalidEpisode as exc:
+                        kind, message = INVALID_EPISODE, _message(exc)
+            if kind is None:
+                try:
+                    meta_text = join(encode(meta, 0)) if encode is not None else meta_json(meta)
+                except (ValueError, TypeError, RecursionError) as exc:
+                    if encode is not None:  # its circular-reference markers may hold entries
+                        encode = META_ENCODERS[0] = new_meta_encoder()
+                    kind, message = INVALID_EPISODE, f"meta cannot be stored as JSON: {exc}"
+            traced = spans_json(spans) if spans else None
+            if traced is not None:
+                spans.clear()
+            if kind is None:
+                case = meta.get("case_id")
+                append(
+                    (
+                        condition,
+                        condition,
+                        replicate,
+                        seed,
+                        value.outcome,
+                        value.t,
+                        value.horizon,
+                        None if case is None else str(case),
+                        meta_text,
+                        None,
+                        None,
+                        wall0 + (start - clock0),
+                        end - start,
+                        traced,
+                    )
+                )
+            else:
+                append(
+                    (
+                        condition,
+                        condition,
+                        replicate,
+                        seed,
+                        None,
+                        None,
+                        None,
+                        None,
+                        None,
+                        kind,
+                        message,
+                        wall0 + (start - clock0),
+                        end - start,
+                        traced,
+                    )
+                )
+            ran += 1
+            if halted is not None:
+                halted.row = {"cell": condition, "replicate": replicate}  # the row itself is in `out`
+                raise halted
+            if end >= until or len(out) >= full:
+                break
+    finally:
+        _SPANS.reset(token)
+    return ran

@@ -1,0 +1,77 @@
+"""Arrow columns as NumPy, never through pandas: a string column as integer codes into its
+values (`coded`), a fixed-width column as one array with nulls filled (`column_numbers`).
+
+Numbers are read from the Arrow buffers: pyarrow's own conversions import pandas, a second of
+start-up for every command.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+
+
+@dataclass(frozen=True)
+class Coded:
+    """A string column as codes into `values` (-1 where the row holds null)."""
+
+    values: tuple[str, ...]
+    codes: np.ndarray
+
+
+def coded(column: pa.ChunkedArray) -> Coded:
+    """Dictionary-encoded chunks (with one shared dictionary after unification) -> Coded."""
+    if not pa.types.is_dictionary(column.type):
+        import pyarrow.compute as pc  # 50 ms to import: only for a column stored without a dictionary
+
+        column = pc.dictionary_encode(column)
+    chunks = column.chunks
+    if not chunks:
+        return Coded((), np.empty(0, dtype=np.int32))
+    values = tuple(chunks[0].dictionary.to_pylist())
+    return Coded(values, np.concatenate([_codes(chunk.indices) for chunk in chunks]))
+
+
+def _plain_values(array: pa.Array, fill: float | int) -> np.ndarray:
+    """A fixed-width Arrow array as NumPy with nulls replaced by `fill`.
+
+    Read from the buffers: pyarrow's own conversion of an array with nulls (and
+    pc.fill_null's scalar) imports pandas, a second of start-up for every command.
+    """
+    dtype = _NUMPY_TYPES[array.type.id]
+    if array.null_count == len(array) > 0:  # a column never filled (error_kind of a clean run)
+        return np.full(len(array), fill, dtype=np.result_type(dtype, np.min_scalar_type(fill)))
+    data = np.frombuffer(array.buffers()[1], dtype=dtype, count=len(array) + array.offset)[array.offset:]
+    if array.null_count == 0:
+        return data
+    bitmap = np.frombuffer(array.buffers()[0], dtype=np.uint8)
+    valid = np.unpackbits(bitmap, bitorder="little")[array.offset : array.offset + len(array)].astype(bool)
+    return np.where(valid, data, fill)
+
+
+_NUMPY_TYPES = {
+    pa.int8().id: np.dtype(np.int8),
+    pa.int16().id: np.dtype(np.int16),
+    pa.int32().id: np.dtype(np.int32),
+    pa.int64().id: np.dtype(np.int64),
+    pa.float64().id: np.dtype(np.float64),
+}
+
+
+def _codes(indices: pa.Array) -> np.ndarray:
+    return _plain_values(indices, -1).astype(np.int32, copy=False)
+
+
+def column_numbers(column: pa.ChunkedArray, dtype: type, fill: float | int) -> np.ndarray:
+    """A fixed-width column as one NumPy array, nulls as `fill` (never through pandas:
+    ChunkedArray.to_numpy imports it)."""
+    if column.num_chunks == 0:
+        return np.empty(0, dtype=dtype)
+    out = np.empty(len(column), dtype=dtype)  # each chunk copied (and widened) once, into place
+    at = 0
+    for chunk in column.chunks:
+        out[at : at + len(chunk)] = _plain_values(chunk, fill)
+        at += len(chunk)
+    return out

@@ -1,0 +1,118 @@
+"""A stored run as its folder and manifest describe it: `RunInfo` (its batch files, events,
+and reading its episodes back). The lowest room of the store above the table schema: the
+readers and checks above take a `RunInfo`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from poisson_prove.episode.row import EPISODE_COLUMNS
+from poisson_prove.errors import ProveError
+from poisson_prove.store.table import episode_schema
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """A stored run as its manifest describes it."""
+
+    path: Path
+    manifest: Mapping[str, Any]
+
+    @property
+    def run_id(self) -> str:
+        return str(self.manifest["run_id"])
+
+    @property
+    def name(self) -> str:
+        return str(self.manifest["name"])
+
+    @property
+    def status(self) -> str:
+        return str(self.manifest.get("status", "partial"))
+
+    @property
+    def created(self) -> str:
+        return str(self.manifest.get("created", ""))
+
+    @property
+    def episodes_dir(self) -> Path:
+        return self.path / "episodes"
+
+    def batch_files(self) -> list[Path]:
+        """The completed batch files, in write order (temporary files are never listed)."""
+        if not self.episodes_dir.is_dir():
+            return []
+        return sorted(self.episodes_dir.glob("*.parquet"))
+
+    def read_episodes(self, columns: Sequence[str] | None = None) -> pa.Table:
+        """Every stored episode of this run as one Arrow table (the store's schema)."""
+        import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
+
+        schema = episode_schema()
+        files = self.batch_files()
+        wanted = list(columns) if columns else list(EPISODE_COLUMNS)
+        if not files:
+            return schema.empty_table().select(wanted)
+        tables = [self.read_batch(f, wanted) for f in files]
+        return pa.concat_tables(tables).cast(pa.schema([schema.field(name) for name in wanted]))
+
+    def read_batch(self, path: Path, columns: Sequence[str], read_dictionary: Sequence[str] = ()) -> pa.Table:
+        """One batch file's columns; a file that is not readable Parquet is a ProveError naming it.
+
+        ParquetFile rather than pq.read_table: the latter imports pyarrow.dataset and pandas (~1 s).
+        """
+        import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
+        import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when batches are read or written
+
+        try:
+            parquet = pq.ParquetFile(path, read_dictionary=list(read_dictionary) or None)
+            missing = [name for name in columns if name not in parquet.schema_arrow.names]
+            if missing:
+                raise ValueError(f"it has no column {', '.join(missing)}: not a batch of this store")
+            return parquet.read(columns=list(columns))
+        except KeyError as exc:  # pyarrow's read_dictionary names a column the file lacks
+            exc = ValueError(f"it has no column {exc.args[0]!r}: not a batch of this store")
+            raise self._unreadable(path, exc) from None
+        except (pa.ArrowException, OSError, ValueError) as exc:
+            raise self._unreadable(path, exc) from exc
+
+    def _unreadable(self, path: Path, exc: Exception) -> ProveError:
+        # Batches are renamed into place only once written whole, so this file was changed
+        # (or truncated) afterwards: say which one, and how to run its episodes again.
+        return ProveError(
+            f'batch file {path} of run "{self.name}" cannot be read: {type(exc).__name__}: {exc}',
+            suggestions=[
+                f"move {path.name} out of {path.parent}, then run its episodes again: "
+                f'poisson-prove sweep --resume "{self.name}" --yes'
+            ],
+        )
+
+    def unlisted_batches(self) -> list[Path]:
+        """Batch files the run's events do not record writing: a copy, or the last batch of a
+        sweep killed between its rename and its event. Cheap (no Parquet read)."""
+        written = {e.get("file") for e in self.events() if e.get("event") == "batch"}
+        return [path for path in self.batch_files() if path.name not in written]
+
+    def errored_count(self) -> int:
+        """Stored rows without an outcome."""
+        return self.read_episodes(["outcome"]).column("outcome").null_count
+
+    def events(self) -> list[dict[str, Any]]:
+        path = self.path / "events.jsonl"
+        if not path.exists():
+            return []
+        out = []
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                try:
+                    out.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue  # a line torn by a kill; the batch files are the truth
+        return out

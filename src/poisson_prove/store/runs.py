@@ -1,0 +1,309 @@
+"""The run store: one folder per run holding manifest.json, events.jsonl and episodes/*.parquet.
+
+Crash safety: a batch is written under a temporary name, fsynced and renamed into place; the
+manifest is replaced atomically. The Parquet files are the truth about what ran; the manifest's
+counts are a convenience refreshed at most once a second and when the sweep ends. Concurrent
+sweeps each write their own run folder; naming a new run (and so choosing its letter) happens
+under a store-wide lock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import re
+import secrets
+import string
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from filelock import FileLock, Timeout
+
+from poisson_prove.errors import ProveError
+from poisson_prove.store.checks import listing_problem
+from poisson_prove.store.info import RunInfo
+from poisson_prove.store.table import DICTIONARY_COLUMNS, STATISTICS_COLUMNS, episode_schema
+from prove_common.jsonio import utc_now, write_json_atomic
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
+
+MANIFEST_SCHEMA = "poisson-prove.run/1"
+DEFAULT_STORE = "prove-runs"
+STORE_ENV = "POISSON_PROVE_STORE"
+
+__all__ = ["DEFAULT_STORE", "STORE_ENV", "RunInfo", "RunStore", "RunWriter", "load_run"]
+
+def resolve_store_root(explicit: str | os.PathLike[str] | None = None) -> Path:
+    """--store wins, then $POISSON_PROVE_STORE, then ./prove-runs."""
+    if explicit:
+        return Path(explicit)
+    env = os.environ.get(STORE_ENV)
+    return Path(env) if env else Path(DEFAULT_STORE)
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+class RunWriter:
+    """The single writer of one run: batches, events, the manifest."""
+
+    def __init__(self, info: RunInfo) -> None:
+        self.info = info
+        self.path = info.path
+        self.manifest: dict[str, Any] = dict(info.manifest)
+        self.lock: FileLock | None = None  # the writer lock, when the writer holds one
+        self._seq = len(info.batch_files())
+        self.info.episodes_dir.mkdir(parents=True, exist_ok=True)
+        # A batch whose rename never happened (the process was killed) is not part of the run.
+        for stale in [*self.info.episodes_dir.glob("*.tmp"), *self.path.glob(".manifest.json.*.tmp")]:
+            stale.unlink(missing_ok=True)
+
+    def event(self, kind: str, **fields: Any) -> None:
+        record = {"event": kind, "at": _iso(utc_now()), **fields}
+        with open(self.path / "events.jsonl", "a", encoding="utf-8") as handle:
+            handle.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+    def write_batch(self, rows: pa.Table | Mapping[str, Sequence[Any]]) -> int:
+        """Write one batch (an Arrow table or a mapping of column lists); return its row count."""
+        import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
+        import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when batches are read or written
+
+        schema = episode_schema()
+        table = rows if isinstance(rows, pa.Table) else pa.table(dict(rows), schema=schema)
+        if table.num_rows == 0:
+            return 0
+        table = table.cast(schema) if table.schema != schema else table
+        self._seq += 1
+        final = self.info.episodes_dir / f"batch-{self._seq:06d}-{secrets.token_hex(3)}.parquet"
+        tmp = final.with_name(final.name + ".tmp")
+        # Dictionary-encode the repetitive text columns and keep statistics where readers filter:
+        # half the write time of the defaults, and smaller files.
+        pq.write_table(
+            table, tmp, use_dictionary=list(DICTIONARY_COLUMNS), write_statistics=list(STATISTICS_COLUMNS)
+        )
+        with open(tmp, "rb+") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, final)
+        self.event("batch", file=final.name, rows=table.num_rows)
+        return table.num_rows
+
+    def release(self) -> None:
+        """Let another writer (a later --resume) have the run."""
+        if self.lock is not None:
+            self.lock.release()
+            self.lock = None
+
+    def update_manifest(self, *, durable: bool = True, **fields: Any) -> None:
+        self.manifest.update(fields)
+        write_json_atomic(self.path / "manifest.json", self.manifest, durable=durable)
+
+
+class RunStore:
+    """A store folder of runs."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None) -> None:
+        self.root = resolve_store_root(root)
+
+    # Reading ------------------------------------------------------------------------------
+
+    def runs(self) -> list[RunInfo]:
+        """Every readable run, oldest first."""
+        if not self.root.is_dir():
+            return []
+        found = []
+        for manifest_path in self.root.glob("*/manifest.json"):
+            try:
+                manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+                continue
+            if listing_problem(manifest) is None:
+                found.append(RunInfo(manifest_path.parent, manifest))
+        # created_ns orders runs made within one second (`latest` must be the last one made).
+        found.sort(key=lambda r: (r.created, r.manifest.get("created_ns") or 0, r.run_id))
+        return found
+
+    def unreadable(self) -> list[tuple[Path, str]]:
+        """Run folders whose manifest cannot be read, with why: `runs` leaves them out, so it
+        says so rather than let a run vanish silently."""
+        if not self.root.is_dir():
+            return []
+        bad = []
+        for folder in sorted(p for p in self.root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            manifest_path = folder / "manifest.json"
+            if not manifest_path.exists():
+                if (folder / "episodes").is_dir():  # a run folder that lost its manifest
+                    bad.append((manifest_path, "it is missing"))
+                continue
+            try:
+                manifest = json.loads(manifest_path.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+                bad.append((manifest_path, f"{type(exc).__name__}: {exc}"))
+                continue
+            problem = listing_problem(manifest)
+            if problem is not None:
+                bad.append((manifest_path, f"not a run manifest: {problem}"))
+        return bad
+
+    def check_usable(self) -> None:
+        """Refuse a store path that is a file, or lies under one (before anything is written)."""
+        for path in (self.root, *self.root.parents):
+            if path.exists():
+                if not path.is_dir():
+                    where = "is a file" if path == self.root else f"lies under the file {path}"
+                    raise ProveError(
+                        f"--store {self.root} {where}; a store is a folder",
+                        suggestions=["give --store a folder (it is created when missing)"],
+                    )
+                return
+
+    def resolve(self, ref: str) -> RunInfo:
+        """A run by id, name, unique id prefix, or `latest`."""
+        self.check_usable()
+        runs = self.runs()
+        if not runs:
+            self._refuse_unreadable(ref)
+            raise ProveError(
+                f"no runs in the store {self.root}",
+                suggestions=["poisson-prove sweep --yes"],
+            )
+        if ref == "latest":
+            return runs[-1]
+        for run in runs:
+            if ref in (run.run_id, run.name):
+                return run
+        prefixed = [r for r in runs if r.run_id.startswith(ref)]
+        if len(prefixed) == 1:
+            return prefixed[0]
+        self._refuse_unreadable(ref)
+        names = ", ".join(f'"{r.name}"' for r in runs[-5:])
+        raise ProveError(
+            f'no run named "{ref}" in the store {self.root} (latest: {names})',
+            suggestions=[f"poisson-prove --store {self.root} runs"],
+        )
+
+    def _refuse_unreadable(self, ref: str) -> None:
+        _refuse_unreadable(self, ref)
+
+    # Writing ------------------------------------------------------------------------------
+
+    def create_run(
+        self, *, target_id: str, name: str | None, manifest: Mapping[str, Any], hold: bool = False
+    ) -> RunWriter:
+        """Make a new run folder with its manifest (status `partial`) and a `start` event."""
+        self.check_usable()
+        self.root.mkdir(parents=True, exist_ok=True)
+        with FileLock(str(self.root / ".store.lock"), timeout=60):
+            existing = self.runs()
+            taken = {r.name for r in existing}
+            now = utc_now()
+            if name is None:
+                name = _next_name(target_id, now.date(), taken)
+            elif name in taken:
+                raise ProveError(
+                    f'a run named "{name}" already exists in the store {self.root}',
+                    suggestions=["choose another --name, or leave it out to have one computed"],
+                )
+            run_id = f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
+            path = self.root / run_id
+            path.mkdir()
+            (path / "episodes").mkdir()
+            # Held before the manifest exists, so a `--resume` never sees this run unheld.
+            lock = _hold_run(path, name) if hold else None
+            document = {
+                "schema": MANIFEST_SCHEMA,
+                "run_id": run_id,
+                "name": name,
+                **manifest,
+                "status": "partial",
+                "created": _iso(now),
+                "created_ns": int(now.timestamp() * 1e6) * 1000,
+                "finished": None,
+            }
+            write_json_atomic(path / "manifest.json", document)
+        writer = RunWriter(RunInfo(path, document))
+        writer.lock = lock
+        writer.event("start", name=name)
+        return writer
+
+    def open_run(self, info: RunInfo, *, hold: bool = False) -> RunWriter:
+        """A writer for an existing run; `hold` first takes the run's writer lock (refusing a run
+        another sweep is writing right now), before stale temporary files are cleared."""
+        lock = _hold_run(info.path, info.name) if hold else None
+        writer = RunWriter(info)
+        writer.lock = lock
+        return writer
+
+
+def _hold_run(path: Path, name: str) -> FileLock:
+    """The run's writer lock (an OS lock, released when the process dies, even by kill -9)."""
+
+    lock = FileLock(str(path / ".writer.lock"))
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        raise ProveError(
+            f'run "{name}" is being written by another sweep right now',
+            suggestions=["wait for that sweep to end, then: poisson-prove sweep --resume"],
+        ) from None
+    return lock
+
+
+def _next_name(target_id: str, day: dt.date, taken: Iterable[str]) -> str:
+    """`<target_id> <date> <letter>`: a, b, ... z, then aa, ab, ..."""
+    taken = set(taken)
+    letters = string.ascii_lowercase
+    index = 0
+    while True:
+        suffix, n = "", index
+        while True:
+            suffix = letters[n % 26] + suffix
+            n = n // 26 - 1
+            if n < 0:
+                break
+        candidate = f"{target_id} {day.isoformat()} {suffix}"
+        if candidate not in taken:
+            return candidate
+        index += 1
+
+
+_SAFE_ID = re.compile(r"^[A-Za-z0-9._-]+$")
+
+
+def is_safe_id(text: str) -> bool:
+    """Whether `text` can name a file in the store without leaving it."""
+    return bool(_SAFE_ID.match(text)) and text not in {".", ".."}
+
+
+def load_run(name_or_id: str = "latest", store: str | os.PathLike[str] | None = None) -> pa.Table:
+    """The episodes of one stored run (by name, id or `latest`) as an Arrow table."""
+    return RunStore(store).resolve(name_or_id).read_episodes()
+
+
+def _refuse_unreadable(store: RunStore, ref: str) -> None:
+    """`ref` names a run folder whose manifest cannot be read: say that, not "no run named"."""
+    for manifest_path, why in store.unreadable():
+        folder = manifest_path.parent.name
+        if ref and (folder == ref or folder.startswith(ref) or ref == "latest" or _named(manifest_path, ref)):
+            if ref == "latest" and store.runs():
+                continue
+            raise ProveError(
+                f'run folder {manifest_path.parent} matches "{ref}" but its manifest.json '
+                f"cannot be read ({why})",
+                suggestions=[
+                    f"restore {manifest_path} from a copy, or move the folder "
+                    f"{manifest_path.parent} out of the store"
+                ],
+            )
+
+
+def _named(manifest_path: Path, ref: str) -> bool:
+    """Whether a manifest that is JSON but not a usable one still gives the run this name."""
+    try:
+        document = json.loads(manifest_path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(document, dict) and document.get("name") == ref

@@ -1,0 +1,176 @@
+"""The dispatcher both CLIs share: only the chosen verb's module is imported, every verb's
+help line is the one its module gives, the common options, and the errors log."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+import poisson_prove.cli
+import proveai.cli
+from prove_common.cliapp import (
+    add_debug_option,
+    add_plain_option,
+    log_system_exits,
+    short_home,
+)
+from tests.conftest import isolated_env
+
+# Runs a CLI's main() in a fresh interpreter and prints which verb modules got imported.
+IMPORTED = """
+import contextlib, io, json, sys
+cli = __import__(sys.argv[1], fromlist=["main"])
+with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+    try:
+        cli.main(sys.argv[2:])
+    except SystemExit:
+        pass
+print(json.dumps(sorted(m for m in sys.modules if m.startswith(sys.argv[1] + ".") and m.count(".") == 2)))
+"""
+
+
+def _imported(tmp_path: Path, package: str, *argv: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", IMPORTED, package, *argv], capture_output=True, text=True,
+        env=isolated_env(tmp_path), cwd=tmp_path, timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return [m for m in json.loads(done.stdout) if not m.rsplit(".", 1)[1].startswith("_")]
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        ((), []),
+        (("--help",), []),
+        (("bogus",), []),
+        (("runs", "--help"), ["poisson_prove.cli.runs"]),
+        (("--store", "x", "import", "--help"), ["poisson_prove.cli.import_logs"]),
+        (("--plain", "inspect", "--help"), ["poisson_prove.cli.inspect"]),
+    ],
+)
+def test_only_the_chosen_verb_is_imported(tmp_path: Path, argv: tuple[str, ...], expected: list[str]) -> None:
+    assert _imported(tmp_path, "poisson_prove.cli", *argv) == expected
+
+
+def test_proveai_imports_only_its_chosen_verb_too(tmp_path: Path) -> None:
+    assert _imported(tmp_path, "proveai.cli", "--help") == []
+    assert _imported(tmp_path, "proveai.cli", "status", "--help") == ["proveai.cli.status"]
+
+
+@pytest.mark.parametrize("cli", [poisson_prove.cli, proveai.cli], ids=["poisson-prove", "proveai"])
+def test_each_verbs_help_line_is_the_one_its_module_registers(cli: ModuleType) -> None:
+    # the top-level --help lists VERBS without importing the verbs; it must read as before,
+    # when every verb's module registered its own line
+    verbs: dict[str, str] = cli.VERBS
+    modules: dict[str, str] = getattr(cli, "MODULES", {})
+    parent = argparse.ArgumentParser(add_help=False)
+    for verb, line in verbs.items():
+        sub = argparse.ArgumentParser().add_subparsers()
+        module = importlib.import_module(f"{cli.__name__}.{modules.get(verb, verb.replace('-', '_'))}")
+        module.register(sub, parent)
+        assert [(a.dest, a.help) for a in sub._choices_actions] == [(verb, line)]
+
+
+def test_plain_and_debug_options_before_and_after_the_verb() -> None:
+    parser = argparse.ArgumentParser()
+    add_plain_option(parser, False, hidden_aliases=("--no-color",))
+    add_debug_option(parser, False)
+    sub = parser.add_subparsers(dest="verb")
+    parent = argparse.ArgumentParser(add_help=False)
+    add_plain_option(parent, True, hidden_aliases=("--no-color",))
+    add_debug_option(parent, True)
+    sub.add_parser("status", parents=[parent])
+    assert vars(parser.parse_args(["status"])) == {"plain": False, "debug": False, "verb": "status"}
+    assert parser.parse_args(["--plain", "status"]).plain is True
+    assert parser.parse_args(["status", "--plain"]).plain is True
+    assert parser.parse_args(["status", "--no-color"]).plain is True
+    assert parser.parse_args(["--no-color", "status", "--debug"]).debug is True
+    assert "--no-color" not in parser.format_help()
+
+
+def test_log_system_exits_appends_one_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    path = log_system_exits(
+        "poisson-prove",
+        ["sweep", "--json"],
+        run_name="r1",
+        run_id="20260101-abc",
+        count=3,
+        first_error="exit 2",
+    )
+    assert path == tmp_path / "cache" / "poisson-prove" / "errors.log"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert lines[0].startswith("--- ") and lines[0].endswith(" poisson-prove sweep --json")
+    assert lines[1] == 'run "r1" (20260101-abc): 3 rollouts called sys.exit; first error: exit 2'
+
+
+def test_log_system_exits_names_the_log_even_when_it_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(blocker))
+    path = log_system_exits("poisson-prove", [], run_name="r", run_id="i", count=1, first_error=None)
+    assert path == blocker / "poisson-prove" / "errors.log"
+    assert not path.exists()
+
+
+def test_short_home() -> None:
+    home = os.path.expanduser("~")
+    assert short_home(Path(home) / ".cache" / "x") == "~/.cache/x"
+    assert short_home(Path("/elsewhere/x")) == "/elsewhere/x"
+
+
+APP = """
+import sys
+from prove_common.cliapp import add_debug_option, run_app
+sys.exit(run_app(
+    prog="toy", description="a toy", version="1", verbs={"good": "works", "broken": "cannot load"},
+    package="toyverbs", argv=None, common=add_debug_option,
+))
+"""
+GOOD = """
+def register(subparsers, parent):
+    subparsers.add_parser("good", parents=[parent], help="works").set_defaults(func=run)
+
+def run(args):
+    print("good ran")
+    return 0
+"""
+
+
+def test_a_verb_that_cannot_load_is_one_error_line_and_a_logged_traceback(tmp_path: Path) -> None:
+    package = tmp_path / "toyverbs"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "good.py").write_text(GOOD)
+    (package / "broken.py").write_text("import a_module_that_is_not_installed\n")
+    env = isolated_env(tmp_path, {"PYTHONPATH": f"{tmp_path}{os.pathsep}{os.environ.get('PYTHONPATH', '')}"})
+
+    def toy(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", APP, *argv], capture_output=True, text=True, env=env, cwd=tmp_path,
+            timeout=60,
+        )
+
+    good = toy("good")
+    assert (good.returncode, good.stdout, good.stderr) == (0, "good ran\n", "")
+    broken = toy("broken")
+    assert broken.returncode == 70
+    assert broken.stdout == ""
+    lines = broken.stderr.splitlines()
+    assert lines[0].startswith("error: unexpected failure: ModuleNotFoundError:"), broken.stderr
+    assert lines[1] == "next: toy broken --debug ... to see the traceback; please report it"
+    assert len(lines) == 2
+    log = (tmp_path / ".cache" / "toy" / "errors.log").read_text(encoding="utf-8")
+    assert "a_module_that_is_not_installed" in log and "Traceback" in log
+    assert "Traceback" in toy("broken", "--debug").stderr
