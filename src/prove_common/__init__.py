@@ -11,6 +11,7 @@ package, and proveai imports these public names, never a private module of poiss
 - `progress` — the one progress display: a Rich bar with rate and ETA, or plain lines
 - `text`     — `value_as_text`: a value (an output, a field) as text, one rule
 - `jsonio`   — `canonical_json` (hashes, cache keys), `write_json_atomic`, `utc_now`
+- `files`    — atomic writes under one temporary-name scheme, stale-temporary cleanup, `lock`
 - `children` — child processes in their own session whose whole group is killed on timeout
 - `suggest`  — "did you mean" for unknown names
 """

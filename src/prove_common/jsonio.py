@@ -7,11 +7,11 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
-import secrets
-from pathlib import Path
 from typing import Any
 
-__all__ = ["canonical_json", "utc_now", "utc_now_iso", "write_json_atomic"]
+from prove_common.files import write_text_atomic
+
+__all__ = ["canonical_json", "utc_iso", "utc_now", "utc_now_iso", "write_json_atomic"]
 
 
 def canonical_json(value: Any) -> str:
@@ -26,23 +26,23 @@ def utc_now() -> dt.datetime:
     return dt.datetime.now(dt.UTC)
 
 
+def utc_iso(moment: dt.datetime, timespec: str = "seconds") -> str:
+    """An aware UTC datetime as the ISO-8601 text stored files carry: `2026-01-31T12:00:00Z`;
+    `timespec` as in `datetime.isoformat` (`"microseconds"` for stamps that must order events
+    within a second)."""
+    return moment.isoformat(timespec=timespec).replace("+00:00", "Z")
+
+
 def utc_now_iso(timespec: str = "seconds") -> str:
-    """Now as ISO-8601 text ending in `Z` (`2026-01-31T12:00:00Z`); `timespec` as in
-    `datetime.isoformat` (`"microseconds"` for stamps that must order events within a second)."""
-    return utc_now().isoformat(timespec=timespec).replace("+00:00", "Z")
+    """Now as `utc_iso` text (`2026-01-31T12:00:00Z`)."""
+    return utc_iso(utc_now(), timespec)
 
 
-def write_json_atomic(path: Path, document: Any, *, durable: bool = True) -> None:
-    """Write JSON to `path` so that a reader sees the old or the new file, never a torn one.
+def write_json_atomic(path: str | os.PathLike[str], document: Any, *, durable: bool = True) -> None:
+    """Write JSON (two-space indent, non-ASCII as it is, a final newline) to `path` so that a
+    reader sees the old or the new file, never a torn one (`prove_common.files`).
 
     `durable=False` skips the fsync: still atomic for any reader and after a killed process,
     only not across a power cut (for the manifest's per-batch counts, a convenience).
     """
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    with open(tmp, "w", encoding="utf-8") as handle:
-        json.dump(document, handle, indent=2, ensure_ascii=False)
-        handle.write("\n")
-        handle.flush()
-        if durable:
-            os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    write_text_atomic(path, json.dumps(document, indent=2, ensure_ascii=False) + "\n", durable=durable)

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from prove_common.jsonio import canonical_json, utc_now, utc_now_iso, write_json_atomic
+from prove_common.jsonio import canonical_json, utc_iso, utc_now, utc_now_iso, write_json_atomic
 
 
 def _old_cache_canonical(value: Any) -> str:
@@ -104,3 +104,9 @@ def test_utc_now_is_aware_utc_and_its_text_ends_in_z() -> None:
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z", utc_now_iso("microseconds"))
     parsed = dt.datetime.fromisoformat(utc_now_iso().replace("Z", "+00:00"))
     assert abs((parsed - now).total_seconds()) < 5
+
+
+def test_utc_iso_is_the_one_text_of_a_stored_moment() -> None:
+    moment = dt.datetime(2026, 1, 31, 12, 0, 5, 123456, tzinfo=dt.UTC)
+    assert utc_iso(moment) == "2026-01-31T12:00:05Z"  # the run store's created, events' at
+    assert utc_iso(moment, "microseconds") == "2026-01-31T12:00:05.123456Z"  # the trace index
