@@ -74,7 +74,7 @@ def test_run_sweep_refuses_an_underpowered_design(tmp_path: Path) -> None:
 
 
 def test_rows_to_table_reads_every_started_at_form() -> None:
-    from poisson_prove.store.runs import rows_to_table
+    from poisson_prove.store.table import rows_to_table
 
     moment = dt.datetime(2026, 10, 26, 12, 0, 1, 500000, tzinfo=dt.UTC)
     base = {"run_id": "r", "cell": "{}", "cfg": "{}", "replicate": 0, "seed": 1}
