@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from proveai import regex_match
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.store import TRACES_ENV, Store, check_name, project_root, trace_files
 from proveai.traces.index import read_index
 from tests.proveai.traces.store_kit import capture
@@ -56,4 +56,4 @@ def test_names_that_are_not_file_names_are_one_clear_error(name: str) -> None:
     with pytest.raises(ProveAIError) as caught:
         check_name("snapshot", name)
     assert caught.value.message == f"invalid snapshot name {name!r}: not usable as a file name"
-    assert caught.value.exit_code == EXIT_USAGE and "letters, digits" in caught.value.suggestions[0]
+    assert caught.value.exit_code == ProveAIExit.USAGE and "letters, digits" in caught.value.suggestions[0]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from poisson_prove.errors import EXIT_REFUSED, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 
 
 def require(extra: str, module: str) -> ModuleType:
@@ -16,5 +16,5 @@ def require(extra: str, module: str) -> ModuleType:
         raise ProveError(
             f"--backend {extra} needs the {extra} extra ({module} is not installed: {exc})",
             suggestions=[f"pip install 'poisson-prove[{extra}]'"],
-            exit_code=EXIT_REFUSED,
+            exit_code=ProveExit.REFUSED,
         ) from exc

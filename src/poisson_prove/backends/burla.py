@@ -21,7 +21,7 @@ from poisson_prove.backends._mapped import stream_mapped
 from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
 from poisson_prove.backends.base import Executor
 from poisson_prove.episode.run import Job, Task
-from poisson_prove.errors import EXIT_STOPPED, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 
 DEFAULT_BATCH = 256
 
@@ -74,7 +74,7 @@ class BurlaExecutor(Executor):
                     raise ProveError(
                         f"Burla did not run the batch: {type(exc).__name__}: {exc}",
                         suggestions=["burla login", "the cluster must be running: burla deploy"],
-                        exit_code=EXIT_STOPPED,
+                        exit_code=ProveExit.STOPPED,
                     ) from exc
 
         yield from stream_mapped(call_map, job, tasks, policy)

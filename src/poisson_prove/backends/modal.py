@@ -30,7 +30,7 @@ from poisson_prove.backends._settings import (
 )
 from poisson_prove.backends.base import Executor
 from poisson_prove.episode.run import Job, Task
-from poisson_prove.errors import EXIT_STOPPED, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 from prove_common.suggest import did_you_mean
 
 DEFAULT_APP_NAME = "poisson-prove"
@@ -184,7 +184,7 @@ class ModalExecutor(Executor):
             raise ProveError(
                 f"Modal did not start app {self.app_name!r}: {type(exc).__name__}: {exc}",
                 suggestions=["modal token new", "modal app list"],
-                exit_code=EXIT_STOPPED,
+                exit_code=ProveExit.STOPPED,
             ) from exc
         try:
             yield from stream_mapped(call_map, job, tasks, policy)

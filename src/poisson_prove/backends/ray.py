@@ -28,7 +28,7 @@ from poisson_prove.backends._schedule import Window, WorkerLost, drive
 from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
 from poisson_prove.backends.base import Executor
 from poisson_prove.episode.run import Job, Task
-from poisson_prove.errors import EXIT_STOPPED, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 
 
 class _RayEngine:
@@ -117,7 +117,7 @@ class RayExecutor(Executor):
             raise ProveError(
                 f"Ray did not start ({where}): {type(exc).__name__}: {exc}",
                 suggestions=["check [ray] address, or remove it to start a local instance"],
-                exit_code=EXIT_STOPPED,
+                exit_code=ProveExit.STOPPED,
             ) from exc
         return True
 

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from poisson_prove.errors import EXIT_REFUSED, EXIT_USAGE, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.compared import log_path
 from prove_common.console import is_pretty
 from prove_common.progress import RichProgress
@@ -53,7 +53,7 @@ def run(args: argparse.Namespace) -> int:
     if args.plots < 0 or args.refresh < 1 or not 0 <= args.port <= 65535:
         raise ProveError(
             "--plots must be 0 or more, --refresh 1 or more, --port 0..65535",
-            suggestions=["poisson-prove dashboard --help"], exit_code=EXIT_USAGE,
+            suggestions=["poisson-prove dashboard --help"], exit_code=ProveExit.USAGE,
         )
     if is_pretty(args, sys.stderr):
         bar = RichProgress(sys.stderr, label="runs", rate=False, eta=False)
@@ -108,13 +108,13 @@ def refreshing(func: Callable[[argparse.Namespace], int]) -> Callable[[argparse.
         try:
             code = func(args)
         except ProveError as err:
-            if err.exit_code not in (EXIT_REFUSED, EXIT_USAGE):
+            if err.exit_code not in (ProveExit.REFUSED, ProveExit.USAGE):
                 refresh_after(args)
             raise
         except BaseException:
             refresh_after(args)
             raise
-        if code not in (EXIT_REFUSED, EXIT_USAGE):
+        if code not in (ProveExit.REFUSED, ProveExit.USAGE):
             refresh_after(args)
         return code
 

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from poisson_prove.cli.dashboard import refresh_after
-from poisson_prove.errors import EXIT_OK, EXIT_WORSE
+from poisson_prove.errors import ProveExit
 from poisson_prove.render.json import comparison_document, dumps
 from poisson_prove.render.text import plain_report, print_rich
 from poisson_prove.store import compared
@@ -54,7 +54,7 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
     store = getattr(args, "store", None)
     before, after = default_runs(args.before, args.after, store=store)
     comparison = compare(before, after, method=args.method, event=args.event, q=args.q, store=store)
-    code = EXIT_WORSE if command == "check" and comparison.any_worse else EXIT_OK
+    code = ProveExit.WORSE if command == "check" and comparison.any_worse else ProveExit.OK
     gated = _gate(args, comparison, after) if command == "check" else None
     if gated is not None:
         code = gated.exit_code

@@ -6,7 +6,7 @@ import argparse
 from importlib import resources
 from pathlib import Path
 
-from poisson_prove.errors import EXIT_USAGE, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 
 HELP = "write a sweep spec (prove.toml) for the example agent"
 
@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
         raise ProveError(
             "init writes the example's spec only: add --example",
             suggestions=["poisson-prove init --example"],
-            exit_code=EXIT_USAGE,
+            exit_code=ProveExit.USAGE,
         )
     target = Path(args.path)
     if target.is_dir():

@@ -7,7 +7,7 @@ import json
 import sys
 from typing import Any
 
-from poisson_prove.errors import EXIT_OK, EXIT_REFUSED, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.checks import check_unique
 from poisson_prove.store.runs import RunStore, resolve_store_root
 from prove_common.console import is_pretty
@@ -123,11 +123,11 @@ def _report_refusals(refusals: list[ProveError]) -> int:
     """Runs left out because their batch files cannot be trusted: the listing still shows the
     others, then one `error:` line (the first) and `warning:` lines for the rest; exit 1."""
     if not refusals:
-        return EXIT_OK
+        return ProveExit.OK
     for extra in refusals[1:]:
         sys.stderr.write(f"warning: {extra.message}; that run is left out\n")
     first = refusals[0]
     sys.stderr.write(f"error: {first.message}\n")
     for suggestion in first.suggestions:
         sys.stderr.write(f"next: {suggestion}\n")
-    return EXIT_REFUSED
+    return ProveExit.REFUSED

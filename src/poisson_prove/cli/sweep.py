@@ -14,7 +14,7 @@ from poisson_prove.cli.dashboard import refreshing
 from poisson_prove.cli.sweep_args import add_sweep_parser
 from poisson_prove.episode.isolation import StdoutGuard
 from poisson_prove.episode.run import TargetExitedError
-from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 from prove_common.cliapp import log_system_exits, log_unexpected, short_home
 from prove_common.console import is_pretty
 from prove_common.progress import make_progress
@@ -114,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
     except ProveError as err:
         if out.json_mode and isinstance(err, TargetExitedError):
             err = _exit_at_import(err)
-        out.refused(err, "failed" if err.exit_code == EXIT_STOPPED else "refused")
+        out.refused(err, "failed" if err.exit_code == ProveExit.STOPPED else "refused")
         raise err from None
     prepared = planned.prepared
     document = planned_dict(prepared, planned.budget)
@@ -149,7 +149,7 @@ def _exit_at_import(err: ProveError) -> ProveError:
     """--json and a target that called sys.exit while importing: exit 3, naming the errors log."""
     path = log_unexpected("poisson-prove", _argv())
     where = f" (details in {short_home(path)})" if path else ""
-    return ProveError(f"{err.message}{where}", suggestions=err.suggestions, exit_code=EXIT_STOPPED)
+    return ProveError(f"{err.message}{where}", suggestions=err.suggestions, exit_code=ProveExit.STOPPED)
 
 
 def _check_backend(out: _Output, prepared: PreparedSweep, document: dict[str, Any]) -> None:
@@ -178,7 +178,7 @@ def _confirm(out: _Output, stdin_tty: bool, document: dict[str, Any]) -> None:
     except KeyboardInterrupt:
         answer = ""
     if answer.strip().lower() not in ("y", "yes"):
-        err = ProveError("declined: nothing was run or written", exit_code=EXIT_REFUSED)
+        err = ProveError("declined: nothing was run or written", exit_code=ProveExit.REFUSED)
         out.refused(err, base=document)
         raise err
 

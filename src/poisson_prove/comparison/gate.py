@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from poisson_prove.comparison.result import Comparison
-from poisson_prove.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_WORSE, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.stats.power import replicates_needed
 
 DEFAULT_MAX_MDE = 0.2
@@ -36,10 +36,10 @@ class GateResult:
     @property
     def exit_code(self) -> int:
         if self.status == "worse":
-            return EXIT_WORSE
+            return ProveExit.WORSE
         if self.status == "inconclusive" and not self.allow_inconclusive:
-            return EXIT_INCONCLUSIVE
-        return EXIT_OK
+            return ProveExit.INCONCLUSIVE
+        return ProveExit.OK
 
     def message(self) -> str | None:
         """The line `check` prints for an inconclusive gate."""

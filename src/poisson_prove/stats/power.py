@@ -14,7 +14,7 @@ from functools import cache
 
 import numpy as np
 
-from poisson_prove.errors import EXIT_USAGE, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.stats.distributions import binom_pmf, binom_sf, normal_cdf, normal_isf
 from poisson_prove.stats.rejection import check_n_alpha, fisher_rejection_cutoffs
 
@@ -340,10 +340,10 @@ def _check_design(conditions: int, failure_outcomes: int, q: float, max_mde: flo
         raise ValueError("a design needs at least one condition and one failure outcome")
     # q and max-mde come from the command line: wrong values are the user's to fix.
     if not 0.0 < q < 1.0:
-        raise ProveError(f"q must be a fraction between 0 and 1, got {q}", exit_code=EXIT_USAGE)
+        raise ProveError(f"q must be a fraction between 0 and 1, got {q}", exit_code=ProveExit.USAGE)
     if not 1.0 / GRID <= max_mde <= 1.0:
         raise ProveError(
-            f"max-mde must be a fraction between 0.0001 and 1, got {max_mde}", exit_code=EXIT_USAGE
+            f"max-mde must be a fraction between 0.0001 and 1, got {max_mde}", exit_code=ProveExit.USAGE
         )
     return tests
 

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from poisson_prove.errors import EXIT_USAGE, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.stats.power import design_mde, replicates_needed, suggested_max_mde
 
 #: The spec's key (in the backend's table, e.g. [local]) for the user's own cost per episode.
@@ -71,7 +71,7 @@ def budget_design(
     """The largest design `budget_usd` buys and what it can detect."""
     if not math.isfinite(budget_usd) or budget_usd <= 0:
         raise ProveError(
-            f"--budget must be a positive number of dollars, got {budget_usd}", exit_code=EXIT_USAGE
+            f"--budget must be a positive number of dollars, got {budget_usd}", exit_code=ProveExit.USAGE
         )
     if per_episode_usd <= 0:
         raise ProveError(

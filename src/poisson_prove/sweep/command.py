@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from poisson_prove.backends.pricing import per_episode_usd
 from poisson_prove.design.plan import cost_error
-from poisson_prove.errors import EXIT_STOPPED, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.sweep.budget import BudgetDesign, budget_design, per_episode_cost, refusal
 from poisson_prove.sweep.prepare import PreparedSweep, SweepRequest, UnderpoweredError, prepare_sweep
 from poisson_prove.sweep.result import SweepResult
@@ -104,7 +104,7 @@ def sweep_ending(
             "that episode stored as process_exit (--episode-timeout runs each episode in a process "
             "of its own, so one that ends it does not stop the sweep)",
             suggestions=[f"{prefix}sweep --resume --episode-timeout 600"],
-            exit_code=EXIT_STOPPED,
+            exit_code=ProveExit.STOPPED,
         )
     elif log_system_exits is not None and result.system_exits:
         where = log_system_exits()
@@ -113,13 +113,13 @@ def sweep_ending(
             f"the target called sys.exit in {result.system_exits:,} rollouts, stored as errors of kind "
             f"system_exit (details in {where})",
             suggestions=[f"{prefix}inspect {shlex.quote(result.name)}"],
-            exit_code=EXIT_STOPPED,
+            exit_code=ProveExit.STOPPED,
         )
     elif result.verdict == "failed":
         err = ProveError(
             f"every rollout errored ({result.first_error})",
             suggestions=[f"{prefix}inspect {shlex.quote(result.name)}"],
-            exit_code=EXIT_STOPPED,
+            exit_code=ProveExit.STOPPED,
         )
     next_line = next_commands = None
     if result.verdict == "stopped":

@@ -29,7 +29,7 @@ from poisson_prove.design.spec import Condition, SweepSpec, is_target_ref, load_
 from poisson_prove.episode.capture import probe_instrumentors
 from poisson_prove.episode.isolation import check_target_isolated
 from poisson_prove.episode.run import import_target
-from poisson_prove.errors import EXIT_USAGE, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore
 from poisson_prove.sweep.resume import resume_state
@@ -114,7 +114,7 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
         for flag, value in (("--replicates", request.replicates), ("--name", request.name)):
             if value is not None:
                 raise ProveError(
-                    f"{flag} cannot be given with --resume: the run keeps its own", exit_code=EXIT_USAGE
+                    f"{flag} cannot be given with --resume: the run keeps its own", exit_code=ProveExit.USAGE
                 )
         resumed = resume_state(store, request.resume, request.spec_path, request.target)
         spec, target, replicates, salt = resumed.spec, resumed.target, resumed.replicates, resumed.salt
@@ -146,29 +146,31 @@ def _check_flags(request: SweepRequest) -> None:
         if value is not None
     ]
     if len(chosen) > 1:
-        raise ProveError(f"{' and '.join(chosen)} cannot be given together; choose one", exit_code=EXIT_USAGE)
+        raise ProveError(
+            f"{' and '.join(chosen)} cannot be given together; choose one", exit_code=ProveExit.USAGE
+        )
     if request.stop_when_settled and request.pair_with is None:
         raise ProveError(
             "--stop-when-settled needs --pair-with RUN: it stops a condition once its comparison "
             "with the paired run is settled",
             suggestions=["poisson-prove sweep --pair-with latest --stop-when-settled --yes"],
-            exit_code=EXIT_USAGE,
+            exit_code=ProveExit.USAGE,
         )
     if request.batch_size < 1:
-        raise ProveError("--batch-size must be at least 1", exit_code=EXIT_USAGE)
+        raise ProveError("--batch-size must be at least 1", exit_code=ProveExit.USAGE)
     if request.max_rollouts is not None and request.max_rollouts < 1:
-        raise ProveError("--max-rollouts must be at least 1", exit_code=EXIT_USAGE)
+        raise ProveError("--max-rollouts must be at least 1", exit_code=ProveExit.USAGE)
     if request.episode_timeout is not None and not 0 < request.episode_timeout < math.inf:
         raise ProveError(
             "--episode-timeout must be a positive, finite number of seconds, "
             f"got {request.episode_timeout:g}",
             suggestions=["leave --episode-timeout out for no limit"],
-            exit_code=EXIT_USAGE,
+            exit_code=ProveExit.USAGE,
         )
     if request.max_mde is not None and not 0 < request.max_mde <= 1:
-        raise ProveError("--max-mde must be a fraction in (0, 1]", exit_code=EXIT_USAGE)
+        raise ProveError("--max-mde must be a fraction in (0, 1]", exit_code=ProveExit.USAGE)
     if request.replicates is not None and request.replicates < 1:
-        raise ProveError("--replicates must be at least 1", exit_code=EXIT_USAGE)
+        raise ProveError("--replicates must be at least 1", exit_code=ProveExit.USAGE)
 
 
 def _new_run(request: SweepRequest, store: RunStore) -> _NewRun:
@@ -177,13 +179,15 @@ def _new_run(request: SweepRequest, store: RunStore) -> _NewRun:
     target = request.target or spec.target
     replicates = request.replicates or spec.replicates
     if request.target is not None and not is_target_ref(request.target):
-        raise ProveError(f"--target must read module:function, got {request.target!r}", exit_code=EXIT_USAGE)
+        raise ProveError(
+            f"--target must read module:function, got {request.target!r}", exit_code=ProveExit.USAGE
+        )
     paired_with: RunInfo | None = None
     if request.salt is not None:
         try:
             salt, source = check_salt(request.salt), "given"
         except ValueError as err:
-            raise ProveError(f"--salt: {err}", exit_code=EXIT_USAGE) from None
+            raise ProveError(f"--salt: {err}", exit_code=ProveExit.USAGE) from None
     elif request.pair_with is not None:
         paired_with = store.resolve(request.pair_with)
         salt, source = str(paired_with.manifest["salt"]), "paired"
@@ -191,7 +195,7 @@ def _new_run(request: SweepRequest, store: RunStore) -> _NewRun:
         salt, source = new_salt(), "fresh"
     if request.name is not None:
         if not request.name.strip():
-            raise ProveError("--name must not be empty", exit_code=EXIT_USAGE)
+            raise ProveError("--name must not be empty", exit_code=ProveExit.USAGE)
         if any(run.name == request.name for run in store.runs()):
             raise ProveError(
                 f'a run named "{request.name}" already exists in the store {store.root}',

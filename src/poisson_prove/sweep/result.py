@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from poisson_prove.errors import EXIT_INTERRUPTED, EXIT_OK, EXIT_STOPPED
+from poisson_prove.errors import ProveExit
 
 
 @dataclass(frozen=True)
@@ -39,7 +39,7 @@ class SweepResult:
     @property
     def exit_code(self) -> int:
         if self.verdict == "interrupted":
-            return EXIT_INTERRUPTED
+            return ProveExit.INTERRUPTED
         if self.verdict in ("stopped", "failed", "process_exit"):
-            return EXIT_STOPPED
-        return EXIT_OK
+            return ProveExit.STOPPED
+        return ProveExit.OK

@@ -27,7 +27,7 @@ from poisson_prove.backends.base import Executor
 from poisson_prove.chaos.config import chaos_summary, job_chaos
 from poisson_prove.design.plan import Plan, cost_error, planned_items, planned_tasks
 from poisson_prove.episode.run import Job, ProcessExit, load_target, os_exit_guard, run_into
-from poisson_prove.errors import EXIT_REFUSED, EXIT_STOPPED, ProveError
+from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.checks import stored_keys
 from poisson_prove.store.runs import RunStore, RunWriter
 from poisson_prove.store.table import row_tuple, tuples_to_table
@@ -235,9 +235,9 @@ def _discard_empty_run(store: RunStore, writer: RunWriter, store_existed: bool, 
     shutil.rmtree(writer.path, ignore_errors=True)
     if not store_existed and {p.name for p in store.root.iterdir()} <= {".store.lock"}:
         shutil.rmtree(store.root, ignore_errors=True)
-    if isinstance(failure, ProveError) and failure.exit_code == EXIT_STOPPED:
+    if isinstance(failure, ProveError) and failure.exit_code == ProveExit.STOPPED:
         # Nothing ran and nothing is kept: refused before work, exit 1, not "resume it".
-        failure.exit_code = EXIT_REFUSED
+        failure.exit_code = ProveExit.REFUSED
 
 
 def _verdict(interrupted: bool, halted: bool, complete: bool, *, all_errored: bool) -> str:

@@ -6,7 +6,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.version import DISTRIBUTION, package_version
 
 WORKFLOW_PATH = Path(".github") / "workflows" / "proveai.yml"
@@ -108,17 +108,19 @@ def scaffold(
         raise ProveAIError(
             f"unknown provider {provider!r}",
             suggestions=[f"choose one of: {', '.join(PROVIDERS)}"],
-            exit_code=EXIT_USAGE,
+            exit_code=ProveAIExit.USAGE,
         )
     version = python_version or f"{sys.version_info.major}.{sys.version_info.minor}"
     if not all(part.isdigit() for part in version.split(".")) or version.count(".") not in (1, 2):
-        raise ProveAIError(f"--python-version {version!r} is not a version like 3.11", exit_code=EXIT_USAGE)
+        raise ProveAIError(
+            f"--python-version {version!r} is not a version like 3.11", exit_code=ProveAIExit.USAGE
+        )
     path = root / WORKFLOW_PATH
     if path.exists() and not force:
         raise ProveAIError(
             f"{WORKFLOW_PATH.as_posix()} already exists; not overwritten",
             suggestions=["proveai ci init --force  (replaces it)"],
-            exit_code=EXIT_USAGE,
+            exit_code=ProveAIExit.USAGE,
         )
     text = render_workflow(provider, full=full, python_version=version)
     path.parent.mkdir(parents=True, exist_ok=True)

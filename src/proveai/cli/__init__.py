@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 
 from prove_common.cliapp import add_debug_option, run_app
-from proveai.errors import EXIT_UNEXPECTED
+from proveai.errors import ProveAIExit
 from proveai.version import __version__
 
 # verb -> one line of help; each verb is the module proveai.cli.<verb>
@@ -40,5 +40,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         package="proveai.cli",
         argv=argv,
         common=add_common_options,
-        unexpected_exit=EXIT_UNEXPECTED,
+        unexpected_exit=ProveAIExit.UNEXPECTED,
     )

@@ -13,7 +13,7 @@ from typing import Any
 from prove_common.console import is_pretty
 from prove_common.progress import ProgressReporter, make_progress
 from prove_common.tables import Column, Table, draw_table, rich_table, terminal_console
-from proveai.errors import EXIT_INCONCLUSIVE, EXIT_REGRESSION
+from proveai.errors import ProveAIExit
 from proveai.snapshot.diffview import DiffReport, FieldDiff, side_by_side_lines
 from proveai.snapshot.grading import AgentVerdict
 from proveai.snapshot.model import Snapshot, SnapshotEntry, short_hash
@@ -182,7 +182,7 @@ def warn_unjudged(result: VerifyResult, unjudged: Sequence[AgentVerdict]) -> Non
         )
     if not judged:
         return
-    already_failing = result.exit_code in (EXIT_REGRESSION, EXIT_INCONCLUSIVE)
+    already_failing = result.exit_code in (ProveAIExit.REGRESSION, ProveAIExit.INCONCLUSIVE)
     tail = "" if already_failing else "; --strict-judge makes this exit 3"
     sys.stderr.write(
         f"warning: {len(judged)} agent(s) changed but the judge could not grade them: "

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 
 HELP = "deprecated: detection is written at capture time"
 
@@ -35,5 +35,5 @@ def run(args: argparse.Namespace) -> int:
         "proveai analyze was retired: detection (clean / suspect / flagged) is written automatically "
         "at capture time by FileExporter",
         suggestions=["proveai status --filter detection=flagged"],
-        exit_code=EXIT_USAGE,
+        exit_code=ProveAIExit.USAGE,
     )

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from proveai.ci.scaffold import DEFAULT_PROVIDER, PROVIDERS, scaffold
 from proveai.cli.snapshot import verb_with_actions
-from proveai.errors import EXIT_OK, EXIT_USAGE
+from proveai.errors import ProveAIExit
 from proveai.store import project_root
 
 
@@ -37,7 +37,7 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 def run(args: argparse.Namespace) -> int:
     if getattr(args, "action", None) != "init":
         args._parser.print_help()
-        return EXIT_USAGE
+        return ProveAIExit.USAGE
     result = scaffold(
         project_root(Path.cwd()),
         provider=args.provider,
@@ -49,4 +49,4 @@ def run(args: argparse.Namespace) -> int:
     print(f"Next: Add a repo secret named `{result.secret}`.")
     for name in result.extra_secrets:
         print(f"Next: Add a repo secret named `{name}`.")
-    return EXIT_OK
+    return ProveAIExit.OK

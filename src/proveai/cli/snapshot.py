@@ -18,7 +18,7 @@ from proveai.cli._snapshot_output import (
     render_update,
     render_verify,
 )
-from proveai.errors import EXIT_OK, EXIT_USAGE
+from proveai.errors import ProveAIExit
 from proveai.report.verify_page import write_verify_page
 from proveai.snapshot.ci_summary import write_step_summary
 from proveai.snapshot.diffview import snapshot_diff
@@ -141,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
     }
     if not getattr(args, "action", None):
         args._parser.print_help()
-        return EXIT_USAGE
+        return ProveAIExit.USAGE
     return handlers[args.action](args)
 
 
@@ -160,18 +160,18 @@ def _init(args: argparse.Namespace) -> int:
         progress=RunProgress(args, f"init {args.name!r}") if args.replicates > 1 else None,
     )
     render_init(result)
-    return EXIT_OK
+    return ProveAIExit.OK
 
 
 def _show(args: argparse.Namespace) -> int:
     render_show(args, load_snapshot(snapshot_path(Store().snapshots_dir, check_name("snapshot", args.name))))
-    return EXIT_OK
+    return ProveAIExit.OK
 
 
 def _list(args: argparse.Namespace) -> int:
     store = Store()
     render_list(args, list_snapshots(store.snapshots_dir), store.snapshots_dir)
-    return EXIT_OK
+    return ProveAIExit.OK
 
 
 def _verify(args: argparse.Namespace) -> int:
@@ -223,7 +223,7 @@ def _update(args: argparse.Namespace) -> int:
         snapshots_dir=store.snapshots_dir, runs_dir=store.runs_dir, name=args.name, agents=args.agent
     )
     render_update(result, args.agent)
-    return EXIT_OK
+    return ProveAIExit.OK
 
 
 def _diff(args: argparse.Namespace) -> int:
@@ -232,4 +232,4 @@ def _diff(args: argparse.Namespace) -> int:
         snapshots_dir=store.snapshots_dir, runs_dir=store.runs_dir, name=args.name, agents=args.agent
     )
     render_diff(args, report)
-    return EXIT_OK
+    return ProveAIExit.OK

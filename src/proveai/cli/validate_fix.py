@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from proveai.cli.analyze import accept_anything
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 
 HELP = "deprecated: use proveai run --hold-at"
 
@@ -23,5 +23,5 @@ def run(args: argparse.Namespace) -> int:
             "proveai run --hold-at <span_id> --override AGENT=PATH",
             "proveai run --counterfactual AGENT --override AGENT=PATH",
         ],
-        exit_code=EXIT_USAGE,
+        exit_code=ProveAIExit.USAGE,
     )

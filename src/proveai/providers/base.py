@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.traces.context import current_span
 
 Message = Mapping[str, Any]
@@ -81,7 +81,7 @@ class ProviderError(ProveAIError):
         reason: str | None = None,
         suggestions: Sequence[str] = (),
         status: int | None = None,
-        exit_code: int = EXIT_USAGE,
+        exit_code: int = ProveAIExit.USAGE,
     ) -> None:
         super().__init__(message, suggestions=suggestions, exit_code=exit_code)
         self.reason = reason or message

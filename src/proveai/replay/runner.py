@@ -20,7 +20,7 @@ from prove_common.suggest import did_you_mean
 from proveai.cache import ResponseCache, default_cache
 from proveai.diff.judge import judge_model_name
 from proveai.diff.tier2 import load_calibration
-from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
 from proveai.replay.artifacts import Baseline, Experiment, Run, overrides_summary, prompt_override
 from proveai.replay.attribution import attribute_edges
@@ -273,11 +273,11 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     pairs = [results[i] for i in range(len(traces))]
     metrics = run_metrics(pairs, cache.hits - hits0, cache.misses - misses0)
     if metrics.regressed:
-        exit_code = EXIT_REGRESSION
+        exit_code = ProveAIExit.REGRESSION
     elif request.strict_judge and metrics.unjudged:
-        exit_code = EXIT_INCONCLUSIVE  # a mismatch nobody could judge is never a silent pass
+        exit_code = ProveAIExit.INCONCLUSIVE  # a mismatch nobody could judge is never a silent pass
     else:
-        exit_code = EXIT_OK
+        exit_code = ProveAIExit.OK
     run = Run.create(request.store)
     manifest = {
         "schema": "proveai.run/1",

@@ -9,7 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.model import Snapshot, list_snapshots, load_snapshot, snapshot_path
 from proveai.snapshot.replicate_runs import Progress
 from proveai.snapshot.targeting import target_snapshots
@@ -19,7 +19,7 @@ from proveai.store import check_name
 
 # the batch's exit code is the first of these any snapshot gave: a regression outranks a usage
 # error (another snapshot could not be verified), which outranks an unjudged change
-EXIT_PRECEDENCE = (EXIT_REGRESSION, EXIT_USAGE, EXIT_INCONCLUSIVE)
+EXIT_PRECEDENCE = (ProveAIExit.REGRESSION, ProveAIExit.USAGE, ProveAIExit.INCONCLUSIVE)
 
 
 class VerifyOptionError(ProveAIError):
@@ -27,7 +27,7 @@ class VerifyOptionError(ProveAIError):
     two options that cannot go together); `option` names the first one at fault."""
 
     def __init__(self, message: str, *, option: str, suggestions: Sequence[str] = ()) -> None:
-        super().__init__(message, suggestions=suggestions, exit_code=EXIT_USAGE)
+        super().__init__(message, suggestions=suggestions, exit_code=ProveAIExit.USAGE)
         self.option = option
 
 
@@ -125,11 +125,13 @@ def plan_verify(
     broken = [e for e in entries if e.snapshot is None]
     if broken:
         raise ProveAIError(
-            f"{broken[0].problem}", suggestions=["proveai snapshot list"], exit_code=EXIT_USAGE
+            f"{broken[0].problem}", suggestions=["proveai snapshot list"], exit_code=ProveAIExit.USAGE
         )
     if not entries:
         raise ProveAIError(
-            f"no snapshots in {snapshots_dir}", suggestions=["proveai snapshot init"], exit_code=EXIT_USAGE
+            f"no snapshots in {snapshots_dir}",
+            suggestions=["proveai snapshot init"],
+            exit_code=ProveAIExit.USAGE,
         )
     snapshots = {e.name: e.snapshot for e in entries if e.snapshot is not None}
     names, reason = target_snapshots(
@@ -149,7 +151,7 @@ class VerifyBatch:
     @property
     def exit_code(self) -> int:
         codes = {r.exit_code for r in self.results} | {f.exit_code for f in self.failures}
-        return next((code for code in EXIT_PRECEDENCE if code in codes), EXIT_OK)
+        return next((code for code in EXIT_PRECEDENCE if code in codes), ProveAIExit.OK)
 
 
 def verify_many(

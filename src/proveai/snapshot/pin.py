@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.fromtrace import (
     capture_of,
     check_agents,
@@ -129,7 +129,7 @@ def init_snapshot(
     """Pin the most recent (or given) trace; with replicates > 1 re-run it N times and pin those."""
     check_name("snapshot", name)
     if replicates < 1:
-        raise ProveAIError("--replicates must be at least 1", exit_code=EXIT_USAGE)
+        raise ProveAIError("--replicates must be at least 1", exit_code=ProveAIExit.USAGE)
     trace = load_trace_file(find_trace_path(traces_dir, trace_id))
     if agents:
         check_agents(trace, agents)

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from prove_common.tables import Column, Table, clip_text
-from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE
+from proveai.errors import ProveAIExit
 from proveai.snapshot.grading import SYMBOLS
 
 if TYPE_CHECKING:
@@ -79,13 +79,13 @@ REPLICATE_HEADERS = ("Agent", "Fresh replicates", "Pinned (leave-one-out)", "p",
 def verdict_word(result: VerifyResult) -> str:
     """The gate's verdict on one snapshot in words, from its exit code."""
     verdict = {
-        EXIT_OK: "pass",
-        EXIT_REGRESSION: "FAIL (regression)",
-        EXIT_USAGE: "not graded (hash-only mismatch)",
-        EXIT_INCONCLUSIVE: "INCONCLUSIVE",
+        ProveAIExit.OK: "pass",
+        ProveAIExit.REGRESSION: "FAIL (regression)",
+        ProveAIExit.USAGE: "not graded (hash-only mismatch)",
+        ProveAIExit.INCONCLUSIVE: "INCONCLUSIVE",
     }.get(result.exit_code, str(result.exit_code))
     unchecked = result.metrics.counts.get("inconclusive", 0)
-    if result.exit_code == EXIT_OK and unchecked:
+    if result.exit_code == ProveAIExit.OK and unchecked:
         # the default exit stays 0 (documented), but the line must not read as a clean pass
         verdict = f"pass, but {unchecked} change(s) NOT checked (--strict-judge exits 3)"
     return verdict

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.fromtrace import dated_trace_files, load_trace_file
 from proveai.snapshot.rerun import replicate_seed, rerun
 from proveai.snapshot.soundness import model_outage
@@ -69,7 +69,7 @@ def capture_replicates(
                         "run it yourself to see why; the trace must be exported with a FileExporter "
                         "inside `with trace(...)`",
                     ],
-                    exit_code=EXIT_USAGE,
+                    exit_code=ProveAIExit.USAGE,
                 )
             fresh = named[-1]
             outage = model_outage(fresh)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from prove_common.children import run_child
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.store import project_root
 
 DEFAULT_TIMEOUT_S = 600.0
@@ -120,7 +120,7 @@ def rerun(
     """
     reason = why_not_rerunnable(invocation)
     if reason:
-        raise ProveAIError(f"cannot re-run the pipeline: {reason}", exit_code=EXIT_USAGE)
+        raise ProveAIError(f"cannot re-run the pipeline: {reason}", exit_code=ProveAIExit.USAGE)
     root = root or project_root()
     cwd = resolve_cwd(invocation, root)
     command = build_command(invocation, resolve_python(invocation))
@@ -157,7 +157,7 @@ def rerun(
                     "raise it: proveai snapshot verify --timeout SECONDS",
                     "or skip the re-run: --quick",
                 ],
-                exit_code=EXIT_USAGE,
+                exit_code=ProveAIExit.USAGE,
             )
         return RerunResult(
             command=tuple(command),

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.replicates import smallest_detectable_rise
 
 if TYPE_CHECKING:
@@ -35,7 +35,7 @@ def model_outage(trace: Trace) -> ProveAIError | None:
                     "this is an outage, not a regression: check that the model endpoint is up, "
                     "then verify again",
                 ],
-                exit_code=EXIT_USAGE,
+                exit_code=ProveAIExit.USAGE,
             )
     return None
 

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from prove_common.jsonio import write_json_atomic
 from proveai.diff.judge import JudgeStats, judge_max_tokens
-from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.fromtrace import dated_trace_files, load_trace_file
 from proveai.snapshot.grading import (
     DRIFTED,
@@ -125,13 +125,13 @@ def make_grader(options: VerifyOptions, snapshots_dir: Path) -> TierGrader | Non
 
 def exit_code_for(verdicts: Sequence[AgentVerdict], options: VerifyOptions, fails: bool) -> int:
     if fails:
-        return EXIT_REGRESSION
+        return ProveAIExit.REGRESSION
     if any(v.status == INCONCLUSIVE for v in verdicts):
         if options.no_judge:
-            return EXIT_USAGE
+            return ProveAIExit.USAGE
         if options.strict_judge:
-            return EXIT_INCONCLUSIVE
-    return EXIT_OK
+            return ProveAIExit.INCONCLUSIVE
+    return ProveAIExit.OK
 
 
 def verify_snapshot(
@@ -313,7 +313,7 @@ def replicate_check(
                 f"pin a distribution first: proveai snapshot init {snapshot.name} "
                 f"--replicates {options.replicates}"
             ],
-            exit_code=EXIT_USAGE,
+            exit_code=ProveAIExit.USAGE,
         )
     seed = 0 if options.seed is None else options.seed
     traces = fresh_runs(snapshot, options, options.replicates, seed, keep_dir, notes)

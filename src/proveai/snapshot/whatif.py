@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from proveai.cache import cached_dispatch
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.providers.base import as_response
 from proveai.replay.engine import substitute
 from proveai.replay.reinvoke import NotReinvokable, reinvoke
@@ -43,7 +43,7 @@ def parse_overrides(values: Sequence[str]) -> dict[str, Path]:
     for value in values:
         agent, sep, path = value.partition("=")
         if not sep or not agent.strip() or not path.strip():
-            raise ProveAIError(f"--override {value!r}: expected AGENT=PATH", exit_code=EXIT_USAGE)
+            raise ProveAIError(f"--override {value!r}: expected AGENT=PATH", exit_code=ProveAIExit.USAGE)
         overrides[agent.strip()] = Path(path.strip())
     return overrides
 
@@ -59,7 +59,7 @@ def read_overrides(snapshot: Snapshot, overrides: Mapping[str, Path]) -> dict[st
                 f"--override {agent}: the pinned agent made no model call through proveai's providers, "
                 "so there is no request to replay",
                 suggestions=["call the model through proveai.dispatch(...) inside the agent, then re-pin"],
-                exit_code=EXIT_USAGE,
+                exit_code=ProveAIExit.USAGE,
             )
         try:
             prompts[agent] = Path(path).read_text(encoding="utf-8")
@@ -86,7 +86,7 @@ def replay_call(io: ExpectedIO, definition: AgentDefinition, messages: list[dict
     try:
         provider = _dispatch(model)
     except ValueError as exc:
-        raise ProveAIError(str(exc), exit_code=EXIT_USAGE) from exc
+        raise ProveAIError(str(exc), exit_code=ProveAIExit.USAGE) from exc
     return as_response(provider.call(messages, model, **request), model).text
 
 

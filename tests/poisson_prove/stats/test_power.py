@@ -118,12 +118,12 @@ def test_bad_arguments_raise_value_error() -> None:
 
 
 def test_user_numbers_out_of_range_are_prove_errors_with_the_usage_exit_code() -> None:
-    from poisson_prove.errors import EXIT_USAGE, ProveError
+    from poisson_prove.errors import ProveError, ProveExit
 
     for kwargs in ({"max_mde": 0.0}, {"max_mde": 1.5}, {"q": 0.0}, {"q": 1.0}):
         with pytest.raises(ProveError) as caught:
             P.design_mde(20, 9, 2, **kwargs)
-        assert caught.value.exit_code == EXIT_USAGE
+        assert caught.value.exit_code == ProveExit.USAGE
         with pytest.raises(ProveError):
             P.replicates_needed(9, 2, **kwargs)
 

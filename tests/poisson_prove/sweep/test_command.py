@@ -8,7 +8,7 @@ import shlex
 
 import pytest
 
-from poisson_prove.errors import EXIT_INTERRUPTED, EXIT_STOPPED
+from poisson_prove.errors import ProveExit
 from poisson_prove.sweep import SweepResult
 from poisson_prove.sweep.command import command_line, command_prefix, sweep_ending, with_option
 
@@ -51,7 +51,7 @@ def test_a_done_sweep_has_no_error_and_a_paired_one_points_at_diff() -> None:
 def test_each_bad_ending_is_an_error_with_its_exit_code_and_way_on() -> None:
     stopped_early = dataclasses.replace(DONE, verdict="interrupted", status="partial", done=12)
     interrupted = sweep_ending(stopped_early, PREFIX)
-    assert interrupted.error is not None and interrupted.error.exit_code == EXIT_INTERRUPTED
+    assert interrupted.error is not None and interrupted.error.exit_code == ProveExit.INTERRUPTED
     assert interrupted.error.message == (
         'interrupted: 12 of 40 rollouts kept in run "agent 2026-12-01 b" (partial)'
     )
@@ -61,7 +61,7 @@ def test_each_bad_ending_is_an_error_with_its_exit_code_and_way_on() -> None:
     exited = dataclasses.replace(DONE, verdict="process_exit", process_exit="the target called os._exit(3)")
     halted = sweep_ending(exited, PREFIX)
     assert halted.verdict == "failed"
-    assert halted.error is not None and halted.error.exit_code == EXIT_STOPPED
+    assert halted.error is not None and halted.error.exit_code == ProveExit.STOPPED
     assert halted.error.message.startswith(
         "the target called os._exit(3), which ends the sweep's own process"
     )
@@ -83,7 +83,7 @@ def test_system_exits_are_an_error_only_when_logged_and_a_stopped_run_still_says
 
     as_json = sweep_ending(exited, PREFIX, log_system_exits=log)
     assert logged == ["written"] and as_json.verdict == "failed"
-    assert as_json.error is not None and as_json.error.exit_code == EXIT_STOPPED
+    assert as_json.error is not None and as_json.error.exit_code == ProveExit.STOPPED
     assert as_json.error.message == (
         "the target called sys.exit in 3 rollouts, stored as errors of kind system_exit "
         "(details in ~/.cache/poisson-prove/errors.log)"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from proveai.errors import EXIT_INCONCLUSIVE, EXIT_OK, EXIT_REGRESSION, EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.providers.registry import reset_providers, restore_registry, snapshot_registry
 from proveai.report.verify_page import write_verify_page
 from proveai.snapshot.gate import (
@@ -40,7 +40,7 @@ def test_options_that_mean_nothing_are_typed_errors(kwargs: dict, option: str, m
         verify_options(env={}, **kwargs)
     assert caught.value.option == option
     assert message in caught.value.message
-    assert caught.value.exit_code == EXIT_USAGE
+    assert caught.value.exit_code == ProveAIExit.USAGE
 
 
 def test_environment_switches_count_as_the_flags() -> None:
@@ -61,15 +61,16 @@ def test_a_failure_names_its_snapshot_and_keeps_its_cause() -> None:
     failure = SnapshotNotVerified("weekly", cause)
     assert failure.message == "snapshot 'weekly': the pipeline exited 1 and wrote no trace"
     assert failure.snapshot == "weekly" and failure.cause is cause
-    assert list(failure.suggestions) == ["run it yourself"] and failure.exit_code == EXIT_USAGE
+    assert list(failure.suggestions) == ["run it yourself"] and failure.exit_code == ProveAIExit.USAGE
 
 
 def test_exit_code_follows_the_documented_precedence() -> None:
-    assert EXIT_PRECEDENCE == (EXIT_REGRESSION, EXIT_USAGE, EXIT_INCONCLUSIVE)
-    assert _failed().exit_code == EXIT_OK
-    assert _failed(EXIT_INCONCLUSIVE).exit_code == EXIT_INCONCLUSIVE
-    assert _failed(EXIT_INCONCLUSIVE, EXIT_USAGE).exit_code == EXIT_USAGE
-    assert _failed(EXIT_USAGE, EXIT_REGRESSION, EXIT_INCONCLUSIVE).exit_code == EXIT_REGRESSION
+    assert EXIT_PRECEDENCE == (ProveAIExit.REGRESSION, ProveAIExit.USAGE, ProveAIExit.INCONCLUSIVE)
+    assert _failed().exit_code == ProveAIExit.OK
+    assert _failed(ProveAIExit.INCONCLUSIVE).exit_code == ProveAIExit.INCONCLUSIVE
+    assert _failed(ProveAIExit.INCONCLUSIVE, ProveAIExit.USAGE).exit_code == ProveAIExit.USAGE
+    all_three = _failed(ProveAIExit.USAGE, ProveAIExit.REGRESSION, ProveAIExit.INCONCLUSIVE)
+    assert all_three.exit_code == ProveAIExit.REGRESSION
 
 
 def test_plan_refuses_an_empty_or_malformed_store(tmp_path: Path) -> None:
@@ -110,12 +111,14 @@ def test_the_library_flow_a_script_can_run(
             reset_providers()
             restore_registry(user_providers)
     assert plan.names == ("latest",) and plan.reason is None
-    assert batch.exit_code == EXIT_REGRESSION and batch.failures == (), batch.results[0].metrics.judge_unfit
+    assert batch.exit_code == ProveAIExit.REGRESSION and batch.failures == (), (
+        batch.results[0].metrics.judge_unfit
+    )
     (result,) = batch.results
     assert seen == [result]
     assert result.metrics.counts.get("regressed", 0) >= 1 and result.metrics.judge_model == "gpt-4o-mini"
     written = json.loads((result.run_dir / "metrics.json").read_text(encoding="utf-8"))
-    assert written == result.metrics.to_dict() and written["exit_code"] == EXIT_REGRESSION
+    assert written == result.metrics.to_dict() and written["exit_code"] == ProveAIExit.REGRESSION
     assert not (result.run_dir / "report.html").exists()  # the report layer draws it, on request
     page = write_verify_page(result).read_text(encoding="utf-8")
     assert "Snapshot 'latest' v1" in page and "regressed" in page

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.replicate_runs import capture_replicates
 from proveai.snapshot.rerun import replicate_seed
 
@@ -58,6 +58,6 @@ def test_a_run_without_a_trace_quotes_its_output(tmp_path: Path) -> None:
             _invocation("broken.py"), count=2, seed=None, stream="verify", timeout_s=60, trace_name=None,
             root=tmp_path,
         )
-    assert refused.value.exit_code == EXIT_USAGE
+    assert refused.value.exit_code == ProveAIExit.USAGE
     assert "the pipeline (broken.py) exited 1 and wrote no trace" in refused.value.message
     assert "no model key" in refused.value.message

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from proveai.errors import EXIT_USAGE, ProveAIError
+from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.rerun import rerun
 
 PIPELINE = """
@@ -47,7 +47,7 @@ def test_a_timed_out_rerun_leaves_no_grandchild(tmp_path: Path) -> None:
     try:
         with pytest.raises(ProveAIError) as refused:
             rerun(invocation, traces_dir=tmp_path / "traces", timeout_s=1.5, root=tmp_path)
-        assert refused.value.exit_code == EXIT_USAGE
+        assert refused.value.exit_code == ProveAIExit.USAGE
         assert "exceeded the --timeout of 1.5 s" in refused.value.message
         grandchild = int(pid_file.read_text())
         deadline = time.monotonic() + 5
