@@ -6,7 +6,6 @@ rewrites it only when the store already has one (what sweep, diff and check call
 
 from __future__ import annotations
 
-import datetime as dt
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -18,6 +17,8 @@ from poisson_prove.dashboard.page import render_page
 from poisson_prove.dashboard.plots import forest_svg, incidence_svg, require_matplotlib
 from poisson_prove.errors import ProveError
 from poisson_prove.store.runs import RunStore
+from prove_common.files import clear_stale_temps, write_text_atomic
+from prove_common.jsonio import utc_now_iso
 
 DASHBOARD_FILE = "dashboard.html"
 DEFAULT_PLOTS = 10  # runs whose incidence curves and failed episodes are drawn, newest first
@@ -62,7 +63,7 @@ def render_dashboard(
         forest_svg(view.comparison, salt=f"cmp-{i}") if view.comparison else ""
         for i, view in enumerate(comparisons)
     ]
-    written = dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    written = utc_now_iso()
     return render_page(
         store=str(runs_store.root), written=written, runs=views, comparisons=comparisons,
         forests=forests, incidence=incidence, plotted=plots, refresh=refresh,
@@ -101,9 +102,8 @@ def write_dashboard(
         raise ProveError(f"no store at {root}", suggestions=["poisson-prove sweep --yes"])
     html = render_dashboard(root, compared_log=compared_log, plots=plots, progress=progress)
     path = root / DASHBOARD_FILE
-    temporary = path.with_name(f".{DASHBOARD_FILE}.{os.getpid()}.tmp")
-    temporary.write_text(html, encoding="utf-8")
-    os.replace(temporary, path)
+    clear_stale_temps(root, DASHBOARD_FILE)  # what a killed writer of the page left
+    write_text_atomic(path, html, durable=False)  # the page is redrawn from the store at will
     return path
 
 

@@ -1,10 +1,10 @@
 """The run store: one folder per run holding manifest.json, events.jsonl and episodes/*.parquet.
 
-Crash safety: a batch is written under a temporary name, fsynced and renamed into place; the
-manifest is replaced atomically. The Parquet files are the truth about what ran; the manifest's
-counts are a convenience refreshed at most once a second and when the sweep ends. Concurrent
-sweeps each write their own run folder; naming a new run (and so choosing its letter) happens
-under a store-wide lock.
+Crash safety: a batch is written under a temporary name, fsynced and renamed into place
+(prove_common.files); the manifest is replaced atomically. The Parquet files are the truth
+about what ran; the manifest's counts are a convenience refreshed at most once a second and
+when the sweep ends. Concurrent sweeps each write their own run folder; naming a new run (and
+so choosing its letter) happens under a store-wide lock.
 """
 
 from __future__ import annotations
@@ -19,13 +19,12 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from filelock import FileLock, Timeout
-
 from poisson_prove.errors import ProveError
 from poisson_prove.store.checks import listing_problem
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.table import DICTIONARY_COLUMNS, STATISTICS_COLUMNS, episode_schema
-from prove_common.jsonio import utc_now, write_json_atomic
+from prove_common.files import HeldLock, LockTimeout, atomic_path, clear_stale_temps, lock
+from prove_common.jsonio import utc_iso, utc_now, utc_now_iso, write_json_atomic
 
 if TYPE_CHECKING:
     import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
@@ -44,10 +43,6 @@ def resolve_store_root(explicit: str | os.PathLike[str] | None = None) -> Path:
     return Path(env) if env else Path(DEFAULT_STORE)
 
 
-def _iso(moment: dt.datetime) -> str:
-    return moment.isoformat(timespec="seconds").replace("+00:00", "Z")
-
-
 class RunWriter:
     """The single writer of one run: batches, events, the manifest."""
 
@@ -55,15 +50,16 @@ class RunWriter:
         self.info = info
         self.path = info.path
         self.manifest: dict[str, Any] = dict(info.manifest)
-        self.lock: FileLock | None = None  # the writer lock, when the writer holds one
+        self.lock: HeldLock | None = None  # the writer lock, when the writer holds one
         self._seq = len(info.batch_files())
         self.info.episodes_dir.mkdir(parents=True, exist_ok=True)
-        # A batch whose rename never happened (the process was killed) is not part of the run.
-        for stale in [*self.info.episodes_dir.glob("*.tmp"), *self.path.glob(".manifest.json.*.tmp")]:
-            stale.unlink(missing_ok=True)
+        # A batch whose rename never happened (the process was killed) is not part of the run;
+        # the run has one writer at a time, so every temporary file here is a dead one's.
+        clear_stale_temps(self.info.episodes_dir, every_writer=True)
+        clear_stale_temps(self.path, "manifest.json", every_writer=True)
 
     def event(self, kind: str, **fields: Any) -> None:
-        record = {"event": kind, "at": _iso(utc_now()), **fields}
+        record = {"event": kind, "at": utc_now_iso(), **fields}
         with open(self.path / "events.jsonl", "a", encoding="utf-8") as handle:
             handle.write(json.dumps(record, ensure_ascii=False) + "\n")
 
@@ -79,15 +75,12 @@ class RunWriter:
         table = table.cast(schema) if table.schema != schema else table
         self._seq += 1
         final = self.info.episodes_dir / f"batch-{self._seq:06d}-{secrets.token_hex(3)}.parquet"
-        tmp = final.with_name(final.name + ".tmp")
-        # Dictionary-encode the repetitive text columns and keep statistics where readers filter:
-        # half the write time of the defaults, and smaller files.
-        pq.write_table(
-            table, tmp, use_dictionary=list(DICTIONARY_COLUMNS), write_statistics=list(STATISTICS_COLUMNS)
-        )
-        with open(tmp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(tmp, final)
+        with atomic_path(final) as tmp:  # fsynced, then renamed into place
+            # Dictionary-encode the repetitive text columns and keep statistics where readers
+            # filter: half the write time of the defaults, and smaller files.
+            pq.write_table(
+                table, tmp, use_dictionary=list(DICTIONARY_COLUMNS), write_statistics=list(STATISTICS_COLUMNS)
+            )
         self.event("batch", file=final.name, rows=table.num_rows)
         return table.num_rows
 
@@ -196,7 +189,7 @@ class RunStore:
         """Make a new run folder with its manifest (status `partial`) and a `start` event."""
         self.check_usable()
         self.root.mkdir(parents=True, exist_ok=True)
-        with FileLock(str(self.root / ".store.lock"), timeout=60):
+        with lock(self.root / ".store.lock"):
             existing = self.runs()
             taken = {r.name for r in existing}
             now = utc_now()
@@ -212,44 +205,41 @@ class RunStore:
             path.mkdir()
             (path / "episodes").mkdir()
             # Held before the manifest exists, so a `--resume` never sees this run unheld.
-            lock = _hold_run(path, name) if hold else None
+            held = _hold_run(path, name) if hold else None
             document = {
                 "schema": MANIFEST_SCHEMA,
                 "run_id": run_id,
                 "name": name,
                 **manifest,
                 "status": "partial",
-                "created": _iso(now),
+                "created": utc_iso(now),
                 "created_ns": int(now.timestamp() * 1e6) * 1000,
                 "finished": None,
             }
             write_json_atomic(path / "manifest.json", document)
         writer = RunWriter(RunInfo(path, document))
-        writer.lock = lock
+        writer.lock = held
         writer.event("start", name=name)
         return writer
 
     def open_run(self, info: RunInfo, *, hold: bool = False) -> RunWriter:
         """A writer for an existing run; `hold` first takes the run's writer lock (refusing a run
         another sweep is writing right now), before stale temporary files are cleared."""
-        lock = _hold_run(info.path, info.name) if hold else None
+        held = _hold_run(info.path, info.name) if hold else None
         writer = RunWriter(info)
-        writer.lock = lock
+        writer.lock = held
         return writer
 
 
-def _hold_run(path: Path, name: str) -> FileLock:
+def _hold_run(path: Path, name: str) -> HeldLock:
     """The run's writer lock (an OS lock, released when the process dies, even by kill -9)."""
-
-    lock = FileLock(str(path / ".writer.lock"))
     try:
-        lock.acquire(timeout=0)
-    except Timeout:
+        return lock(path / ".writer.lock", timeout=0)
+    except LockTimeout:
         raise ProveError(
             f'run "{name}" is being written by another sweep right now',
             suggestions=["wait for that sweep to end, then: poisson-prove sweep --resume"],
         ) from None
-    return lock
 
 
 def _next_name(target_id: str, day: dt.date, taken: Iterable[str]) -> str:
