@@ -1,8 +1,9 @@
 """Prove: did a change to an LLM agent really change how often it fails?
 
 The public names, listed in `__all__`. Each lives in its own module and is imported on first
-use, so that `import poisson_prove` (and every `--help`) stays instant; type checkers see the
-explicit imports below.
+use (`prove_common.lazy`), so that `import poisson_prove` (and every `--help`) stays instant;
+type checkers see the explicit imports below, and tests/poisson_prove/test_public_api.py holds
+that the list, the imports and the map name the same things.
 
 `poisson_prove.compare` is the function, whatever was imported first (no module shares its
 name); `default_runs` and the result types live in the package `poisson_prove.comparison`.
@@ -29,12 +30,11 @@ all and nothing imports it.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from poisson_prove.episode.model import Episode
 from poisson_prove.errors import ProveError
-from poisson_prove.version import __version__
+from prove_common.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from poisson_prove.comparison import Comparison, ConditionResult, Headline, OutcomeResult, compare
@@ -42,23 +42,7 @@ if TYPE_CHECKING:
     from poisson_prove.store.info import RunInfo
     from poisson_prove.store.runs import RunStore, load_run
     from poisson_prove.sweep import SweepResult, run_sweep
-
-
-# public name -> (module, attribute); attribute None: the module itself
-_LAZY: dict[str, tuple[str, str | None]] = {
-    "record": ("poisson_prove.episode.recording", "record"),
-    "step": ("poisson_prove.episode.recording", "step"),
-    "run_sweep": ("poisson_prove.sweep", "run_sweep"),
-    "SweepResult": ("poisson_prove.sweep", "SweepResult"),
-    "compare": ("poisson_prove.comparison", "compare"),
-    "Comparison": ("poisson_prove.comparison", "Comparison"),
-    "ConditionResult": ("poisson_prove.comparison", "ConditionResult"),
-    "OutcomeResult": ("poisson_prove.comparison", "OutcomeResult"),
-    "Headline": ("poisson_prove.comparison", "Headline"),
-    "load_run": ("poisson_prove.store.runs", "load_run"),
-    "RunStore": ("poisson_prove.store.runs", "RunStore"),
-    "RunInfo": ("poisson_prove.store.runs", "RunInfo"),
-}
+    from poisson_prove.version import __version__
 
 __all__ = [
     "Comparison",
@@ -78,16 +62,22 @@ __all__ = [
     "step",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'poisson_prove' has no attribute {name!r}")
-    module_name, attribute = _LAZY[name]
-    module = importlib.import_module(module_name)
-    value = module if attribute is None else getattr(module, attribute)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+# public name -> "module:attribute", imported on first use (prove_common.lazy)
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "__version__": "poisson_prove.version:__version__",
+        "record": "poisson_prove.episode.recording:record",
+        "step": "poisson_prove.episode.recording:step",
+        "run_sweep": "poisson_prove.sweep:run_sweep",
+        "SweepResult": "poisson_prove.sweep:SweepResult",
+        "compare": "poisson_prove.comparison:compare",
+        "Comparison": "poisson_prove.comparison:Comparison",
+        "ConditionResult": "poisson_prove.comparison:ConditionResult",
+        "OutcomeResult": "poisson_prove.comparison:OutcomeResult",
+        "Headline": "poisson_prove.comparison:Headline",
+        "load_run": "poisson_prove.store.runs:load_run",
+        "RunStore": "poisson_prove.store.runs:RunStore",
+        "RunInfo": "poisson_prove.store.info:RunInfo",
+    },
+)

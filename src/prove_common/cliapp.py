@@ -151,11 +151,27 @@ def add_debug_option(parser: argparse.ArgumentParser, suppress: bool) -> None:
     )
 
 
+class _VersionAction(argparse.Action):
+    """`--version`: prints "<prog> <version>" and exits 0, as argparse's own, but reads the version
+    only when asked (a callable: the installed metadata costs ~20 ms, which --help need not pay)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, version: Callable[[], str]) -> None:
+        super().__init__(
+            option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, nargs=0,
+            help="show program's version number and exit",
+        )
+        self.version = version
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> NoReturn:
+        sys.stdout.write(f"{parser.prog} {self.version()}\n")
+        parser.exit()
+
+
 def _build_parser(
     *,
     prog: str,
     description: str,
-    version: str,
+    version: str | Callable[[], str],
     verbs: Mapping[str, str],
     common: Callable[[argparse.ArgumentParser, bool], None],
     chosen: Register | None = None,
@@ -164,7 +180,9 @@ def _build_parser(
     """The top-level parser: every verb listed with its help line, only `chosen_verb` given
     its real options (by its module's `register`)."""
     parser = UsageParser(prog=prog, description=description)
-    parser.add_argument("--version", action="version", version=f"{prog} {version}")
+    parser.add_argument(
+        "--version", action=_VersionAction, version=version if callable(version) else lambda: version
+    )
     common(parser, False)
     parent = UsageParser(add_help=False)
     common(parent, True)
@@ -182,7 +200,7 @@ def run_app(
     *,
     prog: str,
     description: str,
-    version: str,
+    version: str | Callable[[], str],
     verbs: Mapping[str, str],
     package: str,
     argv: Sequence[str] | None,

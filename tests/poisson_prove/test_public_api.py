@@ -1,16 +1,39 @@
 """The documented Python names mean one thing whatever was imported first: each order is tried
-in a fresh interpreter against runs the installed script made."""
+in a fresh interpreter against runs the installed script made. `__all__` is the package's
+public members, and the `TYPE_CHECKING` imports type checkers read and the lazy map
+(prove_common.lazy) the interpreter reads name the same object for each."""
 
 from __future__ import annotations
 
+import importlib
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
 from tests.conftest import isolated_env
 from tests.poisson_prove.helpers import SEEDED_TARGET, small_spec, write
+from tests.public_api_kit import SRC, declared, public_members
+
+PACKAGES = ["poisson_prove", "poisson_prove.comparison"]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_all_is_the_public_members(package: str, tmp_path: Path) -> None:
+    assert sorted(importlib.import_module(package).__all__) == public_members(package, tmp_path)
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_type_checkers_and_the_interpreter_read_the_same_names(package: str) -> None:
+    typed, lazy, own = declared(SRC / package.replace(".", "/") / "__init__.py")
+    assert typed == lazy  # each name imported for type checkers is the one served at run time
+    module = importlib.import_module(package)
+    assert sorted([*lazy, *own]) == sorted(module.__all__)
+    for name, where in lazy.items():
+        source, _, attribute = where.partition(":")
+        assert getattr(module, name) is getattr(importlib.import_module(source), attribute), name
 
 FIRST = {
     "package": "import poisson_prove",

@@ -1,4 +1,5 @@
-"""The version: one number in version.py, the one pyproject.toml publishes and `--version` prints."""
+"""The version: the installed distribution's (prove_common.version), the one pyproject.toml publishes
+and `--version` prints."""
 
 from __future__ import annotations
 

@@ -174,3 +174,33 @@ def test_a_verb_that_cannot_load_is_one_error_line_and_a_logged_traceback(tmp_pa
     log = (tmp_path / ".cache" / "toy" / "errors.log").read_text(encoding="utf-8")
     assert "a_module_that_is_not_installed" in log and "Traceback" in log
     assert "Traceback" in toy("broken", "--debug").stderr
+
+
+VERSIONED_APP = """
+import sys
+from prove_common.cliapp import add_debug_option, run_app
+
+def version():
+    print("version read", file=sys.stderr)
+    return "1.2.3"
+
+sys.exit(run_app(
+    prog="toy", description="a toy", version=version, verbs={"good": "works"},
+    package="toyverbs", argv=None, common=add_debug_option,
+))
+"""
+
+
+def test_a_version_given_as_a_function_is_read_only_for_version(tmp_path: Path) -> None:
+    # the installed metadata costs ~20 ms: --help and every verb must not pay it
+    def toy(*argv: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-c", VERSIONED_APP, *argv], capture_output=True, text=True,
+            env=isolated_env(tmp_path), cwd=tmp_path, timeout=60,
+        )
+
+    asked = toy("--version")
+    assert (asked.returncode, asked.stdout, asked.stderr) == (0, "toy 1.2.3\n", "version read\n")
+    helped = toy("--help")
+    assert helped.returncode == 0 and helped.stderr == ""
+    assert "--version" in helped.stdout and "show program's version number and exit" in helped.stdout

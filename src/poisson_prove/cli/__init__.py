@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from poisson_prove.version import __version__
+from poisson_prove.version import package_version
 from prove_common.cliapp import add_debug_option, add_plain_option, run_app
 
 # verb -> one line of help; each verb is the module poisson_prove.cli.<verb>
@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_app(
         prog="poisson-prove",
         description="Did a change to your agent really change how often it fails?",
-        version=__version__,
+        version=package_version,  # read only for --version
         verbs=VERBS,
         package="poisson_prove.cli",
         argv=argv,

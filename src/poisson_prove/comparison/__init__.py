@@ -6,16 +6,18 @@
 - `sequential`: the p-values of a run swept with --stop-when-settled.
 - `verdicts`: per-outcome results -> each condition's verdict and the headline.
 - `result`: the frozen result types (public), which the renderers draw.
+- `gate`: the CI gate's three-valued verdict on a comparison (`check`).
 
-The names below are imported on first use, as in `poisson_prove/__init__.py`: a renderer that
-needs only the result types (`poisson_prove.comparison.result`) must not load NumPy and pyarrow
-behind `compare()`, so that `diff --help` stays instant.
+The names below are imported on first use (`prove_common.lazy`), as in `poisson_prove/__init__.py`:
+a renderer that needs only the result types (`poisson_prove.comparison.result`) must not load
+NumPy and pyarrow behind `compare()`, so that `diff --help` stays instant.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from prove_common.lazy import lazy_exports
 
 if TYPE_CHECKING:
     from poisson_prove.comparison.compare_runs import METHODS, compare, default_runs
@@ -30,22 +32,6 @@ if TYPE_CHECKING:
         Rate,
         RunSide,
     )
-
-_RESULT = "poisson_prove.comparison.result"
-_ENTRY = "poisson_prove.comparison.compare_runs"
-# public name -> the module that defines it
-_LAZY = {
-    "METHODS": _ENTRY,
-    "compare": _ENTRY,
-    "default_runs": _ENTRY,
-    **{
-        name: _RESULT
-        for name in (
-            "Comparison", "ConditionResult", "CoverageRow", "ErrorCount", "Headline", "HeadlineCount",
-            "OutcomeResult", "Rate", "RunSide",
-        )
-    },
-}
 
 __all__ = [
     "METHODS",
@@ -62,14 +48,18 @@ __all__ = [
     "default_runs",
 ]
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _LAZY:
-        raise AttributeError(f"module 'poisson_prove.comparison' has no attribute {name!r}")
-    value = getattr(importlib.import_module(_LAZY[name]), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+_ENTRY = "poisson_prove.comparison.compare_runs"
+_RESULT = "poisson_prove.comparison.result"
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        **{name: f"{_ENTRY}:{name}" for name in ("METHODS", "compare", "default_runs")},
+        **{
+            name: f"{_RESULT}:{name}"
+            for name in (
+                "Comparison", "ConditionResult", "CoverageRow", "ErrorCount", "Headline", "HeadlineCount",
+                "OutcomeResult", "Rate", "RunSide",
+            )
+        },
+    },
+)

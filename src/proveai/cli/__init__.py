@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from prove_common.cliapp import add_debug_option, run_app
 from proveai.errors import ProveAIExit
-from proveai.version import __version__
+from proveai.version import package_version
 
 # verb -> one line of help; each verb is the module proveai.cli.<verb>
 VERBS = {
@@ -35,7 +35,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return run_app(
         prog="proveai",
         description="Capture, snapshot and replay multi-agent LLM pipelines.",
-        version=__version__,
+        version=package_version,  # read only for --version
         verbs=VERBS,
         package="proveai.cli",
         argv=argv,

@@ -1,35 +1,45 @@
 """The detection engine: the ProveAI client, @on_detection, and the local engine it talks to.
 
 The client needs only httpx (plus httpx-sse for the stream); the server (`proveai engine
-serve`) needs the `engine` extra: starlette and uvicorn. Names are imported on first use so
-that `proveai --help` (which registers `proveai engine`) loads none of them.
+serve`) needs the `engine` extra: starlette and uvicorn. Names are imported on first use
+(`prove_common.lazy`) so that `proveai --help` (which registers `proveai engine`) loads none of
+them; type checkers see the explicit imports below.
 """
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
+
+from prove_common.lazy import lazy_exports
+
+if TYPE_CHECKING:
+    from proveai.engine.client import ProveAI
+    from proveai.engine.handlers import clear_handlers, on_detection
+    from proveai.engine.model import LAYERS, AnalyzeResponse, Diagnosis, LayerResult, PropagationLink
 
 DEFAULT_PORT = 19000
 
-_LAZY = {
-    "ProveAI": "proveai.engine.client",
-    "on_detection": "proveai.engine.handlers",
-    "clear_handlers": "proveai.engine.handlers",
-    "LAYERS": "proveai.engine.model",
-    "AnalyzeResponse": "proveai.engine.model",
-    "Diagnosis": "proveai.engine.model",
-    "LayerResult": "proveai.engine.model",
-    "PropagationLink": "proveai.engine.model",
-}
+__all__ = [
+    "AnalyzeResponse",
+    "DEFAULT_PORT",
+    "Diagnosis",
+    "LAYERS",
+    "LayerResult",
+    "PropagationLink",
+    "ProveAI",
+    "clear_handlers",
+    "on_detection",
+]
 
-__all__ = ["DEFAULT_PORT", *_LAZY]
-
-
-def __getattr__(name: str) -> Any:
-    module_name = _LAZY.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'proveai.engine' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name), name)
-    globals()[name] = value
-    return value
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "ProveAI": "proveai.engine.client:ProveAI",
+        "on_detection": "proveai.engine.handlers:on_detection",
+        "clear_handlers": "proveai.engine.handlers:clear_handlers",
+        **{
+            name: f"proveai.engine.model:{name}"
+            for name in ("LAYERS", "AnalyzeResponse", "Diagnosis", "LayerResult", "PropagationLink")
+        },
+    },
+)
