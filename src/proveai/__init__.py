@@ -1,7 +1,12 @@
 """proveai: capture, snapshot and replay multi-agent LLM pipelines.
 
-The public API map of the docs. Each name lives in its own module and is imported on first
-use, so `import proveai` stays cheap for code that only decorates agents.
+The public API map of the docs, listed in `__all__`. Each name lives in its own module and is
+imported on first use (`prove_common.lazy`), so `import proveai` stays cheap for code that only
+decorates agents; type checkers see the explicit imports below, and tests/proveai/
+test_public_api.py holds that the list, the imports and the map name the same things.
+
+`proveai.Trace` is the record `load_trace` returns; the live session `trace()` returns is its
+subclass `proveai.capture.LiveTrace`, and `Trace(...)` called to open a trace builds one.
 
 Layers, lowest first. A module imports only from its own package, from a lower layer, or
 from poisson_prove's public modules; tests/proveai/test_layers.py holds this (no circle, no
@@ -15,7 +20,7 @@ upward import, a function-level import only for a heavy library, with its reason
 3. cache | mock  the on-disk response cache (and `proveai.dispatch`, the registry under the
              verify-time cache policy) | scripted providers for tests
 4. diff      tier1 (structural), tier2 (embeddings + calibration), judge (tier 3), grading
-5. capture   the live session: @monitor, trace()/the live Trace, checks (incl. LLMJudge),
+5. capture   the live session: @monitor, trace()/LiveTrace, checks (incl. LLMJudge),
              exporters, invocation
 6. replay    engine, reinvoke, runner, artifacts, attribution (edges -> verdicts)
 7. snapshot | engine
@@ -27,77 +32,159 @@ This module (the public map) is above everything; nothing inside the package imp
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-_LAZY = {
-    "__version__": "proveai.version",
-    # Capture
-    "monitor": "proveai.capture.monitor",
-    "trace": "proveai.capture.trace",
-    "Trace": "proveai.capture.trace",
-    "Span": "proveai.traces.trace",
-    "FileExporter": "proveai.capture.exporters",
-    "add_exporter": "proveai.capture.exporters",
-    "Check": "proveai.capture.checks",
-    "RuleCheck": "proveai.capture.checks",
-    "LLMJudge": "proveai.capture.checks",
-    "CheckResult": "proveai.traces.trace",
-    "assert_json": "proveai.capture.checks",
-    "regex_match": "proveai.capture.checks",
-    "tool_called": "proveai.capture.checks",
-    "not_contains": "proveai.capture.checks",
-    "output_length": "proveai.capture.checks",
-    "schema_match": "proveai.capture.checks",
-    "contract_conformance": "proveai.capture.checks",
-    "record_outcome": "proveai.traces.outcomes",
-    "Detection": "proveai.traces.outcomes",
-    "load_trace": "proveai.traces.load",
-    "iter_traces": "proveai.traces.reading",
-    # Store + artifacts
-    "Store": "proveai.store",
-    "Baseline": "proveai.replay.artifacts",
-    "Experiment": "proveai.replay.artifacts",
-    "Run": "proveai.replay.artifacts",
-    "Snapshot": "proveai.snapshot.model",
-    "AgentDefinition": "proveai.snapshot.model",
-    "ExpectedIO": "proveai.snapshot.model",
-    "EngineCache": "proveai.cache",
-    "EngineCacheMiss": "proveai.cache",
-    # Replay engine + diff
-    "replay_span": "proveai.replay.engine",
-    "replay_trace": "proveai.replay.engine",
-    "ReplayedSpan": "proveai.replay.engine",
-    "ReplayedTrace": "proveai.replay.engine",
-    "text_diff": "proveai.diff.tier1",
-    "llm_judge": "proveai.diff.judge",
-    "attribute_edges": "proveai.replay.attribution",
-    "EdgeVerdict": "proveai.diff.grading",
-    # Provider layer
-    "Provider": "proveai.providers",
-    "OpenAICompatibleProvider": "proveai.providers",
-    "AnthropicProvider": "proveai.providers",
-    "register_provider": "proveai.providers",
-    "dispatch": "proveai.cache:dispatch_cached",
-    # Mock surface
-    "mock": "proveai.mock",
-    # Engine integration (original surface)
-    "ProveAI": "proveai.engine.client",
-    "on_detection": "proveai.engine.handlers",
-    "AnalyzeResponse": "proveai.engine.model",
-}
+from prove_common.lazy import lazy_exports
 
-__all__ = [*_LAZY]
+if TYPE_CHECKING:
+    from proveai import mock
+    from proveai.cache import EngineCache, EngineCacheMiss
+    from proveai.cache import dispatch_cached as dispatch
+    from proveai.capture.checks import (
+        Check,
+        LLMJudge,
+        RuleCheck,
+        assert_json,
+        contract_conformance,
+        not_contains,
+        output_length,
+        regex_match,
+        schema_match,
+        tool_called,
+    )
+    from proveai.capture.exporters import FileExporter, add_exporter
+    from proveai.capture.monitor import monitor
+    from proveai.capture.trace import Trace, trace
+    from proveai.diff.grading import EdgeVerdict
+    from proveai.diff.judge import llm_judge
+    from proveai.diff.tier1 import text_diff
+    from proveai.engine.client import ProveAI
+    from proveai.engine.handlers import on_detection
+    from proveai.engine.model import AnalyzeResponse
+    from proveai.errors import ProveAIError
+    from proveai.providers import AnthropicProvider, OpenAICompatibleProvider, Provider, register_provider
+    from proveai.replay.artifacts import Baseline, Experiment, Run
+    from proveai.replay.attribution import attribute_edges
+    from proveai.replay.engine import ReplayedSpan, ReplayedTrace, replay_span, replay_trace
+    from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot
+    from proveai.store import Store
+    from proveai.traces.load import load_trace
+    from proveai.traces.outcomes import Detection, record_outcome
+    from proveai.traces.reading import iter_traces
+    from proveai.traces.trace import CheckResult, Span
+    from proveai.version import __version__
 
+__all__ = [
+    "AgentDefinition",
+    "AnalyzeResponse",
+    "AnthropicProvider",
+    "Baseline",
+    "Check",
+    "CheckResult",
+    "Detection",
+    "EdgeVerdict",
+    "EngineCache",
+    "EngineCacheMiss",
+    "ExpectedIO",
+    "Experiment",
+    "FileExporter",
+    "LLMJudge",
+    "OpenAICompatibleProvider",
+    "ProveAI",
+    "ProveAIError",
+    "Provider",
+    "ReplayedSpan",
+    "ReplayedTrace",
+    "RuleCheck",
+    "Run",
+    "Snapshot",
+    "Span",
+    "Store",
+    "Trace",
+    "__version__",
+    "add_exporter",
+    "assert_json",
+    "attribute_edges",
+    "contract_conformance",
+    "dispatch",
+    "iter_traces",
+    "llm_judge",
+    "load_trace",
+    "mock",
+    "monitor",
+    "not_contains",
+    "on_detection",
+    "output_length",
+    "record_outcome",
+    "regex_match",
+    "register_provider",
+    "replay_span",
+    "replay_trace",
+    "schema_match",
+    "text_diff",
+    "tool_called",
+    "trace",
+]
 
-def __getattr__(name: str) -> Any:
-    where = _LAZY.get(name)
-    if where is None:
-        raise AttributeError(f"module 'proveai' has no attribute {name!r}")
-    module_name, _, attribute = where.partition(":")  # "module:attribute" when the names differ
-    module = importlib.import_module(module_name)
-    # a name that is also its module's name (proveai.capture.monitor.monitor) is the attribute;
-    # the module itself only when it defines no such attribute (proveai.mock)
-    value = getattr(module, attribute or name, module)
-    globals()[name] = value
-    return value
+# public name -> "module:attribute" ("module" alone: the module itself), imported on first use
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "__version__": "proveai.version:__version__",
+        "ProveAIError": "proveai.errors:ProveAIError",
+        # Capture
+        "monitor": "proveai.capture.monitor:monitor",
+        # the record (load_trace's type); loading it declares the live LiveTrace
+        "Trace": "proveai.capture.trace:Trace",
+        "trace": "proveai.capture.trace:trace",
+        "CheckResult": "proveai.traces.trace:CheckResult",
+        "Span": "proveai.traces.trace:Span",
+        "FileExporter": "proveai.capture.exporters:FileExporter",
+        "add_exporter": "proveai.capture.exporters:add_exporter",
+        "Check": "proveai.capture.checks:Check",
+        "LLMJudge": "proveai.capture.checks:LLMJudge",
+        "RuleCheck": "proveai.capture.checks:RuleCheck",
+        "assert_json": "proveai.capture.checks:assert_json",
+        "contract_conformance": "proveai.capture.checks:contract_conformance",
+        "not_contains": "proveai.capture.checks:not_contains",
+        "output_length": "proveai.capture.checks:output_length",
+        "regex_match": "proveai.capture.checks:regex_match",
+        "schema_match": "proveai.capture.checks:schema_match",
+        "tool_called": "proveai.capture.checks:tool_called",
+        "Detection": "proveai.traces.outcomes:Detection",
+        "record_outcome": "proveai.traces.outcomes:record_outcome",
+        "load_trace": "proveai.traces.load:load_trace",
+        "iter_traces": "proveai.traces.reading:iter_traces",
+        # Store + artifacts
+        "Store": "proveai.store:Store",
+        "Baseline": "proveai.replay.artifacts:Baseline",
+        "Experiment": "proveai.replay.artifacts:Experiment",
+        "Run": "proveai.replay.artifacts:Run",
+        "AgentDefinition": "proveai.snapshot.model:AgentDefinition",
+        "ExpectedIO": "proveai.snapshot.model:ExpectedIO",
+        "Snapshot": "proveai.snapshot.model:Snapshot",
+        "EngineCache": "proveai.cache:EngineCache",
+        "EngineCacheMiss": "proveai.cache:EngineCacheMiss",
+        "dispatch": "proveai.cache:dispatch_cached",
+        # Replay engine + diff
+        "ReplayedSpan": "proveai.replay.engine:ReplayedSpan",
+        "ReplayedTrace": "proveai.replay.engine:ReplayedTrace",
+        "replay_span": "proveai.replay.engine:replay_span",
+        "replay_trace": "proveai.replay.engine:replay_trace",
+        "text_diff": "proveai.diff.tier1:text_diff",
+        "llm_judge": "proveai.diff.judge:llm_judge",
+        "attribute_edges": "proveai.replay.attribution:attribute_edges",
+        "EdgeVerdict": "proveai.diff.grading:EdgeVerdict",
+        # Provider layer
+        "AnthropicProvider": "proveai.providers:AnthropicProvider",
+        "OpenAICompatibleProvider": "proveai.providers:OpenAICompatibleProvider",
+        "Provider": "proveai.providers:Provider",
+        "register_provider": "proveai.providers:register_provider",
+        # Mock surface
+        "mock": "proveai.mock",
+        # Engine integration (original surface)
+        "ProveAI": "proveai.engine.client:ProveAI",
+        "on_detection": "proveai.engine.handlers:on_detection",
+        "AnalyzeResponse": "proveai.engine.model:AnalyzeResponse",
+    },
+)

@@ -1,11 +1,12 @@
 """The live trace: `with trace("svc", exporters=..., checks=...) as t:` around one pipeline run.
 
-`Trace` here is the context manager users open (proveai.Trace). It subclasses the record of
-proveai.traces.trace, so the object a pipeline gets back and the one `load_trace` returns
-answer the same questions. On exit: checks run in order (a failing or raising check is
-recorded, never raised), the composite outcome is computed, then exporters fire (this
-trace's, then the global ones) and the spans go to an OpenTelemetry TracerProvider if one is
-installed.
+`LiveTrace` is the session users open (`proveai.trace()` returns one; `proveai.Trace(...)`
+builds one too, as the SDK readme writes it). It subclasses the record `proveai.Trace`
+(proveai.traces.trace), so the object a pipeline gets back and the one `load_trace` returns
+are both a `proveai.Trace` and answer the same questions. On exit: checks run in order (a
+failing or raising check is recorded, never raised), the composite outcome is computed, then
+exporters fire (this trace's, then the global ones) and the spans go to an OpenTelemetry
+TracerProvider if one is installed.
 """
 
 from __future__ import annotations
@@ -14,17 +15,19 @@ import os
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Self
 
 from proveai.capture.checking import composite_outcome, run_check
 from proveai.capture.exporters import global_exporters
 from proveai.capture.invocation import capture_invocation
-from proveai.traces import trace as record
 from proveai.traces.context import FRAME
 from proveai.traces.otlp import send_to_tracer_provider
+from proveai.traces.trace import Trace
+
+__all__ = ["LiveTrace", "Trace", "current_trace", "trace"]
 
 
-class Trace(record.Trace):
+class LiveTrace(Trace, live=True):
     """The spans of one pipeline run; a context manager while live, a plain record once closed."""
 
     def __init__(
@@ -49,12 +52,12 @@ class Trace(record.Trace):
         return self._closed
 
     @classmethod
-    def closed(cls, **fields: Any) -> Trace:
+    def closed(cls, **fields: Any) -> Self:
         built = super().closed(**fields)
         built._closed = True
         return built
 
-    def __enter__(self) -> Trace:
+    def __enter__(self) -> Self:
         if self._closed:
             raise RuntimeError("this Trace is closed; open a new one with trace(...)")
         self.invocation = capture_invocation()
@@ -78,7 +81,7 @@ class Trace(record.Trace):
         self._run_checks()
         self._export()
 
-    async def __aenter__(self) -> Trace:
+    async def __aenter__(self) -> Self:
         return self.__enter__()
 
     async def __aexit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
@@ -110,12 +113,12 @@ def trace(
     name: str = "proveai",
     exporters: Sequence[Any] | None = None,
     checks: Sequence[Any] | None = None,
-) -> Trace:
+) -> LiveTrace:
     """Open a trace: `with trace("svc", exporters=[FileExporter()], checks=[...]) as t:`."""
-    return Trace(name, exporters=exporters, checks=checks)
+    return LiveTrace(name, exporters=exporters, checks=checks)
 
 
-def current_trace() -> Trace | None:
+def current_trace() -> LiveTrace | None:
     """The trace open in this context, or None."""
     frame = FRAME.get()
     return None if frame is None else frame._owner

@@ -1,16 +1,16 @@
 """The trace record: Span (one monitored call), Trace (the spans of one pipeline run), CheckResult.
 
-This is the data every reader codes against: `load_trace` returns a Trace, and the live
-context manager `proveai.Trace` (proveai.capture.trace) is a subclass that fills one in while
-the pipeline runs. Nothing here runs checks or exporters, so readers of stored traces never
-import the machinery that writes them.
+This is the data every reader codes against: `Trace` is `proveai.Trace`, the type `load_trace`
+returns, and the live session `proveai.capture.LiveTrace` (what `proveai.trace()` returns) is
+a subclass that fills one in while the pipeline runs. Nothing here runs checks or exporters,
+so readers of stored traces never import the machinery that writes them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar, Self
 
 KINDS = (
     "CHAIN", "AGENT", "TOOL", "LLM", "CHAT_MODEL", "RETRIEVER", "RERANKER",
@@ -82,12 +82,38 @@ class Trace:
     """The spans of one pipeline run, with its check results and composite outcome.
 
     A closed record: built by `Trace.closed(...)` from stored data (what load_trace returns),
-    or filled in by the live subclass proveai.capture.trace.Trace while the pipeline runs.
+    or filled in by the live subclass proveai.capture.LiveTrace while the pipeline runs.
+
+    Called to open a trace, as the SDK readme does (`with Trace(exporters=[...]) as t:`),
+    `Trace(...)` builds that live subclass, as `pathlib.Path(...)` builds a `PosixPath`: the
+    capture layer declares it (`class LiveTrace(Trace, live=True)`), since this layer may not
+    import it. `proveai.Trace` loads the capture layer, so the public name always opens one.
     """
 
     result: Any = None  # the engine's AnalyzeResponse once ProveAI.analyze has run on this trace
+    _live: ClassVar[type[Trace] | None] = None  # what `Trace(...)` builds: the live session
 
-    def __init__(self, name: str = "proveai") -> None:
+    def __init_subclass__(cls, *, live: bool = False, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if live:
+            Trace._live = cls
+
+    def __new__(cls, *args: Any, **kwargs: Any) -> Trace:
+        return _bare(Trace._live if cls is Trace and Trace._live is not None else cls)
+
+    def __reduce_ex__(self, protocol: Any) -> tuple[Any, ...]:
+        # a record copies and pickles as itself: rebuilding it through Trace.__new__ would
+        # make it a live trace
+        return (_bare, (type(self),), self.__dict__)
+
+    def __init__(
+        self,
+        name: str = "proveai",
+        exporters: Sequence[Any] | None = None,
+        checks: Sequence[Any] | None = None,
+    ) -> None:
+        if exporters or checks:  # only a live trace runs them; never silently dropped
+            raise TypeError("exporters and checks run in a live trace: open one with proveai.trace(...)")
         self.trace_id: str = ""
         self.name = name
         self.service_name = name
@@ -105,6 +131,12 @@ class Trace:
         """True once the record is complete (always, for a trace read back from the store)."""
         return True
 
+    def __enter__(self) -> Trace:
+        raise RuntimeError("this Trace is closed; open a new one with trace(...)")
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        return None
+
     # ---- reading --------------------------------------------------------------------------
     @classmethod
     def closed(
@@ -120,9 +152,10 @@ class Trace:
         started_ns: int = 0,
         ended_ns: int = 0,
         resource: dict[str, Any] | None = None,
-    ) -> Trace:
+    ) -> Self:
         """A closed trace built from stored data (what load_trace returns)."""
-        built = cls(name)
+        built = _bare(cls)  # not cls(name): Trace(...) opens a live trace
+        built.__init__(name)
         built.trace_id = trace_id
         built.service_name = service_name
         built.spans = sorted(spans, key=lambda span: span.start_ns)
@@ -176,6 +209,11 @@ class Trace:
             f"Trace({self.name!r}, trace_id={self.trace_id!r}, spans={len(self.spans)}, "
             f"outcome={self.outcome!r})"
         )
+
+
+def _bare(cls: type[Trace]) -> Any:
+    """An instance of `cls` made without `Trace.__new__`'s choice of the live subclass."""
+    return object.__new__(cls)
 
 
 TraceFilter = Callable[[Trace], bool]
