@@ -41,7 +41,6 @@ NOT_YET_TESTED_DIRECTLY: set[str] = {
     "proveai/engine/model.py",
     "proveai/engine/propagation.py",
     "proveai/engine/server.py",
-    "proveai/mock/_registry.py",
     "proveai/pytest/snap.py",
     "proveai/replay/runner.py",
     "proveai/report/verify_page.py",
@@ -53,7 +52,6 @@ NOT_YET_TESTED_DIRECTLY: set[str] = {
     "proveai/snapshot/update.py",
     "proveai/snapshot/verify.py",
     "proveai/snapshot/whatif.py",
-    "proveai/traces/context.py",
 }
 
 

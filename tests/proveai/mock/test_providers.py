@@ -71,16 +71,6 @@ def test_failure_then_the_real_provider() -> None:
         mock.failure(kind="meteor")
 
 
-def test_nested_mocks_restore_in_order() -> None:
-    before = registrations()
-    outer = mock.responses(["outer"], repeat=True).start()
-    with mock.responses(["inner"]):
-        assert ask() == "inner"
-    assert ask() == "outer"
-    outer.stop()
-    assert registrations() == before
-
-
 def test_from_trace_serves_recorded_replies_without_the_server(tmp_path: Path) -> None:
     @monitor("classify", model="gpt-4o-mini")
     def classify(ticket: str) -> str:
