@@ -13,9 +13,8 @@ from typing import Any
 from prove_common.console import is_pretty
 from prove_common.progress import ProgressReporter, make_progress
 from prove_common.tables import Column, Table, draw_table, rich_table, terminal_console
-from proveai.errors import ProveAIExit
+from proveai.diff.verdict import AgentVerdict, Status
 from proveai.snapshot.diffview import DiffReport, FieldDiff, side_by_side_lines
-from proveai.snapshot.grading import AgentVerdict
 from proveai.snapshot.model import Snapshot, SnapshotEntry, short_hash
 from proveai.snapshot.pin import InitResult
 from proveai.snapshot.render import (
@@ -27,7 +26,7 @@ from proveai.snapshot.render import (
     verdict_cells,
 )
 from proveai.snapshot.update import UpdateResult
-from proveai.snapshot.verify import VerifyResult
+from proveai.snapshot.verify import GateVerdict, VerifyResult
 
 
 def emit_table(args: argparse.Namespace, title: str | None, headers: Any, rows: Any) -> None:
@@ -149,7 +148,7 @@ def render_verify(args: argparse.Namespace, result: VerifyResult) -> None:
         print(f"note: {note}")
     print(summary_line(result))
     print(f"Report: {result.run_dir / 'report.html'}")
-    drifted = [v.agent for v in result.verdicts if v.status == "drifted"]
+    drifted = [v.agent for v in result.verdicts if v.status == Status.DRIFTED]
     if drifted:
         sys.stderr.write(f"warning: drifted (not failing): {', '.join(drifted)}\n")
     unjudged = result.unjudged
@@ -182,7 +181,7 @@ def warn_unjudged(result: VerifyResult, unjudged: Sequence[AgentVerdict]) -> Non
         )
     if not judged:
         return
-    already_failing = result.exit_code in (ProveAIExit.REGRESSION, ProveAIExit.INCONCLUSIVE)
+    already_failing = result.gate in (GateVerdict.FAIL, GateVerdict.INCONCLUSIVE)
     tail = "" if already_failing else "; --strict-judge makes this exit 3"
     sys.stderr.write(
         f"warning: {len(judged)} agent(s) changed but the judge could not grade them: "

@@ -4,7 +4,6 @@ is in _snapshot_output.py."""
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 
@@ -189,8 +188,6 @@ def _verify(args: argparse.Namespace) -> int:
         embedder=args.embedder,
         judge_max_tokens=args.judge_max_tokens,
     )
-    if args.judge_max_tokens is not None:
-        os.environ["PROVEAI_JUDGE_MAX_TOKENS"] = str(args.judge_max_tokens)  # read per judge call
     plan = plan_verify(store.snapshots_dir, args.name, full=args.full, changed=args.changed, base=args.base)
     if plan.reason:
         print(plan.reason)

@@ -1,7 +1,9 @@
 """Tier 3: llm_judge — one structured-JSON prompt, code-fence tolerant, never raises.
 
-The model is `model`, else $PROVEAI_JUDGE_MODEL read at call time, else claude-haiku-4-5.
-Calls go through a CachedProvider, so a repeated judgement costs nothing.
+The model is `model`, else $PROVEAI_JUDGE_MODEL read at call time, else claude-haiku-4-5; each
+request's max_tokens is `max_tokens`, else $PROVEAI_JUDGE_MAX_TOKENS, else 200. Calls go
+through a CachedProvider, so a repeated judgement costs nothing. A caller that wants the cost
+of its judgements passes its own `JudgeStats`, which the calls count into.
 """
 
 from __future__ import annotations
@@ -10,7 +12,8 @@ import json
 import os
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from prove_common.text import value_as_text
@@ -38,34 +41,32 @@ def judge_model_name(model: str | None = None) -> str:
     return model or os.environ.get("PROVEAI_JUDGE_MODEL") or DEFAULT_JUDGE_MODEL
 
 
-def judge_max_tokens() -> int:
-    """$PROVEAI_JUDGE_MAX_TOKENS (set by --judge-max-tokens too), else the default."""
-    return _env_int("PROVEAI_JUDGE_MAX_TOKENS", DEFAULT_JUDGE_MAX_TOKENS, minimum=1)
+def judge_max_tokens(env: Mapping[str, str] | None = None) -> int:
+    """$PROVEAI_JUDGE_MAX_TOKENS in `env` (the process environment by default), else 200."""
+    return _env_int(env, "PROVEAI_JUDGE_MAX_TOKENS", DEFAULT_JUDGE_MAX_TOKENS, minimum=1)
 
 
 def judge_retries() -> int:
     """$PROVEAI_JUDGE_RETRIES: how many times a malformed reply is asked again (default 1)."""
-    return _env_int("PROVEAI_JUDGE_RETRIES", DEFAULT_JUDGE_RETRIES, minimum=0)
+    return _env_int(None, "PROVEAI_JUDGE_RETRIES", DEFAULT_JUDGE_RETRIES, minimum=0)
 
 
-def _env_int(name: str, default: int, *, minimum: int) -> int:
-    raw = os.environ.get(name, "").strip()
+def _env_int(env: Mapping[str, str] | None, name: str, default: int, *, minimum: int) -> int:
+    raw = (os.environ if env is None else env).get(name, "").strip()
     try:
         return max(minimum, int(raw)) if raw else default
     except ValueError:
         return default
 
 
+@dataclass
 class JudgeStats:
-    """Judge requests made in this process (live, not from the cache), for the cost line."""
+    """The judge requests one grader made (live ones, not served from the cache), for the cost
+    line: each grader counts into its own, so two verifies never share counts."""
 
-    calls = 0
-    malformed = 0
-    seconds = 0.0
-
-    @classmethod
-    def reset(cls) -> None:
-        cls.calls, cls.malformed, cls.seconds = 0, 0, 0.0
+    calls: int = 0
+    malformed: int = 0  # replies that were not the verdict JSON asked for
+    seconds: float = 0.0
 
 
 def judge_messages(
@@ -128,11 +129,15 @@ def llm_judge(
     model: str | None = None,
     provider: Any = None,
     cache: Any = None,
+    *,
+    max_tokens: int | None = None,
+    stats: JudgeStats | None = None,
 ) -> dict[str, Any]:
     """{"verdict": equivalent|better|worse|skip, "confidence": 0..1, "rationale": str}.
 
     Any failure (no provider for the model, missing key, HTTP error, malformed reply) gives
-    verdict "skip" with confidence 0.0 and the reason in the rationale.
+    verdict "skip" with confidence 0.0 and the reason in the rationale. `max_tokens` None:
+    $PROVEAI_JUDGE_MAX_TOKENS, else 200. `stats`, when given, counts the requests made.
     """
     model = judge_model_name(model)
     try:
@@ -143,7 +148,9 @@ def llm_judge(
         messages = judge_messages(input_messages, old_output, new_output)
     except ValueError as exc:  # no provider registered for the model
         return skip(f"no provider for judge model {model!r}; set PROVEAI_JUDGE_MODEL or register one ({exc})")
-    max_tokens = judge_max_tokens()
+    if max_tokens is None:
+        max_tokens = judge_max_tokens()
+    counted = stats if stats is not None else JudgeStats()
     attempts = 1 + judge_retries()
     for attempt in range(attempts):
         # a retry after a malformed reply must reach the model, not the cache key it was under
@@ -159,13 +166,13 @@ def llm_judge(
             reason = getattr(exc, "reason", None) or f"{type(exc).__name__}: {exc}"
             return skip(str(reason))
         finally:
-            JudgeStats.seconds += time.perf_counter() - started
+            counted.seconds += time.perf_counter() - started
         if not getattr(response, "cached", False):
-            JudgeStats.calls += 1
+            counted.calls += 1
         parsed = parse_verdict(str(getattr(response, "text", response)))
         if parsed is not None:
             return parsed
-        JudgeStats.malformed += 1
+        counted.malformed += 1
         provider.evict(messages, model, **kwargs)  # never serve an unusable reply again
     return skip(f"malformed judge reply from {model} ({attempts} attempt(s), max_tokens {max_tokens})")
 
@@ -194,15 +201,24 @@ FITNESS_PAIRS: tuple[tuple[str, str, str, str], ...] = (
 FITNESS_INPUT = [{"role": "user", "content": "Where is my refund of $40?"}]
 
 
-def judge_fitness(model: str | None = None, provider: Any = None) -> tuple[bool, str]:
-    """(fit, why) after asking the judge the built-in known pairs; never raises.
+def judge_fitness(
+    model: str | None = None,
+    provider: Any = None,
+    *,
+    max_tokens: int | None = None,
+    stats: JudgeStats | None = None,
+) -> tuple[bool, str]:
+    """(fit, why) after asking the judge the built-in known pairs (with `max_tokens`, counted
+    in `stats`, as llm_judge); never raises.
 
     `why` names the first pair it got wrong, or the reason it could not answer (unreachable,
     malformed replies), so the warning says what is actually wrong with the judge.
     """
     model = judge_model_name(model)
     for name, old, new, expected in FITNESS_PAIRS:
-        got = llm_judge(FITNESS_INPUT, old, new, model=model, provider=provider)
+        got = llm_judge(
+            FITNESS_INPUT, old, new, model=model, provider=provider, max_tokens=max_tokens, stats=stats
+        )
         if got["verdict"] == "skip":
             reason = str(got["rationale"]).removeprefix("judge skip: ")
             if "malformed" not in reason:  # unreachable, no key, no provider: not the judge's skill

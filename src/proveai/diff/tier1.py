@@ -21,10 +21,10 @@ import json
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
 from typing import Any
 
 from prove_common.text import value_as_text
+from proveai.diff.verdict import Grade, Status, Tier
 from proveai.providers.embedding import cosine_similarity
 
 VOLATILE_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -132,14 +132,6 @@ STRUCTURAL_KINDS = frozenset({"RETRIEVER", "TOOL", "EMBEDDING", "PARSER"})
 DOC_ID_KEYS = ("id", "doc_id", "document_id", "docid", "uid", "source", "url")
 
 
-@dataclass(frozen=True)
-class Tier1Result:
-    status: str  # "unchanged" | "regressed"
-    rationale: str
-    unified: str
-    confidence: float = 1.0
-
-
 def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
 
@@ -199,36 +191,41 @@ def tier1_for_kind(
     old_inputs: Any = None,
     new_inputs: Any = None,
     embedding_threshold: float = 0.99,
-) -> Tier1Result | None:
-    """The structural verdict for RETRIEVER / TOOL / EMBEDDING / PARSER spans; None for other kinds."""
+) -> Grade | None:
+    """The structural grade (unchanged or regressed, at tier 1) for RETRIEVER / TOOL / EMBEDDING /
+    PARSER spans; None for other kinds."""
     kind = (kind or "").upper()
     if kind not in STRUCTURAL_KINDS:
         return None
     diff = text_diff(old, new)["unified"]
+
+    def structural(status: Status, rationale: str) -> Grade:
+        return Grade(status, Tier.TIER1, rationale, diff)
+
     if kind == "RETRIEVER":
         before, after = set(doc_ids(old)), set(doc_ids(new))
         if before == after:
-            return Tier1Result("unchanged", f"RETRIEVER doc-id set equal ({len(before)} doc(s))", diff)
+            return structural(Status.UNCHANGED, f"RETRIEVER doc-id set equal ({len(before)} doc(s))")
         added, removed = sorted(after - before), sorted(before - after)
         parts = [f"+{', '.join(added[:3])}" if added else "", f"-{', '.join(removed[:3])}" if removed else ""]
-        return Tier1Result("regressed", "RETRIEVER doc set changed: " + " ".join(p for p in parts if p), diff)
+        return structural(Status.REGRESSED, "RETRIEVER doc set changed: " + " ".join(p for p in parts if p))
     if kind == "TOOL":
         args_equal = new_inputs is None or _canonical(old_inputs) == _canonical(new_inputs)
         out_equal = _value(old) == _value(new)
         if args_equal and out_equal:
-            return Tier1Result("unchanged", f"TOOL call deep-equal ({name or 'tool'} args and result)", diff)
+            return structural(Status.UNCHANGED, f"TOOL call deep-equal ({name or 'tool'} args and result)")
         what = "args" if not args_equal else "result"
-        return Tier1Result("regressed", f"TOOL call changed: {name or 'tool'} {what} differ", diff)
+        return structural(Status.REGRESSED, f"TOOL call changed: {name or 'tool'} {what} differ")
     if kind == "EMBEDDING":
         a, b = _vector(old), _vector(new)
         if a is None or b is None or len(a) != len(b):
             same = _canonical(old) == _canonical(new)
-            status = "unchanged" if same else "regressed"
-            return Tier1Result(status, "EMBEDDING output is not a comparable vector; compared as JSON", diff)
+            status = Status.UNCHANGED if same else Status.REGRESSED
+            return structural(status, "EMBEDDING output is not a comparable vector; compared as JSON")
         sim = cosine_similarity(a, b)
-        status = "unchanged" if sim >= embedding_threshold else "regressed"
-        return Tier1Result(status, f"EMBEDDING cosine {sim:.3f} (threshold {embedding_threshold:.2f})", diff)
+        status = Status.UNCHANGED if sim >= embedding_threshold else Status.REGRESSED
+        return structural(status, f"EMBEDDING cosine {sim:.3f} (threshold {embedding_threshold:.2f})")
     # PARSER
     if _value(old) == _value(new):
-        return Tier1Result("unchanged", "PARSER output deep-equal", diff)
-    return Tier1Result("regressed", "PARSER output differs", diff)
+        return structural(Status.UNCHANGED, "PARSER output deep-equal")
+    return structural(Status.REGRESSED, "PARSER output differs")

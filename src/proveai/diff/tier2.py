@@ -27,6 +27,7 @@ from typing import Any
 
 from prove_common.jsonio import utc_now_iso, write_json_atomic
 from prove_common.text import value_as_text
+from proveai.diff.verdict import Grade, Status, Tier
 from proveai.errors import ProveAIError
 from proveai.providers.base import ProviderError
 from proveai.providers.embedding import cosine_similarity
@@ -139,13 +140,13 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def embedding_grade(
-    embedder: Any, old_text: str, new_text: str, thresholds: tuple[float, float]
-) -> tuple[str, str, float] | None:
-    """(status, rationale, confidence) when the cosine similarity decides, else None.
+    embedder: Any, old_text: str, new_text: str, thresholds: tuple[float, float], unified: str = ""
+) -> Grade | None:
+    """The tier-2 grade when the cosine similarity decides, else None.
 
-    Above the unchanged threshold -> unchanged; below the regressed one -> regressed; in
-    between, or when the vectors cannot be compared (cross-model vectors, an unreachable
-    embedder), None: the judge decides.
+    Above the unchanged threshold -> unchanged; below the regressed one -> regressed (its
+    confidence the distance); in between, or when the vectors cannot be compared (cross-model
+    vectors, an unreachable embedder), None: the judge decides. `unified` is the two texts' diff.
     """
     unchanged_at, regressed_at = thresholds
     try:
@@ -153,11 +154,13 @@ def embedding_grade(
     except (ValueError, ProviderError):
         return None
     if similarity > unchanged_at:
-        return "unchanged", f"embedding cosine {similarity:.3f} > {unchanged_at:.2f}", similarity
+        rationale = f"embedding cosine {similarity:.3f} > {unchanged_at:.2f}"
+        return Grade(Status.UNCHANGED, Tier.TIER2, rationale, unified, similarity)
     if similarity < regressed_at:
         rationale = f"embedding cosine {similarity:.3f} < {regressed_at:.2f} (diverged)"
-        return "regressed", rationale, 1.0 - similarity
+        return Grade(Status.REGRESSED, Tier.TIER2, rationale, unified, 1.0 - similarity)
     return None
+
 
 def thresholds_from_similarities(similarities: list[float], n_outputs: int) -> AgentThresholds:
     """The documented rule (module docstring) applied to one agent's pairwise similarities."""

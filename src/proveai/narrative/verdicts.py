@@ -32,6 +32,7 @@ def _one(verdict: Any) -> str:
     child = _field(verdict, "child", "?")
     status = str(_field(verdict, "status", "?"))
     tier = _field(verdict, "tier", None)
+    tier = getattr(tier, "level", tier)  # a Tier, or the level a stored verdict holds
     rationale = str(_field(verdict, "rationale", "") or "").strip()
     change = _field(verdict, "change")
     where = f"{child} (called by {parent})" if parent else f"{child} (a root agent)"

@@ -6,7 +6,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from proveai.snapshot.grading import INCONCLUSIVE, REGRESSED, PairGrade, grade_iteration
+from proveai.diff.verdict import Grade, Status
+from proveai.snapshot.grading import grade_iteration
 from proveai.snapshot.judge_cache import JudgeCache
 from proveai.snapshot.model import (
     AgentDefinition,
@@ -51,7 +52,7 @@ class SnapAgent:
     def prompt(self) -> str | None:
         return self.definition.prompt
 
-    def grade(self, output: Any, *, iteration: int = 0, judge_model: str | None = None) -> PairGrade:
+    def grade(self, output: Any, *, iteration: int = 0, judge_model: str | None = None) -> Grade:
         pinned = self.calls[iteration]
         fresh = ExpectedIO(inputs=pinned.inputs, output=output, input_messages=pinned.input_messages)
         grader = TierGrader.from_env(judge_model, JudgeCache(self.snapshots_dir))
@@ -62,15 +63,15 @@ class SnapAgent:
 
     def assert_no_regression(
         self, output: Any, *, iteration: int = 0, judge_model: str | None = None
-    ) -> PairGrade:
+    ) -> Grade:
         """Fail the test when `output` regressed against the pin, or could not be judged."""
         import pytest  # the pytest extra: only under a test run
 
         grade = self.grade(output, iteration=iteration, judge_model=judge_model)
         where = f"agent {self.agent!r} (snapshot {self.snapshot_name!r})"
-        if grade.status == REGRESSED:
+        if grade.status == Status.REGRESSED:
             pytest.fail(f"{where} regressed — {grade.rationale}", pytrace=False)
-        if grade.status == INCONCLUSIVE:
+        if grade.status == Status.INCONCLUSIVE:
             pytest.fail(
                 f"{where} changed and could not be judged — {grade.rationale}; set PROVEAI_JUDGE_MODEL "
                 "and its provider (PROVEAI_PROVIDER_PATTERN / PROVEAI_PROVIDER_BASE_URL)",

@@ -11,17 +11,10 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from prove_common.text import value_as_text
-from proveai.diff.grading import (
-    DRIFTED,
-    ITERATION_COUNT_CHANGED,
-    PATH_CHANGED,
-    ROOT,
-    UNCHANGED,
-    EdgeVerdict,
-    grade_outputs,
-)
+from proveai.diff.grading import grade_outputs
 from proveai.diff.tier1 import STRUCTURAL_KINDS, mask_volatile
 from proveai.diff.tier2 import DEFAULT_REGRESSED, DEFAULT_UNCHANGED, CalibrationReport, load_calibration
+from proveai.diff.verdict import ROOT, EdgeVerdict, Grade, Status, Tier
 from proveai.traces.topology import bfs_order, graph_parents, parallel_groups
 
 
@@ -93,45 +86,16 @@ def attribute_edges(
         if span.span_id in settled:
             grade = settled[span.span_id]
         elif getattr(entry, "held", None) == "selection":
-            grade = EdgeVerdict(
-                None,
-                span.name,
-                "",
-                UNCHANGED,
-                0,
-                "held at the recorded output (not replayed live)",
-                1.0,
-                span.output,
-                new_output,
-                "",
-            )
+            grade = Grade(Status.UNCHANGED, Tier.HELD, "held at the recorded output (not replayed live)")
         elif getattr(entry, "held", None) == "no_request" and inputs_changed:
-            grade = EdgeVerdict(
-                None,
-                span.name,
-                "",
-                DRIFTED,
-                0,
-                _held_reason(entry),
-                0.0,
-                span.output,
-                new_output,
-                "",
-            )
+            grade = Grade(Status.DRIFTED, Tier.HELD, _held_reason(entry), confidence=0.0)
         elif (
             getattr(entry, "held", None) == "no_request" and (span.kind or "").upper() not in STRUCTURAL_KINDS
         ):
-            grade = EdgeVerdict(
-                None,
-                span.name,
-                "",
-                UNCHANGED,
-                0,
+            grade = Grade(
+                Status.UNCHANGED,
+                Tier.HELD,
                 "not re-executed (no captured model request); inputs unchanged, recorded output kept",
-                1.0,
-                span.output,
-                new_output,
-                "",
             )
         else:
             thresholds = (
@@ -154,20 +118,7 @@ def attribute_edges(
                 new_inputs=getattr(entry, "inputs", None),
             )
         verdicts.append(
-            EdgeVerdict(
-                parent_name,
-                span.name,
-                span.span_id,
-                grade.status,
-                grade.tier,
-                grade.rationale,
-                grade.confidence,
-                span.output,
-                new_output,
-                grade.unified,
-                change,
-                inconclusive=grade.inconclusive,
-            )
+            EdgeVerdict(parent_name, span.name, span.span_id, grade, span.output, new_output, change)
         )
     if replayed is not None:
         replayed.edge_verdicts = verdicts
@@ -176,10 +127,10 @@ def attribute_edges(
 
 def _parallel_matches(
     trace: Any, parents: dict[str, Any], new_by_span: dict[str, Any]
-) -> dict[str, EdgeVerdict]:
+) -> dict[str, Grade]:
     """Parallel siblings are compared as an unordered set: a span whose new output equals some
     sibling's old output (each used once) is unchanged."""
-    settled: dict[str, EdgeVerdict] = {}
+    settled: dict[str, Grade] = {}
     for group in parallel_groups(trace, parents):
         unmatched_old = Counter(_canonical(s.output) for s in group)
         for span in group:
@@ -190,17 +141,10 @@ def _parallel_matches(
             key = _canonical(new_output)
             if unmatched_old[key] > 0:
                 unmatched_old[key] -= 1
-                settled[span.span_id] = EdgeVerdict(
-                    None,
-                    span.name,
-                    "",
-                    UNCHANGED,
-                    1,
+                settled[span.span_id] = Grade(
+                    Status.UNCHANGED,
+                    Tier.TIER1,
                     f"parallel siblings: output found in the set of {len(group)} (order ignored)",
-                    1.0,
-                    span.output,
-                    new_output,
-                    "",
                 )
     return settled
 
@@ -240,13 +184,11 @@ def _topology_verdicts(
                     parent,
                     (removed or added)[0],
                     "",
-                    PATH_CHANGED,
-                    0,
-                    f"children of {parent or ROOT} changed: {what}",
-                    1.0,
+                    Grade(
+                        Status.PATH_CHANGED, Tier.TOPOLOGY, f"children of {parent or ROOT} changed: {what}"
+                    ),
                     sorted(before),
                     sorted(after),
-                    "",
                 )
             )
             diverged.update((parent, child) for child in removed)
@@ -258,13 +200,13 @@ def _topology_verdicts(
                     parent,
                     child,
                     "",
-                    ITERATION_COUNT_CHANGED,
-                    0,
-                    f"{parent or ROOT}→{child} ran {new_count} time(s), was {count}",
-                    1.0,
+                    Grade(
+                        Status.ITERATION_COUNT_CHANGED,
+                        Tier.TOPOLOGY,
+                        f"{parent or ROOT}→{child} ran {new_count} time(s), was {count}",
+                    ),
                     count,
                     new_count,
-                    "",
                 )
             )
             diverged.add((parent, child))

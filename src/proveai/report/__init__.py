@@ -12,11 +12,21 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from prove_common.files import clear_stale_temps, write_text_atomic
 from prove_common.jsonio import utc_now_iso
 from prove_common.text import value_as_text
+from proveai.diff.verdict import Status, Tier
 from proveai.report.graph import build_graph
 
-STATUSES = ("unchanged", "drifted", "regressed", "inconclusive", "path_changed", "iteration_count_changed")
+# the edge statuses every report counts, in this order
+STATUSES = (
+    Status.UNCHANGED,
+    Status.DRIFTED,
+    Status.REGRESSED,
+    Status.INCONCLUSIVE,
+    Status.PATH_CHANGED,
+    Status.ITERATION_COUNT_CHANGED,
+)
 MAX_SHOWN_CHARS = 20000
 
 
@@ -51,36 +61,112 @@ def _diff_lines(unified: str) -> list[tuple[str, str]]:
     return lines
 
 
-def _trace_view(trace: Any, replayed: Any) -> dict[str, Any]:
-    spans = {s.span_id: s for s in trace.spans}
-    rows = []
-    for verdict in replayed.edge_verdicts:
-        span = spans.get(verdict.span_id)
-        entry = replayed.span(verdict.span_id) if verdict.span_id else None
-        rows.append({
-            "edge": verdict.edge,
-            "status": verdict.status,
-            "tier": verdict.tier,
-            "change": verdict.change or "",
-            "rationale": verdict.rationale,
-            "inconclusive": bool(getattr(verdict, "inconclusive", False)),
-            "confidence": f"{verdict.confidence:.2f}",
-            "input": _input_of(span, entry) if span is not None else "",
-            "old": _show(verdict.old_output),
-            "new": _show(verdict.new_output),
-            "diff": _diff_lines(verdict.unified),
-            "model": getattr(entry, "model", None) or (span.model if span is not None else None) or "",
-            "note": getattr(entry, "note", None) or "",
-            "open": verdict.status != "unchanged",
-        })
-    counts = Counter(v.status for v in replayed.edge_verdicts)
+def panel_row(
+    *,
+    edge: str,
+    status: str,
+    tier: Tier,
+    change: str | None,
+    rationale: str,
+    confidence: float,
+    unified: str,
+    span: Any,
+    old: Any,
+    new: Any,
+    replayed_span: Any = None,
+) -> dict[str, Any]:
+    """One verdict's row and panel: its edge, status and tier (as its level), the input the
+    agent saw (`span`'s, or what the replay sent), both outputs and their diff."""
+    return {
+        "edge": edge,
+        "status": status,
+        "tier": tier.level,
+        "change": change or "",
+        "rationale": rationale,
+        "inconclusive": status == Status.INCONCLUSIVE,
+        "confidence": f"{confidence:.2f}",
+        "input": _input_of(span, replayed_span) if span is not None else "",
+        "old": _show(old),
+        "new": _show(new),
+        "diff": _diff_lines(unified),
+        "model": getattr(replayed_span, "model", None) or (span.model if span is not None else None) or "",
+        "note": getattr(replayed_span, "note", None) or "",
+        "open": status != Status.UNCHANGED,
+    }
+
+
+def trace_section(trace: Any, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """One trace's section of the page: its header, its verdict rows and their counts."""
+    counts = Counter(row["status"] for row in rows)
     return {
         "trace_id": trace.trace_id,
         "name": trace.name,
         "outcome": trace.outcome or "—",
-        "rows": rows,
+        "rows": list(rows),
         "counts": [(s, counts.get(s, 0)) for s in (*STATUSES, *_others(counts)) if counts.get(s)],
     }
+
+
+def _trace_view(trace: Any, replayed: Any) -> dict[str, Any]:
+    spans = {s.span_id: s for s in trace.spans}
+    rows = [
+        panel_row(
+            edge=verdict.edge,
+            status=verdict.status,
+            tier=verdict.tier,
+            change=verdict.change,
+            rationale=verdict.rationale,
+            confidence=verdict.confidence,
+            unified=verdict.unified,
+            span=spans.get(verdict.span_id),
+            old=verdict.old_output,
+            new=verdict.new_output,
+            replayed_span=replayed.span(verdict.span_id) if verdict.span_id else None,
+        )
+        for verdict in replayed.edge_verdicts
+    ]
+    return trace_section(trace, rows)
+
+
+def render_page(
+    sections: Sequence[dict[str, Any]],
+    edges: Iterable[tuple[str | None, str, str]],
+    *,
+    title: str,
+    run_id: str | None = None,
+    models: Sequence[str] = (),
+    judge_model: str | None = None,
+    embedder: str | None = None,
+    generated: str | None = None,
+) -> str:
+    """The page for trace sections (`trace_section`), with the agent graph and the totals of
+    every verdict's (parent, child, status) in `edges`."""
+    # jinja2: ~40 ms, only when a report is written
+    from jinja2 import Environment, PackageLoader, select_autoescape
+
+    edges = list(edges)
+    totals = Counter(status for _, _, status in edges)
+    env = Environment(
+        loader=PackageLoader("proveai", "report/templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    template = env.get_template("report.html.j2")
+    return template.render(
+        title=title,
+        run_id=run_id,
+        graph=build_graph(edges),
+        traces=list(sections),
+        # the six edge statuses always; any other one seen (missing, new) too
+        totals=[(s, totals.get(s, 0)) for s in (*STATUSES, *_others(totals))],
+        n_traces=len(sections),
+        n_edges=len(edges),
+        models=list(models),
+        judge_model=judge_model or "—",
+        embedder=embedder or "none",
+        generated=generated or utc_now_iso(),
+    )
 
 
 def render_html(
@@ -93,37 +179,22 @@ def render_html(
     generated: str | None = None,
 ) -> str:
     """The report for (original Trace, ReplayedTrace) pairs whose edge_verdicts are filled in."""
-    # jinja2: ~40 ms, only when a report is written
-    from jinja2 import Environment, PackageLoader, select_autoescape
-
     pairs = list(pairs)
     verdicts = [v for _, replayed in pairs for v in replayed.edge_verdicts]
-    totals = Counter(v.status for v in verdicts)
     models: list[str] = []
     for trace, replayed in pairs:
         for name in [*(s.model for s in trace.spans), *getattr(replayed, "models", [])]:
             if name and name not in models:
                 models.append(name)
-    env = Environment(
-        loader=PackageLoader("proveai", "report/templates"),
-        autoescape=select_autoescape(default=True, default_for_string=True),
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
-    template = env.get_template("report.html.j2")
-    return template.render(
+    return render_page(
+        [_trace_view(trace, replayed) for trace, replayed in pairs],
+        [(v.parent, v.child, v.status) for v in verdicts],
         title=title,
         run_id=run_id,
-        graph=build_graph(verdicts),
-        traces=[_trace_view(trace, replayed) for trace, replayed in pairs],
-        # the six edge statuses always; any other one seen (missing, new) too
-        totals=[(s, totals.get(s, 0)) for s in (*STATUSES, *_others(totals))],
-        n_traces=len(pairs),
-        n_edges=len(verdicts),
         models=models,
-        judge_model=judge_model or "—",
-        embedder=embedder or "none",
-        generated=generated or utc_now_iso(),
+        judge_model=judge_model,
+        embedder=embedder,
+        generated=generated,
     )
 
 
@@ -137,13 +208,12 @@ def write_html_report(
     target = Path(path)
     html = render_html(pairs, judge_model, **options)
     target.parent.mkdir(parents=True, exist_ok=True)
-    tmp = target.with_name(f".{target.name}.tmp")
-    tmp.write_text(html, encoding="utf-8")
-    os.replace(tmp, target)
+    clear_stale_temps(target.parent, target.name)  # what a killed writer of this page left
+    write_text_atomic(target, html, durable=False)
     return target
 
 
-__all__ = ["render_html", "write_html_report"]
+__all__ = ["panel_row", "render_html", "render_page", "trace_section", "write_html_report"]
 
 
 def _others(counts: Counter[str]) -> list[str]:

@@ -6,7 +6,6 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Any
 
 NODE_W, NODE_H = 150, 36
 COL_GAP, ROW_GAP = 90, 26
@@ -54,13 +53,14 @@ def rate_color(rate: float) -> str:
     return "#c62828"
 
 
-def build_graph(verdicts: Iterable[Any]) -> AgentGraph:
-    """Aggregate (parent, child) edges over every trace's verdicts; roots at depth 0."""
+def build_graph(edges: Iterable[tuple[str | None, str, str]]) -> AgentGraph:
+    """Aggregate the (parent, child, status) of every verdict of every trace over their
+    (parent, child) edges; roots at depth 0."""
     counts: dict[tuple[str | None, str], list[int]] = defaultdict(lambda: [0, 0])
-    for verdict in verdicts:
-        key = (verdict.parent, verdict.child)
+    for parent, child, status in edges:
+        key = (parent, child)
         counts[key][1] += 1
-        if verdict.status == "regressed":
+        if status == "regressed":
             counts[key][0] += 1
     agents: list[str] = []
     for parent, child in counts:

@@ -1,25 +1,24 @@
 """report.html of a snapshot verify run (`proveai snapshot verify` writes it beside the run).
 
-With a fresh trace, the page is the replay engine's report (`proveai.report.render_html`:
+With a fresh trace, the page is drawn like a replay's report (`proveai.report.render_page`:
 agent graph coloured by regressions, per-agent panels with input, pinned and fresh output,
-unified diff and rationale), fed one verdict per agent; the verdict table and, for
-replicates, the replicate test are added at the top. Without a fresh trace (what-if or a
-fixture-only check) a plain self-contained table is written. UTF-8, inline CSS, no script.
+unified diff and rationale) from the verify's own agent verdicts: each panel shows the call
+that decided its agent, and the diff its grade holds. The verdict table and, for replicates,
+the replicate test are added at the top. Without a fresh trace (what-if or a fixture-only
+check) a plain self-contained table is written. UTF-8, inline CSS, no script.
 """
 
 from __future__ import annotations
 
-import difflib
 import html
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from prove_common.text import value_as_text
-from proveai.diff.grading import EdgeVerdict
-from proveai.report import render_html
+from proveai.diff.verdict import ROOT, AgentVerdict
+from proveai.report import panel_row, render_page, trace_section
 from proveai.snapshot.fromtrace import load_trace_file
-from proveai.snapshot.grading import SYMBOLS
+from proveai.snapshot.render import SYMBOLS
 from proveai.snapshot.verify import VerifyResult
 
 _PAGE_CSS = "body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1b1b}"
@@ -32,8 +31,6 @@ _SUMMARY_CSS = """
 .verify-summary .regressed,.verify-summary .missing,
 .verify-summary .iteration_count_changed{color:#c62828;font-weight:600}
 """
-
-_TIERS = {"tier1": 1, "tier2": 2, "judge": 3, "cache": 3}
 
 
 def summary_html(result: VerifyResult) -> str:
@@ -76,65 +73,58 @@ def render_plain_html(result: VerifyResult) -> str:
     )
 
 
-@dataclass
-class _Replayed:
-    """The fresh run in the shape the replay report reads (a ReplayedTrace)."""
-
-    edge_verdicts: list[Any]
-    models: list[str] = field(default_factory=list)
-
-    def span(self, span_id: str) -> None:
-        return None  # inputs come from the fresh span itself
+def _call(calls: Sequence[Any], index: int) -> Any:
+    """The call at `index` (the one that decided the verdict), else the first, else None."""
+    if index < len(calls):
+        return calls[index]
+    return calls[0] if calls else None
 
 
-def _pairs(result: VerifyResult, fresh_trace: Any) -> list[tuple[Any, _Replayed]]:
-    verdicts = []
-    for row in result.verdicts:
-        pinned = result.snapshot.expected(row.agent) if row.agent in result.snapshot.agents else ()
-        spans = fresh_trace.spans_named(row.agent)
-        old = pinned[0].output if pinned else None
-        new = spans[0].output if spans else None
-        unified = (
-            "\n".join(
-                difflib.unified_diff(
-                    value_as_text(old, lines=True).splitlines(),
-                    value_as_text(new, lines=True).splitlines(),
-                    "pinned",
-                    "fresh",
-                    lineterm="",
-                )
-            )
-            if old != new
-            else ""
+def _parent(result: VerifyResult, verdict: AgentVerdict, span: Any) -> str | None:
+    definition = result.snapshot.agents.get(verdict.agent)
+    if definition is not None:
+        return definition.parent_agent
+    return span.parent_agent if span is not None else None
+
+
+def agent_rows(
+    result: VerifyResult, fresh_trace: Any
+) -> list[tuple[tuple[str | None, str, str], dict[str, Any]]]:
+    """((parent, agent, status), panel row) of each agent verdict: the row shows the pinned
+    call and the fresh span that decided it, and the diff its grade holds."""
+    rows = []
+    for verdict in result.verdicts:
+        known = verdict.agent in result.snapshot.agents
+        pinned = _call(result.snapshot.expected(verdict.agent) if known else (), verdict.decisive)
+        span = _call(fresh_trace.spans_named(verdict.agent), verdict.decisive)
+        parent = _parent(result, verdict, span)
+        row = panel_row(
+            edge=f"{parent or ROOT}→{verdict.agent}",
+            status=verdict.status,
+            tier=verdict.tier,
+            change=verdict.change,
+            rationale=verdict.rationale,
+            confidence=verdict.grade.confidence,
+            unified=verdict.grade.unified,
+            span=span,
+            old=pinned.output if pinned is not None else None,
+            new=span.output if span is not None else None,
         )
-        definition = result.snapshot.agents.get(row.agent)
-        parent = definition.parent_agent if definition else (spans[0].parent_agent if spans else None)
-        verdicts.append(
-            EdgeVerdict(
-                parent=parent,
-                child=row.agent,
-                span_id=spans[0].span_id if spans else "",
-                status=row.status,
-                tier=_TIERS.get(row.tier, 0),
-                rationale=row.rationale,
-                confidence=1.0,
-                old_output=old,
-                new_output=new,
-                unified=unified,
-                change=row.change,
-                inconclusive=row.status == "inconclusive",
-            )
-        )
-    return [(fresh_trace, _Replayed(verdicts))]
+        rows.append(((parent, verdict.agent, verdict.status), row))
+    return rows
 
 
 def render_verify_html(result: VerifyResult, fresh_trace: Any = None) -> str:
     if fresh_trace is None:
         return render_plain_html(result)
-    page = render_html(
-        _pairs(result, fresh_trace),
+    rows = agent_rows(result, fresh_trace)
+    models = list(dict.fromkeys(s.model for s in fresh_trace.spans if s.model))
+    page = render_page(
+        [trace_section(fresh_trace, [row for _, row in rows])],
+        [edge for edge, _ in rows],
         title=f"proveai snapshot verify — {result.snapshot.name} v{result.snapshot.version}",
         run_id=result.run_id,
+        models=models,
     )
     marker = page.find("<body")
     if marker < 0:
@@ -144,7 +134,7 @@ def render_verify_html(result: VerifyResult, fresh_trace: Any = None) -> str:
 
 
 def write_verify_page(result: VerifyResult) -> Path:
-    """<run>/report.html of a verify: the replay report of its first fresh trace, or the plain
+    """<run>/report.html of a verify: drawn like a replay report over its first fresh trace, or the plain
     table when the verify kept none (what-if, fixture-only check)."""
     fresh_files = sorted((result.run_dir / "fresh").glob("*.json"))
     fresh_trace = load_trace_file(fresh_files[0]) if fresh_files else None

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from proveai.diff.judge import judge_max_tokens as default_max_tokens
 from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.model import Snapshot, list_snapshots, load_snapshot, snapshot_path
 from proveai.snapshot.replicate_runs import Progress
@@ -62,7 +63,9 @@ def verify_options(
     env: Mapping[str, str] | None = None,
 ) -> VerifyOptions:
     """The options of a verify, checked; PROVEAI_NO_JUDGE / PROVEAI_STRICT_JUDGE count as the
-    flags. `replicates` None: as many as each snapshot pins."""
+    flags, and PROVEAI_JUDGE_MAX_TOKENS is the default of `judge_max_tokens` (else 200), all
+    read from `env` (the process environment by default) here, once. `replicates` None: as
+    many as each snapshot pins."""
     env = os.environ if env is None else env
     options = VerifyOptions(
         quick=quick,
@@ -74,6 +77,7 @@ def verify_options(
         seed=seed,
         alpha=alpha,
         judge_model=judge_model,
+        judge_max_tokens=default_max_tokens(env) if judge_max_tokens is None else judge_max_tokens,
         embedder=embedder,
     )
     bad = [
@@ -89,7 +93,7 @@ def verify_options(
         raise VerifyOptionError(
             "--replicates must be >= 1, --timeout > 0 and --alpha in (0, 1)", option=bad[0]
         )
-    if judge_max_tokens is not None and judge_max_tokens < 1:
+    if options.judge_max_tokens < 1:
         raise VerifyOptionError("--judge-max-tokens must be >= 1", option="--judge-max-tokens")
     if overrides and ((replicates or 1) > 1 or quick):
         raise VerifyOptionError(

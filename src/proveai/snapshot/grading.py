@@ -7,94 +7,37 @@ with different inputs or tool calls -> drifted; a different output goes through 
 three-tier diff (structural, embeddings, judge). A mismatch the judge could not decide is
 `inconclusive`. Every non-unchanged row says `direct edit` (its own prompt, model or settings hash
 changed) or `downstream` (intact prompt and model: collateral of an upstream change).
+
+The rows are `AgentVerdict`s and each call's decision a `Grade` (proveai.diff.verdict).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from prove_common.jsonio import canonical_json
+from proveai.diff.tier1 import text_diff
+from proveai.diff.verdict import AgentVerdict, Grade, Status, Tier
 from proveai.snapshot.fromtrace import agent_spans, definition_from_spans, expected_from_span
 from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, content_hash
 
-UNCHANGED = "unchanged"
-DRIFTED = "drifted"
-REGRESSED = "regressed"
-MISSING = "missing"
-NEW = "new"
-ITERATION_COUNT_CHANGED = "iteration_count_changed"
-INCONCLUSIVE = "inconclusive"
-
-FAILING = frozenset({REGRESSED, MISSING, ITERATION_COUNT_CHANGED})
 # worst first: an agent's verdict is its worst iteration's
-SEVERITY = (REGRESSED, MISSING, ITERATION_COUNT_CHANGED, INCONCLUSIVE, DRIFTED, NEW, UNCHANGED)
+SEVERITY = (
+    Status.REGRESSED,
+    Status.MISSING,
+    Status.ITERATION_COUNT_CHANGED,
+    Status.INCONCLUSIVE,
+    Status.DRIFTED,
+    Status.NEW,
+    Status.UNCHANGED,
+)
 DIRECT_EDIT = "direct edit"
 DOWNSTREAM = "downstream"
-# how a status reads in a table, a step summary and report.html
-SYMBOLS = {
-    UNCHANGED: "✓",
-    DRIFTED: "~",
-    REGRESSED: "✗",
-    MISSING: "✗",
-    ITERATION_COUNT_CHANGED: "✗",
-    INCONCLUSIVE: "?",
-    NEW: "+",
-}
 
-
-@dataclass(frozen=True)
-class PairGrade:
-    """The grade of one (pinned output, fresh output) pair."""
-
-    status: str  # unchanged | drifted | regressed | inconclusive
-    rationale: str
-    tier: str  # hash | tier1 | tier2 | judge | cache | none
-    judged: bool = True
-
-
-# (pinned, fresh, agent definition) -> PairGrade, for outputs whose hashes differ
-PairGrader = Callable[[ExpectedIO, ExpectedIO, AgentDefinition], PairGrade]
-
-
-@dataclass(frozen=True)
-class AgentVerdict:
-    """One row of the verdict table."""
-
-    agent: str
-    status: str
-    change: str | None
-    rationale: str
-    tier: str = "hash"
-    pinned_calls: int = 0
-    fresh_calls: int = 0
-    iterations: tuple[str, ...] = ()
-    source_file: str | None = None
-    fresh_prompt_hash: str | None = None
-    fresh_model_hash: str | None = None
-
-    @property
-    def fails_gate(self) -> bool:
-        return self.status in FAILING
-
-    @property
-    def sampling_noise(self) -> bool:
-        """Unjudged because the agent's sampled outputs vary run to run (one run cannot tell)."""
-        return self.rationale.startswith(NOISE_PREFIX)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "agent": self.agent,
-            "status": self.status,
-            "change": self.change,
-            "rationale": self.rationale,
-            "tier": self.tier,
-            "pinned_calls": self.pinned_calls,
-            "fresh_calls": self.fresh_calls,
-            "iterations": list(self.iterations),
-            "source_file": self.source_file,
-        }
+# (pinned, fresh, agent definition) -> its Grade, for outputs whose hashes differ
+PairGrader = Callable[[ExpectedIO, ExpectedIO, AgentDefinition], Grade]
 
 
 @dataclass(frozen=True)
@@ -116,15 +59,15 @@ class Grading:
 
     @property
     def inconclusive(self) -> list[AgentVerdict]:
-        return [v for v in self.verdicts if v.status == INCONCLUSIVE]
+        return [v for v in self.verdicts if v.status == Status.INCONCLUSIVE]
 
     @property
     def drifted(self) -> list[AgentVerdict]:
-        return [v for v in self.verdicts if v.status == DRIFTED]
+        return [v for v in self.verdicts if v.status == Status.DRIFTED]
 
 
-def worst(statuses: Sequence[str]) -> str:
-    return min(statuses, key=SEVERITY.index) if statuses else UNCHANGED
+def worst(statuses: Sequence[Status]) -> Status:
+    return min(statuses, key=SEVERITY.index) if statuses else Status.UNCHANGED
 
 
 def change_kind(
@@ -174,27 +117,25 @@ def _same_agent(
     )
 
 
-NOISE_PREFIX = "outputs vary"
-
-
 def _as_noise(
-    grade: PairGrade, pinned: ExpectedIO, fresh: ExpectedIO, temperature: float, upstream_noisy: bool
-) -> PairGrade:
+    grade: Grade, pinned: ExpectedIO, fresh: ExpectedIO, temperature: float, upstream_noisy: bool
+) -> Grade:
     """A sampled output that differs while the agent did not, and its input did not either (or
     changed only because a sampled agent above it varied): one run cannot tell a regression
     from the model's own variation, so it is not called one."""
-    if grade.status in (UNCHANGED, DRIFTED):
+    if grade.status in (Status.UNCHANGED, Status.DRIFTED):
         return grade
     if pinned.inputs_hash != fresh.inputs_hash and not upstream_noisy:
         return grade
     if fresh.status == "error" and pinned.status != "error":
         return grade
-    return PairGrade(
-        INCONCLUSIVE,
-        f"{NOISE_PREFIX}: sampled at temperature {temperature:g} with an unchanged agent and "
+    return replace(
+        grade,
+        status=Status.INCONCLUSIVE,
+        rationale=f"outputs vary: sampled at temperature {temperature:g} with an unchanged agent and "
         f"input ({grade.rationale}); one run cannot separate this from noise: verify with --replicates",
-        grade.tier,
         judged=False,
+        sampling_noise=True,
     )
 
 
@@ -202,27 +143,53 @@ def _called_models(calls: Sequence[ExpectedIO]) -> list[Any]:
     return [(c.request or {}).get("model") if isinstance(c.request, Mapping) else None for c in calls]
 
 
+def output_diff(pinned: ExpectedIO, fresh: ExpectedIO) -> str:
+    """The unified diff of two calls' outputs, as tier 1 computes it."""
+    return str(text_diff(pinned.output, fresh.output)["unified"])
+
+
 def grade_iteration(
     pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition, grader: PairGrader | None
-) -> PairGrade:
+) -> Grade:
     """One call against its pinned twin. `grader=None` is hash-only mode."""
     if fresh.status == "error" and pinned.status != "error":
-        return PairGrade(REGRESSED, f"raised: {fresh.error or 'error'}", "hash")
+        raised = f"raised: {fresh.error or 'error'}"
+        return Grade(Status.REGRESSED, Tier.HASH, raised, output_diff(pinned, fresh))
     same_output = pinned.output_hash == fresh.output_hash
     same_inputs = pinned.inputs_hash == fresh.inputs_hash
     same_tools = pinned.tool_calls_hash == fresh.tool_calls_hash
     if same_output and same_inputs and same_tools:
-        return PairGrade(UNCHANGED, "identical", "hash")
+        return Grade(Status.UNCHANGED, Tier.HASH, "identical")
     if same_output:
         what = " and ".join(
             w for w, same in (("inputs", same_inputs), ("tool calls", same_tools)) if not same
         )
-        return PairGrade(DRIFTED, f"{what} changed, output identical", "hash")
+        return Grade(Status.DRIFTED, Tier.HASH, f"{what} changed, output identical")
     if grader is None:
-        return PairGrade(
-            INCONCLUSIVE, "output hash differs (hash-only mode: not judged)", "hash", judged=False
+        return Grade(
+            Status.INCONCLUSIVE,
+            Tier.HASH,
+            "output hash differs (hash-only mode: not judged)",
+            output_diff(pinned, fresh),
+            judged=False,
         )
     return grader(pinned, fresh, definition)
+
+
+def decisive(grades: Sequence[Grade], *, numbered: bool = True) -> tuple[int, Grade]:
+    """(index, grade) of the call that decides an agent's verdict: its worst, the first of
+    those; "—" for the rationale when every call is unchanged, and when `numbered` and there
+    are several calls, the rationale says which one ("iteration 2/3: ...")."""
+    if not grades:
+        return 0, Grade(Status.UNCHANGED, Tier.HASH, "—")
+    status = worst([g.status for g in grades])
+    index = next(i for i, g in enumerate(grades) if g.status == status)
+    grade = grades[index]
+    if status == Status.UNCHANGED:
+        return index, replace(grade, rationale="—")
+    if numbered and len(grades) > 1:
+        return index, replace(grade, rationale=f"iteration {index + 1}/{len(grades)}: {grade.rationale}")
+    return index, grade
 
 
 def grade_agents(
@@ -243,12 +210,11 @@ def grade_agents(
         pinned_calls = snapshot.expected(name, replicate)
         now = fresh.get(name)
         if now is None:
+            missing = f"not called any more (pinned {len(pinned_calls)} call(s))"
             verdicts.append(
                 AgentVerdict(
                     name,
-                    MISSING,
-                    None,
-                    f"not called any more (pinned {len(pinned_calls)} call(s))",
+                    Grade(Status.MISSING, Tier.HASH, missing),
                     pinned_calls=len(pinned_calls),
                     source_file=definition.source_file,
                 )
@@ -263,13 +229,10 @@ def grade_agents(
             fresh_model_hash=now.definition.model_hash,
         )
         if len(now.calls) != len(pinned_calls):
+            counted = f"called {len(now.calls)} time(s), pinned {len(pinned_calls)}"
             verdicts.append(
                 AgentVerdict(
-                    name,
-                    ITERATION_COUNT_CHANGED,
-                    change,
-                    f"called {len(now.calls)} time(s), pinned {len(pinned_calls)}",
-                    **common,
+                    name, Grade(Status.ITERATION_COUNT_CHANGED, Tier.HASH, counted), change, **common
                 )
             )
             continue
@@ -283,26 +246,16 @@ def grade_agents(
                 _as_noise(g, p, f, temperature, upstream_noisy)
                 for g, p, f in zip(grades, pinned_calls, now.calls, strict=True)
             ]
-            if any(g.rationale.startswith(NOISE_PREFIX) for g in grades):
+            if any(g.sampling_noise for g in grades):
                 noisy.add(name)
-        status = worst([g.status for g in grades])
-        decisive = (
-            next(g for g in grades if g.status == status)
-            if grades
-            else PairGrade(UNCHANGED, "identical", "hash")
-        )
-        rationale = decisive.rationale
-        if len(grades) > 1 and status != UNCHANGED:
-            index = next(i for i, g in enumerate(grades) if g.status == status)
-            rationale = f"iteration {index + 1}/{len(grades)}: {rationale}"
+        index, grade = decisive(grades)
         verdicts.append(
             AgentVerdict(
                 name,
-                status,
-                None if status == UNCHANGED or decisive.rationale.startswith(NOISE_PREFIX) else change,
-                rationale if status != UNCHANGED else "—",
-                tier=decisive.tier,
+                grade,
+                None if grade.status == Status.UNCHANGED or grade.sampling_noise else change,
                 iterations=tuple(g.status for g in grades),
+                decisive=index,
                 **common,
             )
         )
@@ -311,9 +264,8 @@ def grade_agents(
             verdicts.append(
                 AgentVerdict(
                     name,
-                    NEW,
+                    Grade(Status.NEW, Tier.HASH, f"not in the snapshot ({len(now.calls)} call(s))"),
                     DIRECT_EDIT,
-                    f"not in the snapshot ({len(now.calls)} call(s))",
                     fresh_calls=len(now.calls),
                     source_file=now.definition.source_file,
                 )
@@ -326,7 +278,7 @@ def _label_missing(verdicts: list[AgentVerdict], snapshot: Snapshot) -> None:
     """A missing agent is downstream when an agent above it changed, else a direct edit."""
     by_name = {v.agent: v for v in verdicts}
     for index, verdict in enumerate(verdicts):
-        if verdict.status != MISSING:
+        if verdict.status != Status.MISSING:
             continue
         parent = snapshot.agents[verdict.agent].parent_agent
         seen: set[str] = set()
@@ -334,12 +286,12 @@ def _label_missing(verdicts: list[AgentVerdict], snapshot: Snapshot) -> None:
         while parent and parent not in seen:
             seen.add(parent)
             row = by_name.get(parent)
-            if row is not None and row.status != UNCHANGED:
+            if row is not None and row.status != Status.UNCHANGED:
                 upstream_changed = True
                 break
             parent = snapshot.agents[parent].parent_agent if parent in snapshot.agents else None
         label = DOWNSTREAM if upstream_changed else DIRECT_EDIT
-        verdicts[index] = AgentVerdict(**{**verdict.__dict__, "change": label})
+        verdicts[index] = replace(verdict, change=label)
 
 
 def fresh_agents_of_trace(trace: Any) -> dict[str, FreshAgent]:

@@ -7,16 +7,22 @@ Returns data and strings; never prints.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from prove_common.tables import Column, Table, clip_text
-from proveai.errors import ProveAIExit
-from proveai.snapshot.grading import SYMBOLS
-
-if TYPE_CHECKING:
-    from proveai.snapshot.verify import VerifyResult
+from proveai.diff.verdict import Status
+from proveai.snapshot.verify import GateVerdict, VerifyResult
 
 VERDICT_HEADERS = ("Agent", "Verdict", "Change", "Rationale")
+# how a status reads in a table, a step summary and report.html
+SYMBOLS = {
+    Status.UNCHANGED: "✓",
+    Status.DRIFTED: "~",
+    Status.REGRESSED: "✗",
+    Status.MISSING: "✗",
+    Status.ITERATION_COUNT_CHANGED: "✗",
+    Status.INCONCLUSIVE: "?",
+    Status.NEW: "+",
+}
 
 
 def verdict_cells(result: VerifyResult) -> list[tuple[str, str, str, str]]:
@@ -76,19 +82,22 @@ def replicate_rows(result: VerifyResult) -> list[tuple[str, ...]]:
 REPLICATE_HEADERS = ("Agent", "Fresh replicates", "Pinned (leave-one-out)", "p", "p (BH)", "Gate")
 
 
+# the gate's verdict in words
+GATE_WORDS = {
+    GateVerdict.PASS: "pass",
+    GateVerdict.FAIL: "FAIL (regression)",
+    GateVerdict.NOT_GRADED: "not graded (hash-only mismatch)",
+    GateVerdict.INCONCLUSIVE: "INCONCLUSIVE",
+}
+
+
 def verdict_word(result: VerifyResult) -> str:
-    """The gate's verdict on one snapshot in words, from its exit code."""
-    verdict = {
-        ProveAIExit.OK: "pass",
-        ProveAIExit.REGRESSION: "FAIL (regression)",
-        ProveAIExit.USAGE: "not graded (hash-only mismatch)",
-        ProveAIExit.INCONCLUSIVE: "INCONCLUSIVE",
-    }.get(result.exit_code, str(result.exit_code))
-    unchecked = result.metrics.counts.get("inconclusive", 0)
-    if result.exit_code == ProveAIExit.OK and unchecked:
+    """The gate's verdict on one snapshot in words."""
+    unchecked = len(result.unjudged)
+    if result.gate == GateVerdict.PASS and unchecked:
         # the default exit stays 0 (documented), but the line must not read as a clean pass
-        verdict = f"pass, but {unchecked} change(s) NOT checked (--strict-judge exits 3)"
-    return verdict
+        return f"pass, but {unchecked} change(s) NOT checked (--strict-judge exits 3)"
+    return GATE_WORDS[result.gate]
 
 
 def summary_line(result: VerifyResult) -> str:

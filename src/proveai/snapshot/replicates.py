@@ -16,10 +16,19 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from proveai.snapshot.grading import FAILING, INCONCLUSIVE
+from proveai.diff.verdict import FAILING, Status
 
 DEFAULT_ALPHA = 0.05
-COUNTED = ("unchanged", "drifted", "regressed", "missing", "iteration_count_changed", "inconclusive", "new")
+# the statuses a replicate row counts, in the order its counts read
+COUNTED = (
+    Status.UNCHANGED,
+    Status.DRIFTED,
+    Status.REGRESSED,
+    Status.MISSING,
+    Status.ITERATION_COUNT_CHANGED,
+    Status.INCONCLUSIVE,
+    Status.NEW,
+)
 
 
 @dataclass(frozen=True)
@@ -27,8 +36,8 @@ class ReplicateVerdict:
     """One agent's replicate test: counts, the test's p-values and the decision."""
 
     agent: str
-    fresh_counts: Mapping[str, int]
-    pinned_counts: Mapping[str, int]
+    fresh_counts: Mapping[Status, int]
+    pinned_counts: Mapping[Status, int]
     n_fresh: int
     n_pinned: int
     fresh_failing: int
@@ -50,8 +59,8 @@ class ReplicateVerdict:
     def to_dict(self) -> dict[str, Any]:
         return {
             "agent": self.agent,
-            "fresh_counts": dict(self.fresh_counts),
-            "pinned_counts": dict(self.pinned_counts),
+            "fresh_counts": {status.value: n for status, n in self.fresh_counts.items()},
+            "pinned_counts": {status.value: n for status, n in self.pinned_counts.items()},
             "n_fresh": self.n_fresh,
             "n_pinned": self.n_pinned,
             "fresh_failing": self.fresh_failing,
@@ -91,8 +100,8 @@ def benjamini_hochberg(p_values: Sequence[float]) -> list[float]:
 
 
 def replicate_gate(
-    fresh: Mapping[str, Sequence[str]],
-    pinned: Mapping[str, Sequence[str]],
+    fresh: Mapping[str, Sequence[Status]],
+    pinned: Mapping[str, Sequence[Status]],
     *,
     alpha: float = DEFAULT_ALPHA,
 ) -> list[ReplicateVerdict]:
@@ -125,13 +134,13 @@ def replicate_gate(
                 p_adjusted=p_adj,
                 alpha=alpha,
                 fails=p_adj <= alpha,
-                inconclusive=sum(s == INCONCLUSIVE for s in fresh_statuses),
+                inconclusive=sum(s == Status.INCONCLUSIVE for s in fresh_statuses),
             )
         )
     return verdicts
 
 
-def _counts(statuses: Sequence[str]) -> dict[str, int]:
+def _counts(statuses: Sequence[Status]) -> dict[Status, int]:
     counter = Counter(statuses)
     return {status: counter[status] for status in COUNTED if counter[status]}
 

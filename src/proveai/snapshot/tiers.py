@@ -1,29 +1,26 @@
 """The three-tier grader verify uses for a changed output, behind the judge cache.
 
 The tiers are the replay engine's `grade_outputs` (per-kind tier 1, text_diff, optional
-embeddings, llm_judge); this module caches its decided verdicts per (old hash, new hash,
-judge model) and turns a judge that could not run into `inconclusive`, never a pass.
+embeddings, llm_judge); this module caches its decided grades per (old hash, new hash,
+judge model) and turns a judge that could not run into `inconclusive`, never a pass. Each
+grader asks the judge with its own max_tokens and counts the judge's requests in its own
+`JudgeStats`, which the verify reports.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from proveai.cache import dispatch_cached
 from proveai.diff.grading import grade_outputs
-from proveai.diff.judge import judge_fitness, judge_model_name
+from proveai.diff.judge import JudgeStats, judge_fitness, judge_max_tokens, judge_model_name
 from proveai.diff.tier2 import load_calibration
+from proveai.diff.verdict import Grade, Status, Tier
 from proveai.providers.base import ProviderError, provider_id_of
 from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
-from proveai.snapshot.grading import (
-    DRIFTED,
-    INCONCLUSIVE,
-    REGRESSED,
-    UNCHANGED,
-    PairGrade,
-)
+from proveai.snapshot.grading import output_diff
 from proveai.snapshot.judge_cache import JudgeCache
 from proveai.snapshot.model import AgentDefinition, ExpectedIO
 
@@ -34,21 +31,33 @@ class TierGrader:
 
     @classmethod
     def from_env(
-        cls, judge_model: str | None, cache: JudgeCache | None, embedder: str | None = None
+        cls,
+        judge_model: str | None,
+        cache: JudgeCache | None,
+        embedder: str | None = None,
+        max_tokens: int | None = None,
     ) -> TierGrader:
-        """Tier 2 from `embedder` ("local" | "openai" | "none"), else PROVEAI_EMBEDDER_MODEL."""
+        """Tier 2 from `embedder` ("local" | "openai" | "none"), else PROVEAI_EMBEDDER_MODEL;
+        the judge's max_tokens `max_tokens`, else PROVEAI_JUDGE_MAX_TOKENS, else 200."""
         choice = (embedder or ("openai" if os.environ.get("PROVEAI_EMBEDDER_MODEL") else "none")).lower()
         instance: Any = None
         if choice == "local":
             instance = LocalEmbeddingAdapter()
         elif choice == "openai":
             instance = OpenAICompatibleEmbeddingAdapter()
-        return cls(judge_model=judge_model_name(judge_model), cache=cache, embedder=instance)
+        return cls(
+            judge_model=judge_model_name(judge_model),
+            cache=cache,
+            embedder=instance,
+            max_tokens=judge_max_tokens() if max_tokens is None else max_tokens,
+        )
 
     judge_model: str
     cache: JudgeCache | None = None
     embedder: Any = None
     judge_provider: Any = None  # None: dispatch(judge_model), resolved on first use
+    max_tokens: int | None = None  # of each judge request; None: llm_judge's default
+    judge_stats: JudgeStats = field(default_factory=JudgeStats)  # this grader's judge requests
     tier_grades: int = 0  # pairs sent to the tier stack (cache misses)
     unjudged_reasons: list[str] = field(default_factory=list)
     check_fitness: bool = True  # ask the judge known pairs before relying on it
@@ -56,23 +65,24 @@ class TierGrader:
     unreachable: bool = False  # ... because its endpoint could not be reached
     _judge_resolved: bool = field(default=False, repr=False)
 
-    def __call__(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> PairGrade:
+    def __call__(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> Grade:
         if self.cache is not None:
             hit = self.cache.get(pinned.output_hash, fresh.output_hash, self.judge_model)
-            if hit and hit.get("status") in (UNCHANGED, DRIFTED, REGRESSED):
-                return PairGrade(hit["status"], str(hit.get("rationale") or ""), "cache")
+            if hit and hit.get("status") in _DECIDED:
+                rationale = str(hit.get("rationale") or "")
+                return Grade(Status(hit["status"]), Tier.CACHE, rationale, output_diff(pinned, fresh))
         grade = self._grade(pinned, fresh, definition)
         if self.cache is not None and grade.judged:
             self.cache.put(
                 pinned.output_hash,
                 fresh.output_hash,
                 self.judge_model,
-                {"status": grade.status, "rationale": grade.rationale, "tier": grade.tier},
+                {"status": grade.status.value, "rationale": grade.rationale, "tier": grade.tier.value},
             )
         return grade
 
-    def _grade(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> PairGrade:
-        """The replay engine's per-agent three-tier grade, mapped to snapshot statuses."""
+    def _grade(self, pinned: ExpectedIO, fresh: ExpectedIO, definition: AgentDefinition) -> Grade:
+        """The three-tier grade, a judge that could not decide made inconclusive."""
         self._resolve_judge()
         kwargs: dict[str, Any] = {}
         thresholds = self._thresholds(definition.name)
@@ -80,7 +90,7 @@ class TierGrader:
             kwargs["thresholds"] = thresholds
         self.tier_grades += 1
         try:
-            verdict = grade_outputs(
+            grade = grade_outputs(
                 pinned.output,
                 fresh.output,
                 definition.kind,
@@ -91,24 +101,26 @@ class TierGrader:
                 name=definition.name,
                 old_inputs=pinned.inputs,
                 new_inputs=fresh.inputs,
+                judge_max_tokens=self.max_tokens,
+                judge_stats=self.judge_stats,
                 **kwargs,
             )
         except Exception as exc:  # the grader degrades; verify reports it, never passes it
             reason = f"{type(exc).__name__}: {exc}"
             self.unjudged_reasons.append(reason)
-            return PairGrade(INCONCLUSIVE, f"judge unavailable: {reason}", "judge", judged=False)
-        tier = {1: "tier1", 2: "tier2", 3: "judge"}.get(verdict.tier, "tier1")
-        rationale = str(verdict.rationale or verdict.status)
-        if tier == "judge" and self.unfit:
+            return Grade(Status.INCONCLUSIVE, Tier.JUDGE, f"judge unavailable: {reason}", judged=False)
+        rationale = str(grade.rationale or grade.status)
+        if grade.tier == Tier.JUDGE and self.unfit:
             self.unjudged_reasons.append(self.unfit)
             label = "judge unavailable" if self.unreachable else "judge unfit"
-            return PairGrade(INCONCLUSIVE, f"{label}: {self.unfit}", "judge", judged=False)
-        if verdict.inconclusive:
+            return replace(
+                grade, status=Status.INCONCLUSIVE, rationale=f"{label}: {self.unfit}", judged=False
+            )
+        if grade.status == Status.INCONCLUSIVE:
             self.unjudged_reasons.append(rationale)
-            return PairGrade(INCONCLUSIVE, f"judge unavailable: {rationale}", "judge", judged=False)
-        prefix = "" if tier == "judge" else f"{tier.replace('tier', 'tier ')}: "
-        status = verdict.status if verdict.status in (UNCHANGED, DRIFTED, REGRESSED) else REGRESSED
-        return PairGrade(status, prefix + rationale, tier)
+            return replace(grade, rationale=f"judge unavailable: {rationale}", judged=False)
+        prefix = "" if grade.tier == Tier.JUDGE else f"tier {grade.tier.level}: "
+        return replace(grade, rationale=prefix + rationale)
 
     def _resolve_judge(self) -> None:
         if self._judge_resolved:
@@ -121,7 +133,9 @@ class TierGrader:
         except ValueError:
             return  # no provider for the judge model: grade_outputs says so in the rationale
         if self.check_fitness:
-            fit, why = judge_fitness(self.judge_model, self.judge_provider)
+            fit, why = judge_fitness(
+                self.judge_model, self.judge_provider, max_tokens=self.max_tokens, stats=self.judge_stats
+            )
             if not fit:
                 self.unfit = why
                 # judge_fitness says why in words; "<judge> unreachable: <reason>" is its outage
@@ -136,6 +150,9 @@ class TierGrader:
             return None
         report = load_calibration()
         return report.thresholds_for(agent) if report is not None else None
+
+
+_DECIDED = (Status.UNCHANGED, Status.DRIFTED, Status.REGRESSED)  # what the judge cache may hold
 
 
 class JudgeOnce:

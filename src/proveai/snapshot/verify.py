@@ -9,24 +9,16 @@ import secrets
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from prove_common.jsonio import write_json_atomic
-from proveai.diff.judge import JudgeStats, judge_max_tokens
+from proveai.diff.judge import DEFAULT_JUDGE_MAX_TOKENS, JudgeStats
+from proveai.diff.verdict import AgentVerdict, Grade, Status, Tier
 from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.fromtrace import dated_trace_files, load_trace_file
-from proveai.snapshot.grading import (
-    DRIFTED,
-    INCONCLUSIVE,
-    REGRESSED,
-    UNCHANGED,
-    AgentVerdict,
-    Grading,
-    fresh_agents_of_capture,
-    fresh_agents_of_trace,
-    grade_agents,
-)
+from proveai.snapshot.grading import Grading, fresh_agents_of_capture, fresh_agents_of_trace, grade_agents
 from proveai.snapshot.judge_cache import JudgeCache
 from proveai.snapshot.model import Snapshot
 from proveai.snapshot.replicate_runs import Progress, capture_replicates
@@ -57,18 +49,24 @@ class VerifyOptions:
     seed: int | None = None
     alpha: float = DEFAULT_ALPHA
     judge_model: str | None = None
+    judge_max_tokens: int = DEFAULT_JUDGE_MAX_TOKENS  # of each judge request
     embedder: str | None = None
     progress: Progress | None = None
 
 
 @dataclass(frozen=True)
 class JudgeMetrics:
-    """The live tier-3 judge calls of one verify (cache hits excluded)."""
+    """The live tier-3 judge calls of one verify (cache hits excluded), from its grader's
+    `JudgeStats`."""
 
     calls: int
     malformed: int  # replies that were not the verdict JSON asked for
     seconds: float
     max_tokens: int
+
+    @classmethod
+    def of(cls, stats: JudgeStats, max_tokens: int) -> JudgeMetrics:
+        return cls(stats.calls, stats.malformed, round(stats.seconds, 3), max_tokens)
 
 
 @dataclass(frozen=True)
@@ -104,13 +102,17 @@ class VerifyResult:
     replicate_verdicts: tuple[ReplicateVerdict, ...]
     run_id: str
     run_dir: Path
-    exit_code: int
+    gate: GateVerdict
     notes: tuple[str, ...]
     metrics: VerifyMetrics
 
     @property
+    def exit_code(self) -> int:
+        return self.gate.exit_code
+
+    @property
     def unjudged(self) -> list[AgentVerdict]:
-        return [v for v in self.verdicts if v.status == INCONCLUSIVE]
+        return [v for v in self.verdicts if v.status == Status.INCONCLUSIVE]
 
 
 def new_run_id() -> str:
@@ -120,18 +122,44 @@ def new_run_id() -> str:
 def make_grader(options: VerifyOptions, snapshots_dir: Path) -> TierGrader | None:
     if options.no_judge:
         return None
-    return TierGrader.from_env(options.judge_model, JudgeCache(snapshots_dir), options.embedder)
+    return TierGrader.from_env(
+        options.judge_model, JudgeCache(snapshots_dir), options.embedder, options.judge_max_tokens
+    )
 
 
-def exit_code_for(verdicts: Sequence[AgentVerdict], options: VerifyOptions, fails: bool) -> int:
+class GateVerdict(StrEnum):
+    """The gate's verdict on one snapshot, decided from its agent verdicts; the exit code is
+    the verdict's."""
+
+    PASS = "pass"  # nothing failed (a drift warns; a change nobody could judge is said)
+    FAIL = "fail"  # an agent regressed, went missing or changed its loop count (or its replicate test)
+    NOT_GRADED = "not graded"  # hash-only mode (--no-judge) met a change it cannot grade
+    INCONCLUSIVE = "inconclusive"  # a change could not be judged, under the strict judge
+
+    @property
+    def exit_code(self) -> int:
+        return _GATE_EXITS[self]
+
+
+_GATE_EXITS = {
+    GateVerdict.PASS: ProveAIExit.OK,
+    GateVerdict.FAIL: ProveAIExit.REGRESSION,
+    GateVerdict.NOT_GRADED: ProveAIExit.USAGE,
+    GateVerdict.INCONCLUSIVE: ProveAIExit.INCONCLUSIVE,
+}
+
+
+def gate_verdict(verdicts: Sequence[AgentVerdict], options: VerifyOptions, fails: bool) -> GateVerdict:
+    """The verdict on one snapshot: `fails` (an agent failing the gate, or the replicate test),
+    else a change nobody judged under --no-judge or --strict-judge, else a pass."""
     if fails:
-        return ProveAIExit.REGRESSION
-    if any(v.status == INCONCLUSIVE for v in verdicts):
+        return GateVerdict.FAIL
+    if any(v.status == Status.INCONCLUSIVE for v in verdicts):
         if options.no_judge:
-            return ProveAIExit.USAGE
+            return GateVerdict.NOT_GRADED
         if options.strict_judge:
-            return ProveAIExit.INCONCLUSIVE
-    return ProveAIExit.OK
+            return GateVerdict.INCONCLUSIVE
+    return GateVerdict.PASS
 
 
 def verify_snapshot(
@@ -153,7 +181,6 @@ def verify_snapshot(
             f"this snapshot pins {snapshot.replicates} replicates but --replicates 1 compared one fresh "
             "run with the first pinned capture, without the noise-aware test"
         )
-    JudgeStats.reset()
     grader = make_grader(options, snapshots_dir)
     replicate_rows: tuple[ReplicateVerdict, ...] = ()
     fresh_dir = run_dir / "fresh"
@@ -177,7 +204,7 @@ def verify_snapshot(
     if grader is not None and grader.cache is not None:
         grader.cache.save()
     fails = any(r.fails for r in replicate_rows) if replicate_rows else bool(grading.regressed)
-    exit_code = exit_code_for(grading.verdicts, options, fails)
+    gate = gate_verdict(grading.verdicts, options, fails)
     metrics = VerifyMetrics(
         mode=mode,
         agents=len(grading.verdicts),
@@ -186,14 +213,11 @@ def verify_snapshot(
         tier_grades=grader.tier_grades if grader is not None else 0,
         judge_cache_hits=grader.cache.hits if grader is not None and grader.cache else 0,
         replicates=options.replicates if mode == "replicates" else 1,
-        exit_code=exit_code,
+        exit_code=gate.exit_code,
         judge_unfit=grader.unfit if grader is not None else None,
         judge_unreachable=bool(grader is not None and grader.unreachable),
-        judge=JudgeMetrics(
-            calls=JudgeStats.calls,
-            malformed=JudgeStats.malformed,
-            seconds=round(JudgeStats.seconds, 3),
-            max_tokens=judge_max_tokens(),
+        judge=JudgeMetrics.of(
+            grader.judge_stats if grader is not None else JudgeStats(), options.judge_max_tokens
         ),
     )
     result = VerifyResult(
@@ -203,7 +227,7 @@ def verify_snapshot(
         replicate_verdicts=replicate_rows,
         run_id=run_id,
         run_dir=run_dir,
-        exit_code=exit_code,
+        gate=gate,
         notes=(*grading.notes, *notes),
         metrics=metrics,
     )
@@ -229,7 +253,7 @@ def environment_notes(snapshot: Snapshot) -> list[str]:
 def _status_counts(verdicts: Sequence[AgentVerdict]) -> dict[str, int]:
     counts: dict[str, int] = {}
     for verdict in verdicts:
-        counts[verdict.status] = counts.get(verdict.status, 0) + 1
+        counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
     return counts
 
 
@@ -328,7 +352,7 @@ def replicate_check(
         )
         for verdict in grading.verdicts:
             fresh_rows.setdefault(verdict.agent, []).append(verdict)
-    pinned_statuses: dict[str, list[str]] = {}
+    pinned_statuses: dict[str, list[Status]] = {}
     for graded, reference in leave_one_out_pairs(pinned_count):
         grading = grade_agents(
             snapshot,
@@ -350,27 +374,25 @@ def replicate_check(
 
 def _summary_row(row: ReplicateVerdict, fresh: Sequence[AgentVerdict]) -> AgentVerdict:
     """One table row for an agent's replicate test."""
-    changed = [v for v in fresh if v.status != UNCHANGED]
+    changed = [v for v in fresh if v.status != Status.UNCHANGED]
     if row.fails:
-        status = REGRESSED
+        status = Status.REGRESSED
     elif row.inconclusive:
-        status = INCONCLUSIVE
+        status = Status.INCONCLUSIVE
     elif changed:
-        status = DRIFTED
+        status = Status.DRIFTED
     else:
-        status = UNCHANGED
+        status = Status.UNCHANGED
     labels = [v.change for v in changed if v.change]
-    change = max(set(labels), key=labels.count) if labels and status != UNCHANGED else None
+    change = max(set(labels), key=labels.count) if labels and status != Status.UNCHANGED else None
     rationale = (
         f"{row.fresh_failing}/{row.n_fresh} fresh failing vs {row.pinned_failing}/{row.n_pinned} pinned "
         f"(Fisher one-sided p={row.p_value:.3g}, BH p={row.p_adjusted:.3g}, alpha {row.alpha:g})"
     )
     return AgentVerdict(
         row.agent,
-        status,
+        Grade(status, Tier.REPLICATES, rationale, judged=status != Status.INCONCLUSIVE),
         change,
-        rationale,
-        tier="replicates",
         pinned_calls=row.n_pinned,
         fresh_calls=row.n_fresh,
         iterations=tuple(v.status for v in fresh),

@@ -19,21 +19,12 @@ from types import SimpleNamespace
 from typing import Any
 
 from proveai.cache import cached_dispatch
+from proveai.diff.verdict import AgentVerdict, Grade, Status, Tier
 from proveai.errors import ProveAIError, ProveAIExit
 from proveai.providers.base import as_response
 from proveai.replay.engine import substitute
 from proveai.replay.reinvoke import NotReinvokable, reinvoke
-from proveai.snapshot.grading import (
-    DIRECT_EDIT,
-    DOWNSTREAM,
-    INCONCLUSIVE,
-    UNCHANGED,
-    AgentVerdict,
-    Grading,
-    PairGrade,
-    grade_iteration,
-    worst,
-)
+from proveai.snapshot.grading import DIRECT_EDIT, DOWNSTREAM, Grading, decisive, grade_iteration
 from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, unknown_agent_error
 
 
@@ -99,7 +90,7 @@ def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: Any) -> G
     verdicts = []
     for name, definition in snapshot.agents.items():
         pinned = snapshot.expected(name)
-        grades: list[PairGrade] = []
+        grades: list[Grade] = []
         for io in pinned:
             if not io.input_messages:
                 if changes:  # its model call (if any) went around proveai: call its code again
@@ -122,7 +113,7 @@ def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: Any) -> G
                 raise
             except Exception as exc:  # the provider failed: this call cannot be judged
                 reason = f"replay failed: {type(exc).__name__}: {exc}"
-                grades.append(PairGrade(INCONCLUSIVE, reason, "replay", False))
+                grades.append(Grade(Status.INCONCLUSIVE, Tier.REPLAY, reason, judged=False))
                 continue
             old_reply = io.reply_text if io.reply_text is not None else io.output
             if reply != old_reply:
@@ -131,32 +122,28 @@ def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: Any) -> G
             new = ExpectedIO(inputs=io.inputs, output=reply)
             grades.append(grade_iteration(old, new, definition, grader))
         if not grades:
+            held = Grade(Status.UNCHANGED, Tier.HELD, "held at its pinned output (what-if --override)")
             verdicts.append(
                 AgentVerdict(
                     name,
-                    UNCHANGED,
-                    None,
-                    "held at its pinned output (what-if --override)",
-                    tier="held",
+                    held,
                     pinned_calls=len(pinned),
                     fresh_calls=len(pinned),
                     source_file=definition.source_file,
                 )
             )
             continue
-        status = worst([g.status for g in grades])
-        decisive = next(g for g in grades if g.status == status)
+        index, grade = decisive(grades, numbered=False)
         change = DIRECT_EDIT if name in prompts else DOWNSTREAM
         verdicts.append(
             AgentVerdict(
                 name,
-                status,
-                None if status == UNCHANGED else change,
-                decisive.rationale if status != UNCHANGED else "—",
-                tier=decisive.tier,
+                grade,
+                None if grade.status == Status.UNCHANGED else change,
                 pinned_calls=len(pinned),
                 fresh_calls=len(grades),
                 iterations=tuple(g.status for g in grades),
+                decisive=index,
                 source_file=definition.source_file,
             )
         )
@@ -171,7 +158,7 @@ def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: Any) -> G
 
 def _reinvoked(
     name: str, io: ExpectedIO, definition: AgentDefinition, changes: list[tuple[Any, Any]], grader: Any
-) -> PairGrade | None:
+) -> Grade | None:
     """Grade one pinned call of an agent without a captured request whose inputs changed
     upstream, by re-invoking its function; None when nothing it reads changed."""
     inputs, fed = substitute(dict(io.inputs or {}), changes)
@@ -186,7 +173,8 @@ def _reinvoked(
     try:
         output = reinvoke(span, inputs).output
     except NotReinvokable as exc:
-        return PairGrade(INCONCLUSIVE, f"inputs changed upstream but not re-executed: {exc}", "replay", False)
+        reason = f"inputs changed upstream but not re-executed: {exc}"
+        return Grade(Status.INCONCLUSIVE, Tier.REPLAY, reason, judged=False)
     if output != io.output:
         changes.insert(0, (io.output, output))
     old, new = ExpectedIO(inputs=io.inputs, output=io.output), ExpectedIO(inputs=inputs, output=output)

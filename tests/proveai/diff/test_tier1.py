@@ -7,6 +7,7 @@ import pytest
 from proveai import text_diff
 from proveai.diff.grading import grade_outputs
 from proveai.diff.tier1 import mask_volatile, numbers_of, tier1_for_kind
+from proveai.diff.verdict import Tier
 
 
 def test_json_deep_equal_ignores_key_order_and_reads_json_strings() -> None:
@@ -50,7 +51,7 @@ def test_volatile_tokens_are_not_a_factual_swap(old: str, new: str) -> None:
     result = text_diff(old, new)
     assert result["kind"] == "text" and result["volatile_only"] and not result["equal"]
     verdict = grade_outputs(old, new)
-    assert (verdict.status, verdict.tier) == ("drifted", 1)
+    assert (verdict.status, verdict.tier) == ("drifted", Tier.TIER1)
 
 
 def test_masking_keeps_real_numbers() -> None:

@@ -16,6 +16,7 @@ from proveai.diff.tier2 import (
     load_calibration,
     thresholds_from_similarities,
 )
+from proveai.diff.verdict import Status, Tier
 from proveai.providers import OpenAICompatibleProvider
 from proveai.providers.embedding import (
     EmbeddingResult,
@@ -37,7 +38,7 @@ def test_tier2_decides_obvious_divergence_without_the_judge(
         judge_provider=provider,
         cache=ResponseCache(enabled=False),
     )
-    assert (verdict.status, verdict.tier) == ("regressed", 2) and "cosine" in verdict.rationale
+    assert (verdict.status, verdict.tier) == (Status.REGRESSED, Tier.TIER2) and "cosine" in verdict.rationale
     assert model_server.count() == 0
     close = grade_outputs(
         "Your parcel ships tomorrow.",
@@ -47,7 +48,7 @@ def test_tier2_decides_obvious_divergence_without_the_judge(
         judge_provider=provider,
         cache=ResponseCache(enabled=False),
     )
-    assert close.tier == 3 and model_server.count() == 1  # the uncertain band goes to the judge
+    assert close.tier == Tier.JUDGE and model_server.count() == 1  # the uncertain band goes to the judge
 
 
 def test_calibration_rule_and_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -6,6 +6,7 @@ import pytest
 
 from proveai import attribute_edges, replay_span, replay_trace
 from proveai.cache import ResponseCache
+from proveai.diff.verdict import Tier
 from proveai.providers import OpenAICompatibleProvider, reset_providers
 from tests.proveai.model_server import ModelServer
 from tests.proveai.replay.pipeline import DRAFT_PROMPT, run_pipeline
@@ -61,7 +62,7 @@ def test_prompt_override_propagates_downstream_and_labels_the_cause(routed: Mode
     assert verdicts["classify"].status == "unchanged"
     assert (verdicts["draft"].status, verdicts["draft"].tier, verdicts["draft"].change) == (
         "drifted",
-        3,
+        Tier.JUDGE,
         "direct edit",
     )
     assert verdicts["draft"].rationale == "judge: the outputs say the same thing"
@@ -134,7 +135,7 @@ def test_numeric_swap_is_a_tier1_regression(routed: ModelServer, tmp_path) -> No
         captured, {"draft": {"prompt": "Be terse."}}, cache=ResponseCache(root=tmp_path / "c")
     )
     verdict = _by_agent(attribute_edges(captured, replayed))["draft"]
-    assert (verdict.status, verdict.tier) == ("regressed", 1)
+    assert (verdict.status, verdict.tier) == ("regressed", Tier.TIER1)
     assert verdict.rationale == "numbers changed: -$1200 +$12000"
 
 
@@ -201,7 +202,7 @@ def test_noisy_model_rewording_drifts_but_never_regresses(monkeypatch: pytest.Mo
     assert "regressed" not in statuses.values()
     # the pure-Python tool saw classify's reworded output and was not re-run
     lookup = next(v for v in verdicts if v.child == "lookup")
-    assert (lookup.status, lookup.tier, lookup.change) == ("drifted", 0, "downstream")
+    assert (lookup.status, lookup.tier, lookup.change) == ("drifted", Tier.HELD, "downstream")
     assert "re-invoking captured functions is turned off" in lookup.rationale
     # by default its captured function is called again with the new category
     new_lookup = next(r for r in reinvoked.replayed_spans if r.agent == "lookup")
@@ -209,7 +210,7 @@ def test_noisy_model_rewording_drifts_but_never_regresses(monkeypatch: pytest.Mo
     assert new_lookup.reinvoked and new_lookup.live and new_lookup.inputs == {"category": new_category}
     assert new_lookup.new_output == {"category_len": len(new_category), "orders": ["A-1", "A-2"]}
     assert "drifted" in statuses.values()  # the paraphrase went to the judge, which found it equivalent
-    judged = [v for v in verdicts if v.tier == 3]
+    judged = [v for v in verdicts if v.tier == Tier.JUDGE]
     assert judged and all(v.rationale == "judge: the outputs say the same thing" for v in judged)
 
 
@@ -221,4 +222,4 @@ def test_an_unreachable_embedder_falls_back_to_the_judge(routed: ModelServer, tm
     verdict = grade_outputs(
         "old words", "new words", embedder=dead, judge_model="gpt-judge", cache=ResponseCache(enabled=False)
     )
-    assert (verdict.status, verdict.tier) == ("drifted", 3)
+    assert (verdict.status, verdict.tier) == ("drifted", Tier.JUDGE)

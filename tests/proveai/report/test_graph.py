@@ -2,21 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from proveai.report.graph import COL_GAP, NODE_W, build_graph, rate_color
 
 
-@dataclass(frozen=True)
-class Verdict:  # what build_graph reads of an attributed edge
-    parent: str | None
-    child: str
-    status: str
-
-
-def runs(*edges: tuple[str | None, str, list[str]]) -> list[Verdict]:
-    """One verdict per trace for each (parent, child, [status of that edge in each trace])."""
-    return [Verdict(parent, child, status) for parent, child, statuses in edges for status in statuses]
+def runs(*edges: tuple[str | None, str, list[str]]) -> list[tuple[str | None, str, str]]:
+    """One (parent, child, status) per trace for each (parent, child, [its status in each trace])."""
+    return [(parent, child, status) for parent, child, statuses in edges for status in statuses]
 
 
 def test_edges_are_counted_over_every_trace_and_coloured_by_their_regression_rate() -> None:
@@ -59,5 +50,5 @@ def test_rate_colour_runs_green_amber_red_and_clamps() -> None:
 
 def test_long_agent_names_are_shortened_on_the_node_only() -> None:
     name = "a_very_long_agent_name_for_the_refund_flow"
-    (node,) = build_graph([Verdict(None, name, "unchanged")]).nodes
+    (node,) = build_graph([(None, name, "unchanged")]).nodes
     assert node.name == name and node.label == name[:19] + "…" and len(node.label) == 20

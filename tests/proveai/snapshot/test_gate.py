@@ -4,6 +4,7 @@ the snapshots a verify plans, and one exit code folded from many snapshots by pr
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -21,6 +22,7 @@ from proveai.snapshot.gate import (
     verify_options,
 )
 from tests.conftest import isolated_env
+from tests.proveai.model_server import JUDGE_MARKER
 from tests.proveai.snapshot.kit import edit, make_project, pinned_project, strict_judge_server
 
 
@@ -47,6 +49,13 @@ def test_environment_switches_count_as_the_flags() -> None:
     options = verify_options(env={"PROVEAI_NO_JUDGE": "1", "PROVEAI_STRICT_JUDGE": "no"})
     assert options.no_judge and not options.strict_judge
     assert verify_options(env={}, replicates=None).replicates == 0  # as many as pinned
+
+
+def test_the_judge_max_tokens_is_an_option_with_the_environment_as_its_default() -> None:
+    assert verify_options(judge_max_tokens=50, env={}).judge_max_tokens == 50
+    assert verify_options(env={}).judge_max_tokens == 200
+    assert verify_options(env={"PROVEAI_JUDGE_MAX_TOKENS": "64"}).judge_max_tokens == 64
+    assert verify_options(judge_max_tokens=50, env={"PROVEAI_JUDGE_MAX_TOKENS": "64"}).judge_max_tokens == 50
 
 
 def _failed(*codes: int) -> VerifyBatch:
@@ -103,9 +112,10 @@ def test_the_library_flow_a_script_can_run(
             plan = plan_verify(snapshots)
             seen: list[object] = []
             batch = verify_many(
-                plan, verify_options(), snapshots_dir=snapshots, runs_dir=runs, traces_dir=traces,
-                on_done=seen.append,
+                plan, verify_options(judge_max_tokens=50), snapshots_dir=snapshots, runs_dir=runs,
+                traces_dir=traces, on_done=seen.append,
             )
+            assert "PROVEAI_JUDGE_MAX_TOKENS" not in os.environ  # the value went through the options
         finally:
             monkeypatch.undo()
             reset_providers()
@@ -117,6 +127,11 @@ def test_the_library_flow_a_script_can_run(
     (result,) = batch.results
     assert seen == [result]
     assert result.metrics.counts.get("regressed", 0) >= 1 and result.metrics.judge_model == "gpt-4o-mini"
+    # every judge request (the known pairs, then the changed outputs) went with the bound passed,
+    # and the verify's own counter saw each of them
+    judged = [r for r in server.chat_requests() if r.system.startswith(JUDGE_MARKER)]
+    assert len(judged) > 3 and {r.body["max_tokens"] for r in judged} == {50}
+    assert (result.metrics.judge.calls, result.metrics.judge.max_tokens) == (len(judged), 50)
     written = json.loads((result.run_dir / "metrics.json").read_text(encoding="utf-8"))
     assert written == result.metrics.to_dict() and written["exit_code"] == ProveAIExit.REGRESSION
     assert not (result.run_dir / "report.html").exists()  # the report layer draws it, on request

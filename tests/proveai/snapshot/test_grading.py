@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from proveai.diff.verdict import Grade, Status, Tier
 from proveai.snapshot.grading import (
     DIRECT_EDIT,
     DOWNSTREAM,
     FreshAgent,
-    PairGrade,
     change_kind,
     grade_agents,
 )
@@ -34,7 +34,7 @@ def judge_says(status: str):
 
     def grader(pinned, fresh, definition):
         calls.append((pinned.output, fresh.output, definition.name))
-        return PairGrade(status, f"judge: {status}", "judge", judged=status != "inconclusive")
+        return Grade(Status(status), Tier.JUDGE, f"judge: {status}", judged=status != "inconclusive")
 
     return grader, calls
 
