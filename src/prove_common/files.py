@@ -149,9 +149,11 @@ def clear_stale_temps(folder: PathLike, name: str | None = None, *, every_writer
             if young or _running(int(match["pid"])):
                 continue
         path = Path(entry.path)
-        with contextlib.suppress(FileNotFoundError):
+        try:
             path.unlink()
-            removed.append(path)
+        except OSError:
+            continue  # gone meanwhile, or not ours to remove: the write at hand goes on
+        removed.append(path)
     return removed
 
 
@@ -191,7 +193,8 @@ class HeldLock:
 
 def lock(path: PathLike, *, timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> HeldLock:
     """Take the exclusive lock whose lock file is `path` (created if missing, never removed),
-    waiting at most `timeout` seconds (0: do not wait); LockTimeout when another holds it.
+    waiting at most `timeout` seconds (0: do not wait); LockTimeout when another holds it (each
+    package's library turns it into its own error type, with its own exit code).
 
     `with lock(path): ...` for a short hold; `held = lock(path)` ... `held.release()` for one
     that outlives a block (a run's writer lock). The OS releases it if the process dies.

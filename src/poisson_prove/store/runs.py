@@ -189,7 +189,11 @@ class RunStore:
         """Make a new run folder with its manifest (status `partial`) and a `start` event."""
         self.check_usable()
         self.root.mkdir(parents=True, exist_ok=True)
-        with lock(self.root / ".store.lock"):
+        try:
+            store_lock = lock(self.root / ".store.lock")
+        except LockTimeout as exc:
+            raise ProveError(exc.message, suggestions=exc.suggestions) from None
+        with store_lock:
             existing = self.runs()
             taken = {r.name for r in existing}
             now = utc_now()
