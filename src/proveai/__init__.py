@@ -12,21 +12,24 @@ Layers, lowest first. A module imports only from its own package, from a lower l
 from poisson_prove's public modules; tests/proveai/test_layers.py holds this (no circle, no
 upward import, a function-level import only for a heavy library, with its reason).
 
-0. errors, store (the ./proveai/ layout, project_root, trace_files, check_name), version
-1. traces    trace data and its store format: Span, Trace (the closed record), CheckResult,
-             the current-frame context and current_span(), JSON-safe values, OTLP <-> Trace,
-             topology, the trace store (index, lock, load, reading, outcomes)
-2. providers model providers and their registry; record LLM calls on the current span
-3. cache | mock  the on-disk response cache (and `proveai.dispatch`, the registry under the
+0. errors, version
+1. traces    trace data: Span, Trace (the closed record), CheckResult, the current-frame
+             context and current_span(), JSON-safe values, OTLP <-> Trace, topology
+2. store     every file under ./proveai/ (its docstring lists them): the layout
+             (project_root, trace_files, check_name), the trace store (index, lock, load,
+             reading, writing, outcomes), snapshot files, verify and replay runs, baselines
+             and experiments (artifacts), the judge cache
+3. providers model providers and their registry; record LLM calls on the current span
+4. cache | mock  the on-disk response cache (and `proveai.dispatch`, the registry under the
              verify-time cache policy) | scripted providers for tests
-4. diff      tier1 (structural), tier2 (embeddings + calibration), judge (tier 3), grading
-5. capture   the live session: @monitor, trace()/LiveTrace, checks (incl. LLMJudge),
+5. diff      tier1 (structural), tier2 (embeddings + calibration), judge (tier 3), grading
+6. capture   the live session: @monitor, trace()/LiveTrace, checks (incl. LLMJudge),
              exporters, invocation
-6. replay    engine, reinvoke, runner, artifacts, attribution (edges -> verdicts)
-7. snapshot | engine
-8. report | narrative
-9. pytest | ci  the pytest plugin | the GitHub Actions workflow `ci init` writes
-10. cli
+7. replay    engine, reinvoke, runner, attribution (edges -> verdicts)
+8. snapshot | engine
+9. report | narrative
+10. pytest | ci  the pytest plugin | the GitHub Actions workflow `ci init` writes
+11. cli
 This module (the public map) is above everything; nothing inside the package imports it.
 """
 
@@ -63,14 +66,15 @@ if TYPE_CHECKING:
     from proveai.engine.model import AnalyzeResponse
     from proveai.errors import ProveAIError
     from proveai.providers import AnthropicProvider, OpenAICompatibleProvider, Provider, register_provider
-    from proveai.replay.artifacts import Baseline, Experiment, Run
     from proveai.replay.attribution import attribute_edges
     from proveai.replay.engine import ReplayedSpan, ReplayedTrace, replay_span, replay_trace
     from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot
     from proveai.store import Store
-    from proveai.traces.load import load_trace
-    from proveai.traces.outcomes import Detection, record_outcome
-    from proveai.traces.reading import iter_traces
+    from proveai.store.artifacts import Baseline, Experiment
+    from proveai.store.runs import Run
+    from proveai.store.traces.load import load_trace
+    from proveai.store.traces.outcomes import Detection, record_outcome
+    from proveai.store.traces.reading import iter_traces
     from proveai.traces.trace import CheckResult, Span
     from proveai.version import __version__
 
@@ -151,15 +155,15 @@ __getattr__, __dir__ = lazy_exports(
         "regex_match": "proveai.capture.checks:regex_match",
         "schema_match": "proveai.capture.checks:schema_match",
         "tool_called": "proveai.capture.checks:tool_called",
-        "Detection": "proveai.traces.outcomes:Detection",
-        "record_outcome": "proveai.traces.outcomes:record_outcome",
-        "load_trace": "proveai.traces.load:load_trace",
-        "iter_traces": "proveai.traces.reading:iter_traces",
+        "Detection": "proveai.store.traces.outcomes:Detection",
+        "record_outcome": "proveai.store.traces.outcomes:record_outcome",
+        "load_trace": "proveai.store.traces.load:load_trace",
+        "iter_traces": "proveai.store.traces.reading:iter_traces",
         # Store + artifacts
         "Store": "proveai.store:Store",
-        "Baseline": "proveai.replay.artifacts:Baseline",
-        "Experiment": "proveai.replay.artifacts:Experiment",
-        "Run": "proveai.replay.artifacts:Run",
+        "Baseline": "proveai.store.artifacts:Baseline",
+        "Experiment": "proveai.store.artifacts:Experiment",
+        "Run": "proveai.store.runs:Run",
         "AgentDefinition": "proveai.snapshot.model:AgentDefinition",
         "ExpectedIO": "proveai.snapshot.model:ExpectedIO",
         "Snapshot": "proveai.snapshot.model:Snapshot",

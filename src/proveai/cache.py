@@ -1,8 +1,9 @@
 """On-disk response caches: model replies (ResponseCache) and engine replies (EngineCache).
 
-Entries are one JSON file each, written under a temporary name and renamed into place, so
-any number of processes may read and write one cache at once: a reader sees a whole entry
-or none, and two writers of one key write the same bytes.
+Entries are one JSON file each, written under a temporary name and renamed into place
+(prove_common.files), so any number of processes may read and write one cache at once: a
+reader sees a whole entry or none, and two writers of one key write the same bytes. A write
+clears what killed writers left in its shard folder.
 """
 
 from __future__ import annotations
@@ -10,12 +11,12 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from prove_common.files import clear_stale_temps, write_bytes_atomic
 from prove_common.jsonio import canonical_json
 from proveai.providers._http import HTTPChatProvider
 from proveai.providers.base import (
@@ -58,14 +59,10 @@ class _JsonFileStore:
     def write(self, key: str, data: Mapping[str, Any]) -> None:
         path = self.path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(prefix=f".{key[:8]}.", suffix=".tmp", dir=path.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                json.dump(data, handle, ensure_ascii=False, sort_keys=True)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        clear_stale_temps(path.parent)
+        text = json.dumps(data, ensure_ascii=False, sort_keys=True)
+        # not fsynced (a lost entry is one more call); 0o600: a reply stays its user's, as before
+        write_bytes_atomic(path, text.encode("utf-8"), durable=False, mode=0o600)
 
 
 class ResponseCache:

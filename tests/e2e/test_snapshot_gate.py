@@ -9,8 +9,8 @@ import sys
 import time
 from pathlib import Path
 
-from proveai.replay.artifacts import Run
 from proveai.store import Store
+from proveai.store.runs import Run
 from tests.conftest import CLI, assert_clean_error, isolated_env
 from tests.proveai.model_server import ModelServer
 from tests.proveai.snapshot.kit import (

@@ -8,8 +8,8 @@ from tests.import_graph import SRC, Import, cycles, imports, unexplained_functio
 # Lowest first; a module may import its own package, a lower layer, or poisson_prove's public names.
 LAYERS = [
     ["proveai.errors", "proveai.version"],
-    ["proveai.store"],
-    ["proveai.traces"],
+    ["proveai.traces"],  # the trace records the store reads and writes
+    ["proveai.store"],  # every file under ./proveai/
     ["proveai.providers"],
     ["proveai.cache", "proveai.mock"],
     ["proveai.diff"],

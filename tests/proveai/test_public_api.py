@@ -46,7 +46,7 @@ FIRST = {
     "record-first": "import proveai.traces.trace",
     "live-first": "from proveai.capture import LiveTrace",
     "capture-module": "import proveai.capture.trace",
-    "loader-first": "from proveai.traces.load import load_trace",
+    "loader-first": "from proveai.store.traces.load import load_trace",
     "engine": "from proveai.engine import ProveAI, on_detection",
     "function-first": "import proveai; proveai.trace",
 }

@@ -1,22 +1,19 @@
 """Exporters: FileExporter writes the on-disk store; add_exporter registers global ones.
 
-FileExporter writes, under its root: <trace_id>.json (OTLP JSON, atomic), one index journal
-line (see traces.index), the trace's rows in outcomes.jsonl and <trace_id>.detection.json.
-Nothing is written outside the root.
+FileExporter writes, under its root, what proveai.store.traces.writing writes: <trace_id>.json
+(OTLP JSON, atomic), the trace's rows in outcomes.jsonl, <trace_id>.detection.json and one
+index journal line. Nothing is written outside the root.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import threading
 from pathlib import Path
 from typing import Any, Protocol
 
 from proveai.store import TRACES_ENV, traces_root
-from proveai.traces.index import append_entry, manifest_entry
-from proveai.traces.otlp import encode_trace
-from proveai.traces.outcomes import append_rows, trace_rows, write_detection
+from proveai.store.traces.writing import write_trace
 from proveai.traces.trace import Trace
 
 
@@ -64,20 +61,7 @@ class FileExporter:
         return traces_root(self._root)
 
     def export(self, trace: Trace) -> Path:
-        root = self.root
-        root.mkdir(parents=True, exist_ok=True)
-        path = root / f"{trace.trace_id}.json"
-        tmp = root / f".{trace.trace_id}.{os.getpid()}.tmp"
-        document = encode_trace(trace)
-        with open(tmp, "w", encoding="utf-8") as handle:
-            # ASCII escapes keep argv strings with surrogate-escaped bytes writable and exact
-            json.dump(document, handle, ensure_ascii=True, separators=(",", ":"))
-            handle.write("\n")
-        os.replace(tmp, path)
-        append_rows(root, trace_rows(trace))
-        write_detection(root, trace)
-        append_entry(root, trace.trace_id, manifest_entry(trace))
-        return path
+        return write_trace(self.root, trace)
 
     def __repr__(self) -> str:
         return f"FileExporter({str(self.root)!r})"

@@ -6,8 +6,8 @@ import argparse
 import sys
 
 from proveai.cli.status import add_actions, add_repeatable, add_traces_option, parse_filters
-from proveai.replay.artifacts import Baseline
 from proveai.store import Store, default_traces_dir
+from proveai.store.artifacts import Baseline
 
 HELP = "named, versioned trace sets: create / list / show / refresh"
 

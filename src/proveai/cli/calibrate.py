@@ -11,7 +11,7 @@ from proveai.diff.tier2 import calibrate
 from proveai.errors import ProveAIError
 from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
 from proveai.store import default_traces_dir
-from proveai.traces.reading import iter_traces
+from proveai.store.traces.reading import iter_traces
 
 HELP = "per-agent Tier-2 similarity thresholds from known-good traces"
 LOCAL_NAMES = ("local", "all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2")

@@ -7,8 +7,8 @@ import sys
 
 from proveai.cli.run import parse_assignments
 from proveai.cli.status import add_actions, add_repeatable
-from proveai.replay.artifacts import Experiment
 from proveai.store import Store
+from proveai.store.artifacts import Experiment
 
 HELP = "named override sets: new / list / show"
 

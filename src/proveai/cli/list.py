@@ -14,7 +14,7 @@ from proveai.cli._traces_table import (
 )
 from proveai.cli.status import select_traces
 from proveai.errors import ProveAIError
-from proveai.traces.reading import FilterError, validate_filter
+from proveai.store.traces.reading import FilterError, validate_filter
 
 HELP = "legacy browse view of the trace store"
 DESCRIPTION = "List stored traces, newest first: Trace ID, Version, Agents, Outcome, Timestamp."

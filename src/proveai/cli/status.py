@@ -21,7 +21,7 @@ from proveai.cli._traces_table import (
     store_of,
 )
 from proveai.errors import ProveAIError
-from proveai.traces.reading import FILTER_KEYS, list_traces, validate_filter
+from proveai.store.traces.reading import FILTER_KEYS, list_traces, validate_filter
 
 HELP = "recent traces with outcome, detection and age"
 DESCRIPTION = (

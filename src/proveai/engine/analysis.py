@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from prove_common.jsonio import write_json_atomic
 from proveai.capture.exporters import FileExporter
 from proveai.engine.layers import (
     Analysis,
@@ -26,8 +25,8 @@ from proveai.engine.layers import (
 )
 from proveai.engine.model import LAYERS, AnalyzeResponse, LayerResult, PropagationLink
 from proveai.engine.propagation import propagate
-from proveai.traces.index import append_entry, manifest_entry
-from proveai.traces.outcomes import DETECTION_SUFFIX, Detection, detection_status
+from proveai.store.traces.index import append_entry, manifest_entry
+from proveai.store.traces.outcomes import Detection, detection_status, write_detection
 
 FINDING_LAYERS = {
     "checks": checks_layer, "errors": errors_layer, "loops": loops_layer,
@@ -141,8 +140,7 @@ def persist(store: Path, run: Run) -> Path:
     detection = Detection(
         trace.trace_id, status, trace.outcome, tuple(fired + skipped_checks), len(trace.check_results)
     )
-    path = store / f"{trace.trace_id}{DETECTION_SUFFIX}"
-    write_json_atomic(path, detection.to_dict())
+    path = write_detection(store, detection)
     entry = manifest_entry(trace)
     entry["detection"] = status
     append_entry(store, trace.trace_id, entry)

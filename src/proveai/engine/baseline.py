@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from proveai.errors import ProveAIError
-from proveai.replay.artifacts import Baseline
 from proveai.store import Store
-from proveai.traces.reading import load_trace
+from proveai.store.artifacts import Baseline
+from proveai.store.traces.load import load_trace
 from proveai.traces.topology import edge_multiplicity
 
 Edge = tuple[str | None, str]

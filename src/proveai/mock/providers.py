@@ -11,7 +11,7 @@ from typing import Any
 from proveai.mock._registry import MockProvider
 from proveai.providers.base import Message, ProviderError, ProviderResponse, as_response
 from proveai.providers.registry import registrations
-from proveai.traces.reading import load_trace
+from proveai.store.traces.load import load_trace
 
 FAILURE_KINDS = ("timeout", "rate_limit", "malformed", "server_error")
 

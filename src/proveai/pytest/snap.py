@@ -8,7 +8,6 @@ from typing import Any
 
 from proveai.diff.verdict import Grade, Status
 from proveai.snapshot.grading import grade_iteration
-from proveai.snapshot.judge_cache import JudgeCache
 from proveai.snapshot.model import (
     AgentDefinition,
     ExpectedIO,
@@ -17,6 +16,7 @@ from proveai.snapshot.model import (
     unknown_agent_error,
 )
 from proveai.snapshot.tiers import TierGrader
+from proveai.store.judge_cache import JudgeCache
 
 
 @dataclass

@@ -22,12 +22,13 @@ from proveai.diff.judge import judge_model_name
 from proveai.diff.tier2 import load_calibration
 from proveai.errors import ProveAIError, ProveAIExit
 from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
-from proveai.replay.artifacts import Baseline, Experiment, Run, overrides_summary, prompt_override
 from proveai.replay.attribution import attribute_edges
 from proveai.replay.engine import replay_trace
 from proveai.store import Store
-from proveai.traces.load import load_trace
-from proveai.traces.reading import iter_traces, validate_filter
+from proveai.store.artifacts import Baseline, Experiment, prompt_override
+from proveai.store.runs import Run, overrides_summary
+from proveai.store.traces.load import load_trace
+from proveai.store.traces.reading import iter_traces, validate_filter
 
 EMBEDDERS = ("none", "local", "openai")
 Progress = Callable[[int, int, str], None]

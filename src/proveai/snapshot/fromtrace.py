@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING, Any
 from proveai.errors import ProveAIError
 from proveai.snapshot.model import AgentDefinition, Capture, ExpectedIO, unknown_agent_error
 from proveai.store import trace_files as stored_files
-from proveai.traces.index import read_index
-from proveai.traces.load import load_trace
+from proveai.store.traces.index import read_index
+from proveai.store.traces.load import load_trace
 
 if TYPE_CHECKING:
     from proveai.traces.trace import Span, Trace

@@ -2,15 +2,14 @@
 
 A snapshot file (`proveai/snapshots/<name>.json`) is meant to be committed and reviewed in a
 pull request, so it is byte-stable: sorted keys, two-space indent, a trailing newline, and no
-field that changes when the same trace is pinned again (no wall-clock timestamps).
+field that changes when the same trace is pinned again (no wall-clock timestamps). The file is
+found, read and replaced by proveai.store.snapshots; this module turns it into a Snapshot.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +18,10 @@ from typing import Any
 from prove_common.jsonio import canonical_json
 from prove_common.suggest import did_you_mean
 from proveai.errors import ProveAIError
+from proveai.store.snapshots import read_snapshot_document, snapshot_files, write_snapshot_text
+
+# the file of a snapshot name is the store's; callers take it from here, beside load_snapshot
+from proveai.store.snapshots import snapshot_path as snapshot_path
 
 SNAPSHOT_FORMAT = "proveai.snapshot/1"
 TOOL_KINDS = frozenset({"TOOL"})
@@ -292,10 +295,6 @@ class Snapshot:
         )
 
 
-def snapshot_path(snapshots_dir: Path, name: str) -> Path:
-    return snapshots_dir / f"{name}.json"
-
-
 def unknown_agent_error(agent: str, known: Iterable[str], where: str) -> ProveAIError:
     """The refusal for an agent name that is not there, listing the ones that are."""
     names = list(known)
@@ -307,19 +306,7 @@ def unknown_agent_error(agent: str, known: Iterable[str], where: str) -> ProveAI
 
 def load_snapshot(path: Path) -> Snapshot:
     """Read and validate one snapshot file; a bad file raises ProveAIError naming it."""
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError as exc:
-        raise ProveAIError(f"no snapshot at {path}", suggestions=["proveai snapshot list"]) from exc
-    except OSError as exc:
-        raise ProveAIError(f"cannot read {path}: {exc.strerror}") from exc
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ProveAIError(
-            f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
-            suggestions=[f"re-create it: proveai snapshot init {path.stem}"],
-        ) from exc
+    data = read_snapshot_document(path)
     try:
         return Snapshot.from_dict(data, str(path))
     except ValueError as exc:
@@ -329,14 +316,8 @@ def load_snapshot(path: Path) -> Snapshot:
 
 
 def write_snapshot(path: Path, snapshot: Snapshot) -> None:
-    """Atomic write, so a reader never sees a torn snapshot."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    with open(tmp, "w", encoding="utf-8", newline="\n") as handle:
-        handle.write(snapshot.to_json())
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, path)
+    """Replace the file atomically (proveai.store.snapshots), so a reader never sees a torn snapshot."""
+    write_snapshot_text(path, snapshot.to_json())
 
 
 @dataclass(frozen=True)
@@ -351,11 +332,7 @@ class SnapshotEntry:
 
 def list_snapshots(snapshots_dir: Path) -> list[SnapshotEntry]:
     entries = []
-    if not snapshots_dir.is_dir():
-        return entries
-    for path in sorted(snapshots_dir.glob("*.json")):
-        if path.name.startswith("."):
-            continue  # the judge cache and temporary files
+    for path in snapshot_files(snapshots_dir):
         try:
             entries.append(SnapshotEntry(path.stem, path, load_snapshot(path), None))
         except ProveAIError as err:

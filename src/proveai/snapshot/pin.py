@@ -18,7 +18,6 @@ from proveai.snapshot.fromtrace import (
     load_trace_file,
     varying_agents,
 )
-from proveai.snapshot.judge_cache import ensure_gitignore
 from proveai.snapshot.model import (
     AgentDefinition,
     Snapshot,
@@ -30,6 +29,7 @@ from proveai.snapshot.model import (
 from proveai.snapshot.replicate_runs import Progress, capture_replicates
 from proveai.snapshot.rerun import why_not_rerunnable
 from proveai.store import check_name
+from proveai.store.judge_cache import ensure_gitignore
 
 if TYPE_CHECKING:
     from proveai.traces.trace import Trace

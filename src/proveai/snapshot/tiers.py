@@ -21,8 +21,8 @@ from proveai.diff.verdict import Grade, Status, Tier
 from proveai.providers.base import ProviderError, provider_id_of
 from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
 from proveai.snapshot.grading import output_diff
-from proveai.snapshot.judge_cache import JudgeCache
 from proveai.snapshot.model import AgentDefinition, ExpectedIO
+from proveai.store.judge_cache import JudgeCache
 
 
 @dataclass

@@ -25,8 +25,8 @@ from proveai.snapshot.model import (
     write_snapshot,
 )
 from proveai.snapshot.pin import build_snapshot
-from proveai.snapshot.verify import last_verify
 from proveai.store import check_name
+from proveai.store.runs import last_verify
 
 if TYPE_CHECKING:
     from proveai.traces.trace import Trace

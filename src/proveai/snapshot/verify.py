@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import datetime as dt
-import json
 import os
-import secrets
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field, replace
@@ -13,13 +10,11 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from prove_common.jsonio import write_json_atomic
 from proveai.diff.judge import DEFAULT_JUDGE_MAX_TOKENS, JudgeStats
 from proveai.diff.verdict import AgentVerdict, Grade, Status, Tier
 from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.fromtrace import dated_trace_files, load_trace_file
 from proveai.snapshot.grading import Grading, fresh_agents_of_capture, fresh_agents_of_trace, grade_agents
-from proveai.snapshot.judge_cache import JudgeCache
 from proveai.snapshot.model import Snapshot
 from proveai.snapshot.replicate_runs import Progress, capture_replicates
 from proveai.snapshot.replicates import (
@@ -33,6 +28,8 @@ from proveai.snapshot.rerun import DEFAULT_TIMEOUT_S
 from proveai.snapshot.soundness import power_note
 from proveai.snapshot.tiers import TierGrader
 from proveai.snapshot.whatif import what_if
+from proveai.store.judge_cache import JudgeCache
+from proveai.store.runs import new_verify_run_id, pinned_start_time, write_verify_run
 
 if TYPE_CHECKING:
     from proveai.traces.trace import Trace
@@ -115,10 +112,6 @@ class VerifyResult:
         return [v for v in self.verdicts if v.status == Status.INCONCLUSIVE]
 
 
-def new_run_id() -> str:
-    return f"verify-{dt.datetime.now(dt.UTC).strftime('%Y%m%d-%H%M%S')}-{secrets.token_hex(3)}"
-
-
 def make_grader(options: VerifyOptions, snapshots_dir: Path) -> TierGrader | None:
     if options.no_judge:
         return None
@@ -173,7 +166,7 @@ def verify_snapshot(
     """Verify one snapshot; writes proveai/runs/<id>/ and returns the result (never prints)."""
     if options.replicates == 0:
         options = replace(options, replicates=snapshot.replicates)
-    run_id = new_run_id()
+    run_id = new_verify_run_id()
     run_dir = runs_dir / run_id
     notes: list[str] = environment_notes(snapshot)
     if snapshot.replicates > 1 and options.replicates == 1 and not options.quick and not options.overrides:
@@ -231,7 +224,19 @@ def verify_snapshot(
         notes=(*grading.notes, *notes),
         metrics=metrics,
     )
-    write_run(result, options)
+    write_verify_run(
+        run_dir,
+        run_id=run_id,
+        snapshot=snapshot.name,
+        snapshot_version=snapshot.version,
+        mode=mode,
+        overrides=options.overrides,
+        exit_code=result.exit_code,
+        notes=result.notes,
+        verdicts=[v.to_dict() for v in result.verdicts],
+        replicates=[r.to_dict() for r in result.replicate_verdicts],
+        metrics=result.metrics.to_dict(),
+    )
     return result
 
 
@@ -255,19 +260,6 @@ def _status_counts(verdicts: Sequence[AgentVerdict]) -> dict[str, int]:
     for verdict in verdicts:
         counts[verdict.status.value] = counts.get(verdict.status.value, 0) + 1
     return counts
-
-
-def pinned_start_time(runs_dir: Path, pinned_ids: set[str]) -> float | None:
-    """When the pinned trace started (seconds), from the verify run that kept it, if any."""
-    for trace_id in pinned_ids:
-        for path in runs_dir.glob(f"verify-*/fresh/*-{trace_id}.json"):
-            try:
-                started = load_trace_file(path).started_ns
-            except ProveAIError:
-                continue
-            if started:
-                return started / 1e9
-    return None
 
 
 def quick_check(
@@ -398,55 +390,3 @@ def _summary_row(row: ReplicateVerdict, fresh: Sequence[AgentVerdict]) -> AgentV
         iterations=tuple(v.status for v in fresh),
         source_file=fresh[0].source_file if fresh else None,
     )
-
-
-def write_run(result: VerifyResult, options: VerifyOptions) -> None:
-    """proveai/runs/<id>/ in the Run artifact layout: manifest.json (what was verified),
-    verdicts.json, metrics.json and fresh/ (the traces `update` and `diff` read); report.html
-    is the report layer's (proveai.report.verify_page), written by the caller."""
-    run_dir = result.run_dir
-    run_dir.mkdir(parents=True, exist_ok=True)
-    write_json_atomic(
-        run_dir / "manifest.json",
-        {
-            "kind": "snapshot-verify",
-            "run_id": result.run_id,
-            "snapshot": result.snapshot.name,
-            "snapshot_version": result.snapshot.version,
-            "mode": result.mode,
-            "created": dt.datetime.now(dt.UTC).isoformat(),
-            "fresh": sorted(p.name for p in (run_dir / "fresh").glob("*.json"))
-            if (run_dir / "fresh").is_dir()
-            else [],
-            "overrides": {k: str(v) for k, v in options.overrides.items()},
-            "exit_code": result.exit_code,
-            "notes": list(result.notes),
-        },
-    )
-    write_json_atomic(
-        run_dir / "verdicts.json",
-        {
-            "verdicts": [v.to_dict() for v in result.verdicts],
-            "replicates": [r.to_dict() for r in result.replicate_verdicts],
-        },
-    )
-    write_json_atomic(run_dir / "metrics.json", result.metrics.to_dict())
-
-
-def last_verify(runs_dir: Path, snapshot_name: str) -> Path | None:
-    """The newest verify run folder of `snapshot_name` that kept a fresh capture."""
-    best: tuple[str, Path] | None = None
-    if not runs_dir.is_dir():
-        return None
-    for path in runs_dir.glob("verify-*/manifest.json"):
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if data.get("snapshot") != snapshot_name or not data.get("fresh"):
-            continue
-        key = (str(data.get("created", "")), path.parent.name)
-        if best is None or key > (best[0], best[1].name):
-            best = (key[0], path.parent)
-    return best[1] if best else None
-

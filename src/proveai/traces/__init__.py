@@ -1,7 +1,6 @@
-"""Trace data and its store format: what a reader of captured traces needs, and nothing live.
+"""Trace data: what a reader of captured traces needs, and nothing live or on disk.
 
 Span, Trace (the closed record) and CheckResult (trace), the current-frame context variable
-(context), JSON-safe values (jsonsafe), OTLP JSON <-> Trace (otlp), the agent topology of a
-trace (topology), and the ./proveai/traces store: file lock (lock), index (index), outcomes
-and detections (outcomes), loading one file (load) and listing/filtering (reading).
+(context), JSON-safe values (jsonsafe), OTLP JSON <-> Trace (otlp) and the agent topology of a
+trace (topology). The traces folder that stores them is proveai.store.traces.
 """

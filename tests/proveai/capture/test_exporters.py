@@ -7,7 +7,7 @@ import os
 import pytest
 
 from proveai import FileExporter, iter_traces, regex_match, trace
-from tests.proveai.traces.store_kit import capture, plan
+from tests.proveai.store.store_kit import capture, plan
 
 
 def test_nothing_is_written_outside_the_store_root(tmp_path):

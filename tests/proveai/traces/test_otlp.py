@@ -7,7 +7,7 @@ import json
 import jsonschema
 
 from tests.proveai.script_kit import read_json
-from tests.proveai.traces.store_kit import capture
+from tests.proveai.store.store_kit import capture
 
 HEX32 = "^[0-9a-f]{32}$"
 HEX16 = "^[0-9a-f]{16}$"

@@ -1,4 +1,4 @@
-"""Reading the trace store: iter_traces and the filtered listing the CLI shows (load_trace: traces.load)."""
+"""Reading the trace store: iter_traces and the filtered listing the CLI shows (one file: load)."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from prove_common.jsonio import utc_now
 from proveai.errors import ProveAIError
-from proveai.store import traces_root
-from proveai.traces.index import read_index
-from proveai.traces.load import load_trace
-from proveai.traces.outcomes import detection_status, read_outcomes
+from proveai.store.layout import traces_root
+from proveai.store.traces.index import read_index
+from proveai.store.traces.load import load_trace
+from proveai.store.traces.outcomes import detection_status, read_outcomes
 from proveai.traces.trace import Trace
 
 FILTER_KEYS = ("outcome", "version", "agent", "detection", "since")
@@ -99,7 +100,7 @@ def list_traces(
     store = traces_root(root)
     index = read_index(store)
     log = read_outcomes(store)
-    now = dt.datetime.now(dt.UTC)
+    now = utc_now()
     rows: list[TraceRow] = []
     for trace_id, entry in index.entries.items():
         outcome = log.outcomes.get(trace_id, entry.get("outcome"))

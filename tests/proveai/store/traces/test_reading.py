@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from proveai import iter_traces, record_outcome, regex_match
-from tests.proveai.traces.store_kit import capture
+from tests.proveai.store.store_kit import capture
 
 
 def test_iter_traces_filters_and_manual_outcomes(tmp_path):

@@ -8,13 +8,13 @@ import sys
 import threading
 from pathlib import Path
 
-from proveai.traces.lock import LOCK, store_lock
+from proveai.store.traces.lock import LOCK, store_lock
 from tests.conftest import isolated_env
 
 # takes the lock, says so, then holds it until killed or told to go on
 HOLDER = """
 import sys, pathlib
-from proveai.traces.lock import store_lock
+from proveai.store.traces.lock import store_lock
 root = pathlib.Path(sys.argv[1])
 print("trying", flush=True)
 with store_lock(root):

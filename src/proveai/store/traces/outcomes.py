@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from prove_common.jsonio import utc_now_iso, write_json_atomic
-from proveai.store import traces_root
-from proveai.traces.lock import store_lock
+from proveai.store.layout import traces_root
+from proveai.store.traces.lock import store_lock
 
 OUTCOMES = "outcomes.jsonl"
 DETECTION_SUFFIX = ".detection.json"
@@ -166,14 +166,19 @@ def read_outcomes(root: Path) -> OutcomeLog:
     return OutcomeLog(composite, warnings)
 
 
-def write_detection(root: Path, trace: Any) -> Detection:
-    detection = Detection.of(trace)
-    write_json_atomic(root / f"{trace.trace_id}{DETECTION_SUFFIX}", detection.to_dict())
-    return detection
+def detection_path(root: Path, trace_id: str) -> Path:
+    return root / f"{trace_id}{DETECTION_SUFFIX}"
+
+
+def write_detection(root: Path, detection: Detection) -> Path:
+    """<trace_id>.detection.json, replaced atomically; returns its path."""
+    path = detection_path(root, detection.trace_id)
+    write_json_atomic(path, detection.to_dict())
+    return path
 
 
 def read_detection(root: Path, trace_id: str) -> Detection | None:
     try:
-        return Detection.from_dict(json.loads((root / f"{trace_id}{DETECTION_SUFFIX}").read_text("utf-8")))
+        return Detection.from_dict(json.loads(detection_path(root, trace_id).read_text("utf-8")))
     except (OSError, ValueError, KeyError, TypeError):
         return None

@@ -6,7 +6,7 @@ import pytest
 
 from proveai import record_outcome, regex_match
 from tests.proveai.script_kit import read_json, read_jsonl
-from tests.proveai.traces.store_kit import capture
+from tests.proveai.store.store_kit import capture
 
 
 def test_record_outcome_validates_and_appends(tmp_path):

@@ -7,7 +7,7 @@ import json
 import subprocess
 from pathlib import Path
 
-from proveai.snapshot.judge_cache import CACHE_NAME, JudgeCache
+from proveai.store.judge_cache import CACHE_NAME, JudgeCache
 
 REGRESSED = {"status": "regressed", "rationale": "the refund amount changed", "tier": "judge"}
 UNCHANGED = {"status": "unchanged", "rationale": "same meaning", "tier": "embedding"}

@@ -6,11 +6,11 @@ import json
 import time
 
 from tests.proveai.script_kit import read_json, read_jsonl, trace_files
-from tests.proveai.traces.store_kit import capture
+from tests.proveai.store.store_kit import capture
 
 
 def test_manifest_is_journaled_and_compacted_and_readable_with_json_load(tmp_path):
-    from proveai.traces.index import JOURNAL, read_index
+    from proveai.store.traces.index import JOURNAL, read_index
 
     traces = [capture(tmp_path) for _ in range(12)]
     ids = [t.trace_id for t in traces]
@@ -26,7 +26,7 @@ def test_manifest_is_journaled_and_compacted_and_readable_with_json_load(tmp_pat
 
 
 def test_a_corrupt_manifest_is_reported_and_rebuilt_never_emptied(tmp_path, proveai_cli):
-    from proveai.traces.index import read_index
+    from proveai.store.traces.index import read_index
 
     traces = [capture(tmp_path) for _ in range(3)]
     read_index(tmp_path)
@@ -46,7 +46,7 @@ def test_a_corrupt_manifest_is_reported_and_rebuilt_never_emptied(tmp_path, prov
 
 
 def test_a_corrupt_journal_line_is_reported_and_the_trace_kept(tmp_path):
-    from proveai.traces.index import JOURNAL, read_index
+    from proveai.store.traces.index import JOURNAL, read_index
 
     first = capture(tmp_path)
     read_index(tmp_path)
@@ -59,7 +59,7 @@ def test_a_corrupt_journal_line_is_reported_and_the_trace_kept(tmp_path):
 
 
 def test_thirty_processes_capturing_at_once_all_end_up_indexed(py, workdir):
-    from proveai.traces.index import read_index
+    from proveai.store.traces.index import read_index
 
     py.write(
         "worker.py",
@@ -109,7 +109,7 @@ def test_thirty_processes_capturing_at_once_all_end_up_indexed(py, workdir):
 
 
 def test_a_deleted_manifest_is_rebuilt_with_a_warning(tmp_path):
-    from proveai.traces.index import JOURNAL, read_index
+    from proveai.store.traces.index import JOURNAL, read_index
 
     traces = [capture(tmp_path) for _ in range(2)]
     read_index(tmp_path)
@@ -123,7 +123,7 @@ def test_a_deleted_manifest_is_rebuilt_with_a_warning(tmp_path):
 
 
 def test_a_capture_into_a_large_store_does_not_rewrite_the_index(tmp_path):
-    from proveai.traces.index import JOURNAL, read_index
+    from proveai.store.traces.index import JOURNAL, read_index
 
     seed = capture(tmp_path)
     read_index(tmp_path)

@@ -1,33 +1,30 @@
-"""Named artifacts of the replay flow: Baseline (a versioned trace-id set), Experiment (an
-override set), Run (one replay's folder). Baselines and experiments are YAML files under
-proveai/baselines/ and proveai/experiments/; runs are folders under proveai/runs/<run_id>/.
+"""Named artifacts of the replay flow, as YAML files: Baseline (a versioned trace-id set) under
+proveai/baselines/ and Experiment (an override set) under proveai/experiments/. A replay's
+run folder is proveai.store.runs.Run.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import hashlib
-import json
 import os
-import secrets
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prove_common.jsonio import utc_now_iso, write_json_atomic
+from prove_common.files import clear_stale_temps, write_text_atomic
+from prove_common.jsonio import utc_now_iso
 from proveai.errors import ProveAIError
-from proveai.store import Store, check_name
-from proveai.traces.reading import list_traces
+from proveai.store.layout import Store, check_name
+from proveai.store.traces.reading import list_traces
 
 
 def _write_yaml(path: Path, data: Mapping[str, Any]) -> None:
     import yaml  # yaml: ~20 ms, only for baselines and experiments
 
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{secrets.token_hex(4)}.tmp")
-    tmp.write_text(yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True), encoding="utf-8")
-    os.replace(tmp, path)
+    clear_stale_temps(path.parent)  # what a killed writer of this folder left
+    write_text_atomic(path, yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True))
 
 
 def _unknown(kind: str, name: str, folder: Path, known: Sequence[str], create: str) -> ProveAIError:
@@ -291,70 +288,3 @@ def prompt_override(agent: str, file: str | os.PathLike[str]) -> dict[str, Any]:
         "prompt_file": str(file),
         "prompt_sha256": hashlib.sha256(text.encode("utf-8")).hexdigest(),
     }
-
-
-# ---- Run --------------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Run:
-    """One replay execution: proveai/runs/<run_id>/ with manifest.json, verdicts.json,
-    metrics.json and report.html."""
-
-    run_id: str
-    path: Path
-    manifest: dict[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def create(cls, store: Store) -> Run:
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-        run_id = f"{stamp}-{secrets.token_hex(3)}"
-        path = store.runs_dir / run_id
-        path.mkdir(parents=True, exist_ok=False)
-        return cls(run_id, path)
-
-    @classmethod
-    def load(cls, run_id: str, store: Store) -> Run:
-        path = store.runs_dir / run_id
-        try:
-            manifest = json.loads((path / "manifest.json").read_text(encoding="utf-8"))
-        except FileNotFoundError:
-            raise ProveAIError(f"no run {run_id!r} in {store.runs_dir}") from None
-        except (OSError, ValueError) as exc:
-            raise ProveAIError(f"{path / 'manifest.json'}: unreadable ({exc})") from None
-        return cls(run_id, path, manifest)
-
-    @classmethod
-    def list(cls, store: Store) -> list[str]:
-        if not store.runs_dir.is_dir():
-            return []
-        return sorted(p.name for p in store.runs_dir.iterdir() if (p / "manifest.json").exists())
-
-    def write_json(self, name: str, document: Any) -> Path:
-        target = self.path / name
-        write_json_atomic(target, document)
-        return target
-
-    @property
-    def report_path(self) -> Path:
-        return self.path / "report.html"
-
-    def verdicts(self) -> list[dict[str, Any]]:
-        return list(json.loads((self.path / "verdicts.json").read_text(encoding="utf-8")))
-
-
-def overrides_summary(overrides: Mapping[str, Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
-    """What a run manifest records of its overrides: never the prompt text, its hash instead."""
-    summary: dict[str, dict[str, Any]] = {}
-    for agent, settings in overrides.items():
-        entry = {k: v for k, v in settings.items() if k not in ("prompt", "messages")}
-        if "prompt" in settings:
-            entry.setdefault("prompt_sha256", hashlib.sha256(str(settings["prompt"]).encode()).hexdigest())
-        if "messages" in settings:
-            entry["messages"] = len(settings["messages"])
-        summary[agent] = entry
-    return summary
-
-
-def unknown_names(wanted: Sequence[str], known: Sequence[str]) -> list[str]:
-    return [w for w in wanted if w not in known]

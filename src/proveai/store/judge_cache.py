@@ -8,13 +8,12 @@ could not run ("skip") is asked again next time.
 from __future__ import annotations
 
 import json
-import os
-import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from filelock import FileLock
+from prove_common.files import clear_stale_temps, write_text_atomic
+from proveai.store.layout import lock
 
 CACHE_NAME = ".judge_cache.json"
 GITIGNORE_LINES = ("/.judge_cache.json", "/.judge_cache.json.lock", "/.*.tmp")
@@ -67,7 +66,9 @@ class JudgeCache:
             return
         self.path.parent.mkdir(parents=True, exist_ok=True)
         ensure_gitignore(self.path.parent)
-        with FileLock(str(self.path) + ".lock", timeout=30):
+        with lock(self.path.with_name(self.path.name + ".lock")):
+            # every save holds the lock, so a temporary file of the cache here is a killed save's
+            clear_stale_temps(self.path.parent, self.path.name, every_writer=True)
             try:
                 current = json.loads(self.path.read_text(encoding="utf-8"))
                 if not isinstance(current, dict):
@@ -75,9 +76,7 @@ class JudgeCache:
             except (OSError, ValueError):
                 current = {}
             current.update(self._dirty)
-            tmp = self.path.with_name(f".{self.path.name}.{secrets.token_hex(4)}.tmp")
-            tmp.write_text(json.dumps(current, sort_keys=True, indent=1) + "\n", encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_text_atomic(self.path, json.dumps(current, sort_keys=True, indent=1) + "\n")
         self._dirty.clear()
 
 
@@ -95,4 +94,4 @@ def ensure_gitignore(snapshots_dir: Path) -> None:
     text = "\n".join([*existing, *missing]) + "\n"
     if not existing:
         text = "# proveai: the judge cache is local state, never part of a pinned snapshot\n" + text
-    path.write_text(text, encoding="utf-8")
+    write_text_atomic(path, text)

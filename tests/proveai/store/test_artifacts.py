@@ -11,9 +11,9 @@ import yaml
 
 from proveai import regex_match
 from proveai.errors import ProveAIError
-from proveai.replay.artifacts import Baseline, Experiment
 from proveai.store import Store
-from tests.proveai.traces.store_kit import capture
+from proveai.store.artifacts import Baseline, Experiment
+from tests.proveai.store.store_kit import capture
 
 
 def good_and_bad_traces(traces: Path, good: int, bad: int) -> list[str]:

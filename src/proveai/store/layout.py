@@ -1,5 +1,6 @@
 """The project-local layout under ./proveai/, where traces are stored by default, and the one
-rule each for the project folder, the trace files of a folder and the names of stored artifacts."""
+rule each for the project folder, the trace files of a folder, the names of stored artifacts and
+locking a stored file."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import prove_common.files
+from prove_common.files import DEFAULT_LOCK_TIMEOUT_S, HeldLock, LockTimeout
 from proveai.errors import ProveAIError
 
 TRACES_ENV = "PROVEAI_TRACES_DIR"
@@ -67,7 +70,7 @@ class Store:
 
 # ---- one rule each for the project folder, the trace files and artifact names ------------------
 
-MANIFEST = "manifest.json"  # the trace index (see proveai.traces.index)
+MANIFEST = "manifest.json"  # the trace index (see proveai.store.traces.index)
 NOT_TRACE_SUFFIXES = (".detection.json",)  # JSON files in a traces folder that are not traces
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 
@@ -106,3 +109,12 @@ def check_name(kind: str, name: str) -> str:
                          "(e.g. latest, weekly-goods)"],
         )
     return name
+
+
+def lock(path: Path, *, timeout: float = DEFAULT_LOCK_TIMEOUT_S) -> HeldLock:
+    """The one file lock (prove_common.files.lock) in proveai's terms: waiting past `timeout`
+    is a ProveAIError, so the command exits with the I/O code, never the gate's 1."""
+    try:
+        return prove_common.files.lock(path, timeout=timeout)
+    except LockTimeout as exc:
+        raise ProveAIError(exc.message, suggestions=exc.suggestions) from None

@@ -1,8 +1,10 @@
 """The project layout under ./proveai/: where each artifact lives, the project folder, the trace files
-of a real store, and the one rule for names that become files."""
+of a real store, the one rule for names that become files, and the lock in proveai's terms."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -10,8 +12,19 @@ import pytest
 from proveai import regex_match
 from proveai.errors import ProveAIError, ProveAIExit
 from proveai.store import TRACES_ENV, Store, check_name, project_root, trace_files
-from proveai.traces.index import read_index
-from tests.proveai.traces.store_kit import capture
+from proveai.store.layout import lock
+from proveai.store.traces.index import read_index
+from tests.conftest import isolated_env
+from tests.proveai.store.store_kit import capture
+
+# takes a lock, says so, holds it until told to go on
+HOLDER = """
+import sys
+from prove_common.files import lock
+with lock(sys.argv[1]):
+    print("held", flush=True)
+    sys.stdin.readline()
+"""
 
 
 def test_the_layout_and_the_traces_env_only_for_the_default_store(
@@ -57,3 +70,19 @@ def test_names_that_are_not_file_names_are_one_clear_error(name: str) -> None:
         check_name("snapshot", name)
     assert caught.value.message == f"invalid snapshot name {name!r}: not usable as a file name"
     assert caught.value.exit_code == ProveAIExit.USAGE and "letters, digits" in caught.value.suggestions[0]
+
+
+def test_a_lock_held_past_the_timeout_is_a_proveai_error_with_the_io_code(tmp_path: Path, home: Path) -> None:
+    path = tmp_path / ".lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, str(path)], env=isolated_env(home), text=True,
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+    )
+    assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+    with pytest.raises(ProveAIError) as caught:
+        lock(path, timeout=0.2)
+    assert caught.value.message == f"{path} is locked by another process (waited 0.2 s)"
+    assert caught.value.exit_code == ProveAIExit.USAGE  # never REGRESSION's 1: nothing was graded
+    holder.communicate("go on\n", timeout=20)
+    with lock(path, timeout=20):
+        pass

@@ -5,7 +5,7 @@ Files under the store root:
   json.load gives a consistent snapshot; it may lag the journal until the next compaction.
 - `manifest.journal.jsonl`: one `{"trace_id": ..., "entry": {...}}` line per capture,
   appended with O_APPEND under the store lock.
-- `.lock`: the store lock (fcntl.flock where available, else filelock).
+- `.lock`: the store lock (see lock).
 
 A capture appends one journal line; when the journal outgrows half of manifest.json (so at
 once while the store is empty), the capture compacts it into manifest.json under the lock.
@@ -15,6 +15,8 @@ Every read through the API (iter_traces, status, list) folds the journal into ma
 first, so the manifest is current after any read. A manifest or journal line that does not
 parse is reported as a warning and the index is rebuilt from the trace files; the unreadable
 manifest is kept beside it as manifest.json.corrupt-<time>, never silently emptied.
+Writing manifest.json also clears the temporary files killed writers left in the folder (a
+capture killed mid-write leaves one; its writer is gone, so nothing else would).
 """
 
 from __future__ import annotations
@@ -28,10 +30,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from proveai.store import MANIFEST, trace_files
-from proveai.traces.load import load_trace
-from proveai.traces.lock import store_lock
-from proveai.traces.outcomes import detection_status
+from prove_common.files import clear_stale_temps, write_text_atomic
+from prove_common.jsonio import utc_iso
+from proveai.store.layout import MANIFEST, trace_files
+from proveai.store.traces.load import load_trace
+from proveai.store.traces.lock import store_lock
+from proveai.store.traces.outcomes import detection_status
 from proveai.traces.trace import Trace
 
 JOURNAL = "manifest.journal.jsonl"
@@ -51,12 +55,8 @@ def _dump_manifest(entries: dict[str, dict[str, Any]]) -> str:
 
 
 def _write_manifest(root: Path, entries: dict[str, dict[str, Any]]) -> None:
-    tmp = root / f".{MANIFEST}.{os.getpid()}.{time.monotonic_ns()}.tmp"
-    with open(tmp, "w", encoding="utf-8") as handle:
-        handle.write(_dump_manifest(entries))
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(tmp, root / MANIFEST)
+    clear_stale_temps(root)  # under the store lock, at most once per compaction
+    write_text_atomic(root / MANIFEST, _dump_manifest(entries))
 
 
 def append_entry(root: Path, trace_id: str, entry: dict[str, Any]) -> None:
@@ -161,8 +161,7 @@ def read_index(root: Path) -> IndexRead:
 
 
 def iso_from_ns(ns: int) -> str:
-    stamp = dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC)
-    return stamp.isoformat(timespec="microseconds").replace("+00:00", "Z")
+    return utc_iso(dt.datetime.fromtimestamp(ns / 1e9, tz=dt.UTC), "microseconds")
 
 
 def manifest_entry(trace: Trace) -> dict[str, Any]:

@@ -7,7 +7,7 @@ import pytest
 from proveai import FileExporter, load_trace, regex_match, trace
 from proveai.errors import ProveAIError
 from tests.proveai.script_kit import read_json
-from tests.proveai.traces.store_kit import capture
+from tests.proveai.store.store_kit import capture
 
 
 def test_load_trace_round_trips_everything(tmp_path):
