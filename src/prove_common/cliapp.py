@@ -121,12 +121,10 @@ def one_line_warning(
 Register = Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]
 
 
-def add_plain_option(
-    parser: argparse.ArgumentParser, suppress: bool, *, hidden_aliases: Sequence[str] = ()
-) -> None:
+def add_plain_option(parser: argparse.ArgumentParser, suppress: bool) -> None:
     """`--plain`: plain text, as a pipe gets it, on a terminal too (read it with
-    `console.is_pretty`). `hidden_aliases` (e.g. `--no-color`) set the same switch without
-    showing in --help."""
+    `console.is_pretty`). It never means "no colour": that is `--no-color`, where a command
+    offers it (read by `console.wants_color`)."""
     default = argparse.SUPPRESS if suppress else False
     parser.add_argument(
         "--plain",
@@ -134,11 +132,6 @@ def add_plain_option(
         default=default,
         help="print plain text, as a pipe gets it, on a terminal too",
     )
-    if hidden_aliases:
-        parser.add_argument(
-            *hidden_aliases, dest="plain", action="store_true", default=argparse.SUPPRESS,
-            help=argparse.SUPPRESS,
-        )
 
 
 def add_debug_option(parser: argparse.ArgumentParser, suppress: bool) -> None:

@@ -82,19 +82,18 @@ def test_each_verbs_help_line_is_the_one_its_module_registers(cli: ModuleType) -
 
 def test_plain_and_debug_options_before_and_after_the_verb() -> None:
     parser = argparse.ArgumentParser()
-    add_plain_option(parser, False, hidden_aliases=("--no-color",))
+    add_plain_option(parser, False)
     add_debug_option(parser, False)
     sub = parser.add_subparsers(dest="verb")
     parent = argparse.ArgumentParser(add_help=False)
-    add_plain_option(parent, True, hidden_aliases=("--no-color",))
+    add_plain_option(parent, True)
     add_debug_option(parent, True)
     sub.add_parser("status", parents=[parent])
     assert vars(parser.parse_args(["status"])) == {"plain": False, "debug": False, "verb": "status"}
     assert parser.parse_args(["--plain", "status"]).plain is True
     assert parser.parse_args(["status", "--plain"]).plain is True
-    assert parser.parse_args(["status", "--no-color"]).plain is True
-    assert parser.parse_args(["--no-color", "status", "--debug"]).debug is True
-    assert "--no-color" not in parser.format_help()
+    assert parser.parse_args(["--plain", "status", "--debug"]).debug is True
+    assert "--no-color" not in parser.format_help()  # another switch, offered by the verbs that draw colour
 
 
 def test_log_system_exits_appends_one_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

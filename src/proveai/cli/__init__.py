@@ -26,8 +26,9 @@ VERBS = {
 
 
 def add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
-    """--debug, accepted before the verb and after it. Each drawing verb adds its own --plain:
-    status, list and run read it as "no colour", snapshot as "plain text, as a pipe gets it"."""
+    """--debug, accepted before the verb and after it. Each drawing verb adds its own --plain
+    (plain text, as a pipe gets it, on a terminal too); status, list and run also take
+    --no-color (the table still drawn on a terminal, without colour)."""
     add_debug_option(parser, suppress)
 
 

@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from prove_common.cliapp import add_plain_option as shared_plain_option
+from prove_common.cliapp import add_plain_option
 from prove_common.console import is_pretty, wants_color
 from prove_common.tables import Column, Table, plain_lines, rich_table, terminal_console
 from proveai.errors import ProveAIError
@@ -25,13 +25,13 @@ def add_store_option(parser: argparse.ArgumentParser) -> None:
         "--traces", metavar="PATH", default=None,
         help="the trace store folder (default: $PROVEAI_TRACES_DIR or ./proveai/traces)",
     )
-    add_plain_option(parser)
+    add_plain_option(parser, False)
+    add_no_color_option(parser)
 
 
-def add_plain_option(parser: argparse.ArgumentParser) -> None:
-    """--plain (plain text, as a pipe gets it, on a terminal too: the one meaning both CLIs give
-    it) and --no-color (the table still drawn on a terminal, without colour or ANSI styles)."""
-    shared_plain_option(parser, False)
+def add_no_color_option(parser: argparse.ArgumentParser) -> None:
+    """--no-color: the table still drawn on a terminal, without colour or ANSI styles (--plain,
+    a separate switch, prints what a pipe gets)."""
     parser.add_argument(
         "--no-color", dest="no_color", action="store_true",
         help="on a terminal, draw the table without colour (CI logs)",

@@ -7,10 +7,11 @@ import os
 import sys
 from pathlib import Path
 
+from prove_common.cliapp import add_plain_option
 from prove_common.console import is_pretty, wants_color
 from prove_common.progress import ProgressReporter, make_progress
 from prove_common.tables import Column, Table, rich_table, terminal_console
-from proveai.cli._traces_table import add_plain_option
+from proveai.cli._traces_table import add_no_color_option
 from proveai.cli.status import add_repeatable, add_traces_option, key_value_pairs, parse_filters
 from proveai.replay.runner import RunRequest, RunResult, execute_run
 from proveai.report import write_html_report
@@ -101,7 +102,8 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         default=os.environ.get("PROVEAI_STRICT_JUDGE", "").lower() in ("1", "true", "yes"),
         help="exit 3 when an edge that changed could not be judged (also PROVEAI_STRICT_JUDGE=1)",
     )
-    add_plain_option(p)
+    add_plain_option(p, False)
+    add_no_color_option(p)
     p.set_defaults(func=run)
 
 
