@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from poisson_prove.importers import ImportResult, OutcomeMapping, inspect_logs, lm_eval_logs
 from poisson_prove.importers._writer import write_import
+from poisson_prove.render.json import IMPORT_SCHEMA, dumps
 from poisson_prove.store.runs import RunStore
 
 HELP = "store Inspect AI or lm-evaluation-harness logs as a run, to diff them"
@@ -79,9 +79,9 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.json:
         sys.stdout.write(
-            json.dumps(
+            dumps(
                 {
-                    "schema": "poisson-prove.import/1",
+                    "schema": IMPORT_SCHEMA,
                     "run_id": result.run.run_id,
                     "name": result.run.name,
                     "created": result.created,
@@ -92,7 +92,6 @@ def run(args: argparse.Namespace) -> int:
                     "files": [str(f) for f in files],
                 }
             )
-            + "\n"
         )
         return 0
     name = result.run.name

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from poisson_prove.errors import ProveError, ProveExit
+from poisson_prove.render.json import RUNS_SCHEMA, dumps
 from poisson_prove.store.checks import check_unique
 from poisson_prove.store.runs import RunStore, resolve_store_root
 from prove_common.console import is_pretty
@@ -93,10 +93,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.write(f"warning: {path} cannot be read ({why}); that run is left out\n")
     code = _report_refusals(refusals)
     if args.json:
-        document: dict[str, Any] = {"schema": "poisson-prove.runs/1", "store": str(root), "runs": rows}
+        document: dict[str, Any] = {"schema": RUNS_SCHEMA, "store": str(root), "runs": rows}
         if refusals:
             document["refused"] = [{"message": e.message, "next": list(e.suggestions)} for e in refusals]
-        sys.stdout.write(json.dumps(document, indent=2) + "\n")
+        sys.stdout.write(dumps(document))
         return code
     if not rows:
         print(f"no runs in the store {root}")

@@ -5,7 +5,6 @@ JSON document are in poisson_prove.render.plan."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -15,6 +14,7 @@ from poisson_prove.cli.sweep_args import add_sweep_parser
 from poisson_prove.episode.isolation import StdoutGuard
 from poisson_prove.episode.run import TargetExitedError
 from poisson_prove.errors import ProveError, ProveExit
+from poisson_prove.render.json import dumps
 from prove_common.cliapp import log_system_exits, log_unexpected, short_home
 from prove_common.console import is_pretty
 from prove_common.progress import make_progress
@@ -48,7 +48,7 @@ class _Output:
             sys.stdout.flush()
 
     def document(self, document: dict[str, Any]) -> None:
-        self.guard.write(json.dumps(document, indent=2, ensure_ascii=False) + "\n")
+        self.guard.write(dumps(document))  # the one --json format (render.json)
 
     def refused(self, err: ProveError, verdict: str = "refused", base: dict[str, Any] | None = None) -> None:
         if self.json_mode:

@@ -10,12 +10,13 @@ from poisson_prove.design.conditions import format_value
 from poisson_prove.design.plan import Plan
 from poisson_prove.episode.capture import short_reason
 from poisson_prove.errors import ProveError
+from poisson_prove.render.json import SWEEP_SCHEMA
 from poisson_prove.sweep import PreparedSweep, SweepResult
 from poisson_prove.sweep.budget import BudgetDesign
 from poisson_prove.sweep.command import SweepEnding
 from poisson_prove.sweep.stop_when_settled import settled_lines
 
-JSON_SCHEMA = "poisson-prove.sweep/1"
+JSON_SCHEMA = SWEEP_SCHEMA  # every document's schema id: render.json.SCHEMAS
 
 
 def _count(n: int) -> str:

@@ -1,6 +1,7 @@
-"""The JSON documents `diff --json` and `inspect --json` print: strict JSON (no NaN or infinity,
-which a standard reader refuses), text kept as written, and a diff document that is the
-comparison's every number under its schema id, read back with the standard library."""
+"""The one writer of every `--json` document: strict JSON (no NaN or infinity, which a standard
+reader refuses), text kept as written, indented by 2; one table of schema ids; and a diff
+document that is the comparison's every number under its schema id, read back with the
+standard library. tests/poisson_prove/render/test_json_documents.py runs each verb for real."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import math
 from pathlib import Path
 
 import poisson_prove
-from poisson_prove.render.json import DIFF_SCHEMA, comparison_document, dumps
+from poisson_prove.render import plan
+from poisson_prove.render.json import DIFF_SCHEMA, SCHEMAS, comparison_document, dumps
 from tests.poisson_prove.runs import store_with_pair
 
 
@@ -30,6 +32,18 @@ def test_non_finite_numbers_become_null_at_any_depth_and_text_stays_as_written()
         "nested": {"p": None, "label": "déjà vu ✓"},
     }
     assert "déjà vu ✓" in text and text.endswith("}\n")
+    assert text.splitlines()[1] == '  "rate": null,'  # indented by 2, one key a line
+
+
+def test_one_table_names_every_documents_schema() -> None:
+    assert SCHEMAS == {
+        "sweep": "poisson-prove.sweep/1",
+        "runs": "poisson-prove.runs/1",
+        "import": "poisson-prove.import/1",
+        "diff": "poisson-prove.diff/1",
+        "inspect": "poisson-prove.inspect/1",
+    }
+    assert SCHEMAS["sweep"] == plan.JSON_SCHEMA  # the sweep's document takes its id from the table
 
 
 def test_a_diff_document_carries_the_schema_and_every_field_of_the_comparison(tmp_path: Path) -> None:
