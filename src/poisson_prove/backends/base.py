@@ -1,12 +1,12 @@
 """The one small executor interface every backend implements (its inputs, `Job` and `Task`,
-are the episode runner's own, in execute.py).
+are the episode runner's own, in episode/run.py).
 
 `sweep` hands an executor a `Job` (what to call, picklable, so remote workers can import the
 target themselves) and an iterator of `Task`s (the planned episodes not yet stored). The
-executor yields finished rows (dicts with the store's episode columns, see store.EPISODE_SCHEMA)
-in any order; the sweep is their single writer. Stopping is closing the generator: the
-executor's `finally` cancels whatever is still in flight. Ctrl-C arrives as KeyboardInterrupt
-in the sweep's thread and closes the generator the same way.
+executor yields finished rows (dicts with the store's episode columns, see
+store.table.episode_schema()) in any order; the sweep is their single writer. Stopping is
+closing the generator: the executor's `finally` cancels whatever is still in flight. Ctrl-C
+arrives as KeyboardInterrupt in the sweep's thread and closes the generator the same way.
 """
 
 from __future__ import annotations
