@@ -10,7 +10,6 @@ never a code with a meaning.
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import functools
 import importlib
 import os
@@ -25,6 +24,7 @@ from prove_common.errors import INTERRUPTED_EXIT as EXIT_INTERRUPTED
 from prove_common.errors import UNEXPECTED_EXIT as EXIT_UNEXPECTED
 from prove_common.errors import USAGE_EXIT as EXIT_USAGE
 from prove_common.errors import UserError
+from prove_common.jsonio import utc_now
 
 
 def cache_dir(app: str) -> Path:
@@ -61,7 +61,8 @@ def _append_to_errors_log(app: str, argv: Sequence[str], text: str) -> Path | No
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(path, "a", encoding="utf-8") as handle:
-            handle.write(f"--- {dt.datetime.now(dt.UTC).isoformat()} {app} {' '.join(argv)}\n")
+            # isoformat() (microseconds, +00:00), not utc_iso: the log's lines keep the form they have
+            handle.write(f"--- {utc_now().isoformat()} {app} {' '.join(argv)}\n")
             handle.write(text)
         return path
     except OSError:

@@ -24,7 +24,7 @@ from poisson_prove.errors import ProveError
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore
 from poisson_prove.version import __version__
-from prove_common.jsonio import utc_now
+from prove_common.jsonio import utc_now_iso
 
 #: Replicate = sample id x EPOCH_STRIDE + epoch index, for integer ids that fit.
 EPOCH_STRIDE = 1000
@@ -270,7 +270,7 @@ def write_import(
     writer.event("done", reason="imported", ran=len(samples), done=len(samples), errored=errored, seconds=0)
     writer.update_manifest(
         status="complete",
-        finished=utc_now().isoformat(timespec="seconds").replace("+00:00", "Z"),
+        finished=utc_now_iso(),
         counts={"planned": len(samples), "done": len(samples), "errored": errored},
     )
     info = RunInfo(writer.path, writer.manifest)
