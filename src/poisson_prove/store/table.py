@@ -47,7 +47,7 @@ _SCHEMA: list[Any] = []
 
 
 def episode_schema() -> pa.Schema:
-    """The Arrow schema of an episode row (also importable as store.EPISODE_SCHEMA)."""
+    """The Arrow schema of an episode row."""
     if not _SCHEMA:
         import pyarrow as pa  # pyarrow: ~160 ms, only when episodes are read or written
 
