@@ -6,15 +6,19 @@ or a remote machine, so everything here is importable by name and works on pickl
 
 - `load_target(job)` imports `job.target` ("pkg.module:function") with `job.spec_dir` first
   on sys.path and returns the function (cached per process).
-- `run_episode(rollout, job, task)` calls `rollout(cfg, seed)` once and returns the row as a
-  dict with the store's episode columns (episode.row.EPISODE_COLUMNS). It never raises for what the
-  rollout does: an exception, a `sys.exit`, a non-Episode, an undeclared outcome or a `t`
-  outside [0, horizon], a `meta` JSON cannot hold (an object, NaN, infinity) becomes a row
-  with no outcome, `error_kind` (the exception's type name, `system_exit` or
-  `invalid_episode`) and `error_message`. Only KeyboardInterrupt passes, and `ProcessExit`
-  (see `os_exit_guard`), which carries the episode's `process_exit` row.
-  `started_at` is the start time as float seconds since the epoch (episode_table.rows_to_table also
-  takes a datetime or ISO text there).
+- `run_into(rollout, job, items, out)` runs episodes one after another in this thread and
+  appends each one's row as a tuple (episode.row.ROW_FIELDS): the one place where a call
+  becomes a row, used as is by the sweep's in-process fast path.
+- `run_episode(rollout, job, task)` is `run_into` for one episode, its row as a dict with the
+  store's episode columns (episode.row.EPISODE_COLUMNS): what a backend's worker returns.
+
+Neither raises for what the rollout does: an exception, a `sys.exit`, a non-Episode, an
+undeclared outcome or a `t` outside [0, horizon], a `meta` JSON cannot hold (an object, NaN,
+infinity) becomes a row with no outcome, `error_kind` (the exception's type name,
+`system_exit` or `invalid_episode`) and `error_message`. Only KeyboardInterrupt passes, and
+`ProcessExit` (see `os_exit_guard`), which carries the episode's `process_exit` row.
+`started_at` is the start time as float seconds since the epoch (store.table.rows_to_table
+also takes a datetime or ISO text there).
 """
 
 from __future__ import annotations
@@ -27,13 +31,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from poisson_prove.episode.capture import enable_capture
 from poisson_prove.episode.model import Episode, InvalidEpisode, validate_episode
-from poisson_prove.episode.recording import _SPANS, begin_episode, end_episode
+from poisson_prove.episode.recording import begin_episode, end_episode
 from poisson_prove.episode.row import (
     C_ENCODER,
     EPISODE_COLUMNS,
@@ -80,7 +84,6 @@ class Job:
 
 
 Rollout = Callable[[dict[str, Any], int], Any]
-_NOTHING_AROUND = nullcontext()  # a run without an episode scope: nothing around the call
 
 SYSTEM_EXIT = "system_exit"
 INVALID_EPISODE = "invalid_episode"
@@ -247,83 +250,23 @@ def _message(exc: BaseException) -> str:
 
 
 def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
-    """Run one episode in this thread and return its row (see the module docstring)."""
-    outcomes = _outcomes_of(job)
-    spans, token = begin_episode()
-    started = time.time()
-    clock = time.perf_counter()
-    value: Any = None
-    kind: str | None = None
-    message: str | None = None
-    halted: ProcessExit | None = None
-    try:
-        with job.scope(task.cfg, task.seed) if job.scope else _NOTHING_AROUND:
-            value = rollout(dict(task.cfg), task.seed)
-    except ProcessExit as exc:
-        halted, kind, message = exc, PROCESS_EXIT, process_exit_message(exc.code)
-    except SystemExit as exc:
-        kind, message = SYSTEM_EXIT, f"the rollout called sys.exit({exc.code!r})"
-    except Exception as exc:
-        kind, message = type(exc).__name__, _message(exc)
-    finally:
-        duration = time.perf_counter() - clock
-        end_episode(token)
-    outcome = t = horizon = meta = case_id = None
-    if kind is None:
-        # Fast path for the common, valid Episode; anything else gets the full check's message.
-        if (
-            type(value) is Episode
-            and value.outcome in outcomes
-            and type(value.t) in (int, float)
-            and type(value.horizon) in (int, float)
-            and 0 <= value.t <= value.horizon
-            and math.isfinite(value.horizon)
-            and value.horizon > 0
-            and type(value.meta) is dict
-        ):
-            episode = value
-        else:
-            try:
-                episode = validate_episode(value, outcomes)
-            except InvalidEpisode as exc:
-                episode = None
-                kind, message = INVALID_EPISODE, _message(exc)
-        if episode is not None:
-            outcome, t, horizon = episode.outcome, float(episode.t), float(episode.horizon)
-            raw_meta = dict(episode.meta or {})
-            try:
-                meta = meta_json(raw_meta)
-            except (ValueError, TypeError, RecursionError) as exc:
-                outcome = t = horizon = None
-                kind, message = INVALID_EPISODE, f"meta cannot be stored as JSON: {exc}"
-            else:
-                case = raw_meta.get("case_id")
-                case_id = None if case is None else str(case)
-    row = episode_row(
-        job,
-        task,
-        outcome=outcome,
-        t=t,
-        horizon=horizon,
-        case_id=case_id,
-        meta=meta,
-        error_kind=kind,
-        error_message=message,
-        started_at=started,
-        duration_s=duration,
-        spans=spans_json(spans) if spans else None,
-    )
-    if halted is not None:
-        halted.row = row
-        raise halted
-    return row
+    """Run one episode in this thread and return its row (see the module docstring): `run_into`
+    for one episode, its row tuple as a dict."""
+    out: list[tuple[Any, ...]] = []
+    run_into(rollout, job, ((task.condition, task.cfg, task.replicate, task.seed),), out)
+    return row_dict(job, out[0])
+
+
+def row_dict(job: Job, row: tuple[Any, ...]) -> dict[str, Any]:
+    """A row tuple (ROW_FIELDS order) of `job`'s run as a row dict keyed by EPISODE_COLUMNS."""
+    return dict(zip(EPISODE_COLUMNS, (job.run_id, *row), strict=True))
 
 
 def episode_row(job: Job, task: Task, **columns: Any) -> dict[str, Any]:
     """The row of `task` in `job`'s run: its keys from the task, the other columns as given
     (None when left out)."""
     row = dict.fromkeys(EPISODE_COLUMNS)
-    key = task.condition  # stored in the `cell` and `cfg` columns
+    key = task.condition  # stored in the `cell` and `cfg` columns (store-format.md says why both)
     row.update(run_id=job.run_id, cell=key, cfg=key, replicate=task.replicate, seed=task.seed)
     row.update(columns)
     return row
@@ -349,7 +292,7 @@ def lost_row(job: Job, task: Task, started: float, exitcode: int | None) -> dict
     return row
 
 
-# The in-process fast path -------------------------------------------------------------------
+# Calling the rollout and building its row: one loop for every episode -----------------------
 
 _NUMBER_TYPES = (int, float)
 
@@ -365,14 +308,18 @@ def run_into(
     """Run each (condition, cfg, replicate, seed) in this thread, appending one row tuple per episode;
     return how many were run.
 
-    The same rules as run_episode, without a Task or a dict per episode: a large in-process
-    sweep spends microseconds per episode here. Each row is appended in one step, so a
-    KeyboardInterrupt never leaves half a row in `out`. When `time.perf_counter()` passes
-    `until`, or `out` holds `full` rows, it returns after the episode in hand, leaving the rest
-    of an iterator `items` for the next call. A rollout that calls os._exit (under
-    os_exit_guard) has its `process_exit` row appended, then the ProcessExit is raised.
+    The one place where a rollout's call becomes a row (run_episode is this for one episode):
+    the call inside the job's scope, the exception's error_kind, the validity check (a fast
+    check for the common valid Episode, validate_episode's message for anything else), and
+    `meta` as strict JSON. A large in-process sweep spends microseconds per episode here, with
+    no Task and no dict per episode. Each row is appended in one step, so a KeyboardInterrupt
+    never leaves half a row in `out`. When `time.perf_counter()` passes `until`, or `out` holds
+    `full` rows, it returns after the episode in hand, leaving the rest of an iterator `items`
+    for the next call. A rollout that calls os._exit (under os_exit_guard) has its
+    `process_exit` row appended, then the ProcessExit is raised with that row as a dict.
     """
-    outcomes = frozenset(job.outcomes)
+    outcomes = _outcomes_of(job)
+    scope = job.scope
     append = out.append
     clock = time.perf_counter
     # Locals, not globals, in the loop below: it runs once per episode.
@@ -381,8 +328,7 @@ def run_into(
         META_ENCODERS.append(new_meta_encoder())
     encode = META_ENCODERS[0] if META_ENCODERS else None
     wall0, clock0 = time.time(), clock()
-    spans: list[dict[str, Any]] = []
-    token = _SPANS.set(spans)
+    spans, token = begin_episode()  # one list for the call, emptied after each episode's row
     ran = 0
     if full is None:
         full = sys.maxsize
@@ -392,7 +338,11 @@ def run_into(
             start = clock()
             kind = None
             try:
-                value = rollout(dict(cfg), seed)
+                if scope is None:
+                    value = rollout(dict(cfg), seed)
+                else:
+                    with scope(cfg, seed):
+                        value = rollout(dict(cfg), seed)
             except ProcessExit as exc:
                 halted, kind, message = exc, PROCESS_EXIT, process_exit_message(exc.code)
             except SystemExit as exc:
@@ -402,7 +352,7 @@ def run_into(
             end = clock()
             if kind is None:
                 meta = value.meta if type(value) is episode_type else None
-                if not (
+                if (
                     type(meta) is dict
                     and value.outcome in outcomes
                     and type(value.t) in numbers
@@ -410,9 +360,12 @@ def run_into(
                     and 0 <= value.t <= value.horizon < inf
                     and value.horizon > 0
                 ):
+                    t, horizon = value.t, value.horizon
+                else:
                     try:
                         validate_episode(value, outcomes)
                         meta = dict(value.meta or {})
+                        t, horizon = float(value.t), float(value.horizon)  # NumPy's numbers too
                     except InvalidEpisode as exc:
                         kind, message = INVALID_EPISODE, _message(exc)
             if kind is None:
@@ -430,12 +383,12 @@ def run_into(
                 append(
                     (
                         condition,
-                        condition,
+                        condition,  # the `cfg` column holds the key's text too (store-format.md)
                         replicate,
                         seed,
                         value.outcome,
-                        value.t,
-                        value.horizon,
+                        t,
+                        horizon,
                         None if case is None else str(case),
                         meta_text,
                         None,
@@ -466,10 +419,10 @@ def run_into(
                 )
             ran += 1
             if halted is not None:
-                halted.row = {"cell": condition, "replicate": replicate}  # the row itself is in `out`
+                halted.row = row_dict(job, out[-1])
                 raise halted
             if end >= until or len(out) >= full:
                 break
     finally:
-        _SPANS.reset(token)
+        end_episode(token)
     return ran
