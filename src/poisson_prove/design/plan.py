@@ -1,18 +1,20 @@
-"""The plan: what a sweep will run, where, at what cost, and the smallest change it can catch.
+"""The plan: what a sweep will run, on which seeds, where, at what cost, and the smallest change
+it can catch.
 
-`make_plan` computes it (no printing); `sweep.UnderpoweredError` is the refusal of a design whose
-worst condition could not catch a change of `--max-mde` 4 times in 5.
+`make_plan` computes it (no printing). A `Plan` holds its run's salt, so it names its own
+episodes: `plan.seeds(condition, replicates)`, and `plan.episodes()` / `plan.tasks()` in the
+order a sweep runs them. `sweep.UnderpoweredError` is the refusal of a design whose worst
+condition could not catch a change of `--max-mde` 4 times in 5.
 """
 
 from __future__ import annotations
 
-import hashlib
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import Any
 
 from poisson_prove.backends import estimate_cost
-from poisson_prove.design.seeding import SEED_BOUND
+from poisson_prove.design.seeding import episode_seeds
 from poisson_prove.design.spec import Axis, Condition, SweepSpec
 from poisson_prove.episode.run import Task
 from poisson_prove.errors import ProveError
@@ -29,12 +31,14 @@ _SEED_BLOCK = 4096
 
 @dataclass(frozen=True)
 class Plan:
-    """Everything the plan lines say, as data."""
+    """Everything the plan lines say, as data: what a sweep will run (each condition's
+    replicates, on the seeds its `salt` gives), where, at what cost and what it can detect."""
 
     target: str
     target_id: str
     t_unit: str
     replicates: int
+    salt: str
     conditions: tuple[Condition, ...]
     axes: tuple[Axis, ...]
     outcomes: tuple[str, ...]
@@ -55,6 +59,36 @@ class Plan:
     @property
     def passes(self) -> bool:
         return bool(self.design.passes)
+
+    def seeds(self, condition: str, replicates: Iterable[int]) -> list[int]:
+        """The seeds of these replicates of `condition` (its key) in this plan."""
+        return episode_seeds(self.salt, condition, replicates)
+
+    def episodes(
+        self, skip: Set[tuple[str, int]] = frozenset(), limit: int | None = None
+    ) -> Iterator[tuple[str, Mapping[str, Any], int, int]]:
+        """The planned episodes not in `skip` (stored (condition, replicate) pairs) as plain
+        (condition, cfg, replicate, seed) tuples, replicate by replicate across the conditions
+        (so a run stopped early has every condition about equally far), at most `limit` of
+        them. Lazy: seeds are derived a block of replicates at a time, so memory does not grow
+        with `replicates`."""
+        left = limit if limit is not None else -1
+        for first in range(0, self.replicates, _SEED_BLOCK):
+            block = range(first, min(first + _SEED_BLOCK, self.replicates))
+            pairs = [(c.key, c.cfg, self.seeds(c.key, block)) for c in self.conditions]
+            for offset, replicate in enumerate(block):
+                for key, cfg, seeds in pairs:
+                    if skip and (key, replicate) in skip:
+                        continue
+                    if left == 0:
+                        return
+                    left -= 1
+                    yield (key, cfg, replicate, seeds[offset])
+
+    def tasks(self, skip: Set[tuple[str, int]] = frozenset(), limit: int | None = None) -> Iterator[Task]:
+        """`episodes` as Tasks, for executors that ship episodes elsewhere."""
+        for key, cfg, replicate, seed in self.episodes(skip, limit):
+            yield Task(key, cfg, replicate, seed)
 
     def design_dict(self) -> dict[str, Any]:
         """The manifest's `design` block."""
@@ -82,6 +116,7 @@ def backend_settings(spec: SweepSpec, backend: str, overrides: Mapping[str, Any]
 def make_plan(
     spec: SweepSpec,
     *,
+    salt: str,
     target: str | None = None,
     replicates: int | None = None,
     backend: str = "local",
@@ -110,6 +145,7 @@ def make_plan(
         target_id=spec.target_id,
         t_unit=spec.t_unit,
         replicates=n,
+        salt=salt,
         conditions=chosen,
         axes=spec.axes,
         outcomes=spec.outcomes,
@@ -153,49 +189,3 @@ def ways_out(plan: Plan) -> tuple[int, float | None]:
     """(replicates needed at --max-mde, the --max-mde this design would pass with)."""
     needed = replicates_needed(len(plan.conditions), len(plan.failures), q=plan.q, max_mde=plan.max_mde)
     return needed, suggested_max_mde(plan.design)
-
-
-# The planned episodes ----------------------------------------------------------------------
-
-
-def seeds_of(salt: str, condition: str, replicates: Sequence[int]) -> list[int]:
-    """seeding.episode_seed for many replicates of one condition, hashing the shared prefix once."""
-    prefix = hashlib.blake2b(digest_size=8, key=bytes.fromhex(salt))
-    prefix.update(f"{condition}\x1f".encode())
-    copy, from_bytes, mask = prefix.copy, int.from_bytes, SEED_BOUND - 1
-    out = []
-    append = out.append
-    for replicate in replicates:
-        h = copy()
-        h.update(b"%d" % replicate)  # the same bytes as str(replicate).encode(), faster
-        append(from_bytes(h.digest(), "big") & mask)  # == % SEED_BOUND (a power of two)
-    return out
-
-
-def planned_items(
-    conditions: Sequence[Condition], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
-) -> Iterator[tuple[str, Mapping[str, Any], int, int]]:
-    """The planned episodes not yet stored as plain (condition, cfg, replicate, seed) tuples,
-    replicate by replicate across the conditions (so a run stopped early has every condition about
-    equally far), at most `limit` of them. Lazy: seeds are derived a block of replicates at a
-    time, so memory does not grow with `replicates`."""
-    left = limit if limit is not None else -1
-    for first in range(0, replicates, _SEED_BLOCK):
-        block = range(first, min(first + _SEED_BLOCK, replicates))
-        pairs = [(c.key, c.cfg, seeds_of(salt, c.key, block)) for c in conditions]
-        for offset, replicate in enumerate(block):
-            for key, cfg, seeds in pairs:
-                if skip and (key, replicate) in skip:
-                    continue
-                if left == 0:
-                    return
-                left -= 1
-                yield (key, cfg, replicate, seeds[offset])
-
-
-def planned_tasks(
-    conditions: Sequence[Condition], replicates: int, salt: str, skip: set[tuple[str, int]], limit: int | None
-) -> Iterator[Task]:
-    """`planned_items` as Tasks, for executors that ship episodes elsewhere."""
-    for key, cfg, replicate, seed in planned_items(conditions, replicates, salt, skip, limit):
-        yield Task(key, cfg, replicate, seed)

@@ -99,6 +99,7 @@ class SweepSpec:
     outcomes: tuple[str, ...]
     failures: tuple[str, ...]
     successes: tuple[str, ...]
+    budget: float | None = None  # dollars: `sweep --budget` from the spec (the flag wins)
     capture: Capture = field(default_factory=Capture)
     chaos: Mapping[str, Any] = field(default_factory=dict)
     backends: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -372,6 +373,7 @@ def _validate(raw: Mapping[str, Any], path: Path, where: _Where) -> SweepSpec:
         outcomes=outcomes,
         failures=failures,
         successes=successes,
+        budget=None if budget is None else float(budget),
         capture=capture,
         chaos=chaos,
         backends=backends,

@@ -53,7 +53,7 @@ def smallest_rise(plan: Plan) -> str:
 
 
 def _seeds_line(prepared: PreparedSweep) -> str:
-    short = prepared.salt[:8]
+    short = prepared.plan.salt[:8]
     if prepared.salt_source == "paired" and prepared.paired_with is not None:
         return f'salt {short}, inherited from "{prepared.paired_with.name}": both runs share their seeds'
     if prepared.salt_source == "resumed" and prepared.resume_run is not None:
@@ -185,7 +185,7 @@ def plan_dict(prepared: PreparedSweep) -> dict[str, Any]:
             "status": "partial" if prepared.resume_run else None,
             "paired_with": prepared.paired_with.run_id if prepared.paired_with else None,
             "paired_with_name": prepared.paired_with.name if prepared.paired_with else None,
-            "salt": prepared.salt,
+            "salt": prepared.plan.salt,
         },
         "counts": {"done": prepared.stored, "planned": plan.rollouts, "errored": 0},
         "store": str(prepared.store.root),

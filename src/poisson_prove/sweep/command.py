@@ -8,7 +8,6 @@ The command line parses flags into a SweepRequest, calls `plan_command`, asks, c
 
 from __future__ import annotations
 
-import dataclasses
 import shlex
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -17,7 +16,7 @@ from poisson_prove.backends.pricing import per_episode_usd
 from poisson_prove.design.plan import cost_error
 from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.sweep.budget import BudgetDesign, budget_design, per_episode_cost, refusal
-from poisson_prove.sweep.prepare import PreparedSweep, SweepRequest, UnderpoweredError, prepare_sweep
+from poisson_prove.sweep.prepare import PreparedSweep, SweepRequest, UnderpoweredError, prepare_sweep, replan
 from poisson_prove.sweep.result import SweepResult
 
 
@@ -30,14 +29,14 @@ class PlannedCommand:
 
 
 def plan_command(request: SweepRequest, *, dry_run: bool, budget: float | None) -> PlannedCommand:
-    """Prepare the sweep; with a budget (`--budget`, else the spec's), re-plan at the replicates
-    it buys, or refuse with the cheapest design that can reach --max-mde."""
+    """Prepare the sweep once; with a budget (`--budget`, else the spec's), re-plan it at the
+    replicates the budget buys, or refuse with the cheapest design that can reach --max-mde."""
     # Under --episode-timeout the episodes import the target in their own child process, so the
     # check runs in one too: the target's import-time output then happens once.
     import_check = "child" if dry_run or request.episode_timeout is not None else "process"
     prepared = prepare_sweep(request, import_check=import_check)
-    if budget is None and prepared.spec.raw.get("budget") is not None:
-        budget = float(prepared.spec.raw["budget"])  # the spec's budget; --budget wins
+    if budget is None:
+        budget = prepared.spec.budget  # the spec's budget; --budget wins
     if budget is None:
         return PlannedCommand(prepared, None)
     plan = prepared.plan
@@ -47,8 +46,7 @@ def plan_command(request: SweepRequest, *, dry_run: bool, budget: float | None) 
     )
     if not design.fits:
         raise refusal(design)
-    budgeted = dataclasses.replace(request, replicates=design.replicates, budget=design.to_dict())
-    return PlannedCommand(prepare_sweep(budgeted, import_check=import_check), design)
+    return PlannedCommand(replan(prepared, design.replicates, budget=design.to_dict()), design)
 
 
 def plan_refusal(prepared: PreparedSweep, argv: Sequence[str]) -> ProveError | None:

@@ -4,10 +4,13 @@ nothing; `poisson_prove.sweep.execute_sweep` runs what it prepared.
 
 `prepare_sweep` runs named steps: check the request's flags (`_check_flags`), resolve the run
 to resume (resume.py) or the new run's spec, target, salt and pairing (`_new_run`), then plan
-(`_plan`) and check the target (`_check_target`)."""
+(`_plan`, the salt goes into the plan) and check the target (`_check_target`). `replan` plans a
+prepared sweep again at other replicates (what `--budget` bought) without doing any of the
+rest twice."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -43,6 +46,7 @@ __all__ = [
     "SweepRequest",
     "UnderpoweredError",
     "prepare_sweep",
+    "replan",
 ]
 
 
@@ -71,14 +75,13 @@ class SweepRequest:
 
 @dataclass(frozen=True)
 class PreparedSweep:
-    """A checked request and its plan; nothing has been written yet."""
+    """A checked request and its plan (which holds the salt); nothing has been written yet."""
 
     request: SweepRequest
     spec: SweepSpec
     plan: Plan
     store: RunStore
-    salt: str
-    salt_source: str  # "fresh", "given", "paired" or "resumed"
+    salt_source: str  # where the plan's salt came from: "fresh", "given", "paired" or "resumed"
     paired_with: RunInfo | None
     resume_run: RunInfo | None
     stored: int  # episodes already stored (a resume), else 0
@@ -111,11 +114,7 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
     store = RunStore(request.store)
     store.check_usable()
     if request.resume is not None:
-        for flag, value in (("--replicates", request.replicates), ("--name", request.name)):
-            if value is not None:
-                raise ProveError(
-                    f"{flag} cannot be given with --resume: the run keeps its own", exit_code=ProveExit.USAGE
-                )
+        _refuse_with_resume(request)
         resumed = resume_state(store, request.resume, request.spec_path, request.target)
         spec, target, replicates, salt = resumed.spec, resumed.target, resumed.replicates, resumed.salt
         source, paired_with, resume_run = "resumed", resumed.paired_with, resumed.run
@@ -125,13 +124,26 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
         new = _new_run(request, store)
         spec, target, replicates, salt = new.spec, new.target, new.replicates, new.salt
         source, paired_with, resume_run, conditions, stored = new.salt_source, new.paired_with, None, None, 0
-    plan = _plan(request, spec, target, replicates, conditions, resume_run)
+    plan = _plan(request, spec, target, replicates, salt, conditions, resume_run)
     _check_target(import_check, target, spec)
     # Not installed, failing to load or to instrument: each is named, with the reason.
     capture_missing = probe_instrumentors(spec.capture.instrument) if spec.capture.instrument else {}
-    return PreparedSweep(
-        request, spec, plan, store, salt, source, paired_with, resume_run, stored, capture_missing
-    )
+    return PreparedSweep(request, spec, plan, store, source, paired_with, resume_run, stored, capture_missing)
+
+
+def replan(
+    prepared: PreparedSweep, replicates: int, *, budget: Mapping[str, Any] | None = None
+) -> PreparedSweep:
+    """`prepared` planned again at `replicates` (with `budget`, the design --budget bought, kept
+    in the request for the manifest): the same spec, store, target, salt and pairing, read,
+    resolved and checked once. A resumed run keeps its own replicates, so it is refused as
+    `--replicates` with `--resume` is."""
+    request = dataclasses.replace(prepared.request, replicates=replicates, budget=budget)
+    _check_flags(request)
+    if prepared.resume_run is not None:
+        _refuse_with_resume(request)
+    plan = _plan(request, prepared.spec, prepared.plan.target, replicates, prepared.plan.salt, None, None)
+    return dataclasses.replace(prepared, request=request, plan=plan)
 
 
 def _check_flags(request: SweepRequest) -> None:
@@ -173,6 +185,15 @@ def _check_flags(request: SweepRequest) -> None:
         raise ProveError("--replicates must be at least 1", exit_code=ProveExit.USAGE)
 
 
+def _refuse_with_resume(request: SweepRequest) -> None:
+    """A resumed run keeps its own replicates and name: refuse either given (exit 2)."""
+    for flag, value in (("--replicates", request.replicates), ("--name", request.name)):
+        if value is not None:
+            raise ProveError(
+                f"{flag} cannot be given with --resume: the run keeps its own", exit_code=ProveExit.USAGE
+            )
+
+
 def _new_run(request: SweepRequest, store: RunStore) -> _NewRun:
     """The spec, target and replicates of a new run; its salt: given, a paired run's, or fresh."""
     spec = load_spec(request.spec_path or DEFAULT_SPEC)
@@ -209,6 +230,7 @@ def _plan(
     spec: SweepSpec,
     target: str,
     replicates: int,
+    salt: str,
     conditions: list[Condition] | None,
     resume_run: RunInfo | None,
 ) -> Plan:
@@ -220,6 +242,7 @@ def _plan(
     settings = backend_settings(spec, request.backend, request.overrides)
     return make_plan(
         spec,
+        salt=salt,
         target=target,
         replicates=replicates,
         backend=request.backend,

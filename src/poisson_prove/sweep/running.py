@@ -4,10 +4,10 @@
 stored through the backend's executor (`_run_planned`), writes them in batches (batches.py)
 and returns a `SweepResult`. Two paths give the same rows: when the executor would run the
 episodes in this thread one after another (`Executor.runs_in_caller`), the sweep runs them
-itself, row tuples straight from `execute.run_into` without a Task and a dict per episode; any
-other executor (a pool, a cluster, a remote backend) gets Tasks and streams row dicts back in
-any order. Ctrl-C (KeyboardInterrupt) reaches `execute_sweep` with every finished row still
-in the sink.
+itself, row tuples straight from `episode.run.run_into` without a Task and a dict per episode;
+any other executor (a pool, a cluster, a remote backend) gets the plan's Tasks and streams row
+dicts back in any order (each built by `run_episode`, which is `run_into` for one episode).
+Ctrl-C (KeyboardInterrupt) reaches `execute_sweep` with every finished row still in the sink.
 
 `run_sweep(...)` prepares and runs, refusing an underpowered design the way the command line
 does.
@@ -25,7 +25,7 @@ from typing import Any
 from poisson_prove.backends import make_executor
 from poisson_prove.backends.base import Executor
 from poisson_prove.chaos.config import chaos_summary, job_chaos
-from poisson_prove.design.plan import Plan, cost_error, planned_items, planned_tasks
+from poisson_prove.design.plan import Plan, cost_error
 from poisson_prove.episode.run import Job, ProcessExit, load_target, os_exit_guard, run_into
 from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.checks import stored_keys
@@ -62,7 +62,7 @@ def _manifest(prepared: PreparedSweep) -> dict[str, Any]:
         "t_unit": plan.t_unit,
         "spec": spec.raw,
         "spec_path": str(spec.path.resolve()),
-        "salt": prepared.salt,
+        "salt": plan.salt,
         "paired_with": prepared.paired_with.run_id if prepared.paired_with else None,
         "paired_with_name": prepared.paired_with.name if prepared.paired_with else None,
         "backend": plan.backend,
@@ -120,7 +120,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         failure: Exception | None = None
         try:
             with os_exit_guard():
-                _run_planned(executor, job, plan, prepared.salt, skip, request.max_rollouts, sink, progress)
+                _run_planned(executor, job, plan, skip, request.max_rollouts, sink, progress)
         except KeyboardInterrupt:
             interrupted = True
         except ProcessExit as exc:
@@ -176,7 +176,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             run_id=run_id,
             name=str(manifest["name"]),
             status=status,
-            salt=prepared.salt,
+            salt=plan.salt,
             paired_with=manifest.get("paired_with"),
             paired_with_name=manifest.get("paired_with_name"),
             planned=plan.rollouts,
@@ -225,7 +225,7 @@ def _job(prepared: PreparedSweep, run_id: str) -> Job:
         infra_errors=tuple(settings.get("infra_errors", ())),
         infra_retries=int(settings.get("infra_retries", 0) or 0),
         capture=prepared.spec.capture.as_dict(),
-        scope=job_chaos(prepared.spec.chaos, prepared.salt),
+        scope=job_chaos(prepared.spec.chaos, plan.salt),
         options=dict(settings),
     )
 
@@ -254,7 +254,6 @@ def _run_planned(
     executor: Executor,
     job: Job,
     plan: Plan,
-    salt: str,
     skip: set[tuple[str, int]],
     limit: int | None,
     sink: BatchSink,
@@ -263,15 +262,14 @@ def _run_planned(
     """Run the planned episodes not in `skip` (at most `limit`) into `sink`.
 
     A rollout that calls os._exit in this process ends the loop with ProcessExit, its
-    `process_exit` row already in the sink (execute.os_exit_guard is the caller's).
+    `process_exit` row already in the sink (episode.run.os_exit_guard is the caller's).
     """
     to_run = plan.rollouts - len(skip)
     if limit is not None:
         to_run = min(to_run, limit)
-    # [chaos] decides per episode (its seed and condition), which the fused path does not pass.
-    if executor.runs_in_caller(job) and job.scope is None:
+    if executor.runs_in_caller(job):
         rollout = load_target(job)
-        items = planned_items(plan.conditions, plan.replicates, salt, skip, limit)
+        items = plan.episodes(skip, limit)
         clock = time.perf_counter
         step = max(1, min(_CHUNK, to_run // 20))  # progress at least every twentieth of the work
         # Back to this loop every `step` episodes, every quarter second, and as soon as a batch
@@ -289,7 +287,7 @@ def _run_planned(
             if progress is not None:
                 progress(sink.ran, to_run)
         return
-    rows = executor.execute(job, planned_tasks(plan.conditions, plan.replicates, salt, skip, limit))
+    rows = executor.execute(job, plan.tasks(skip, limit))
     try:
         for row in rows:
             sink.pending.append(row_tuple(row))

@@ -72,3 +72,22 @@ def test_a_budgeted_run_records_its_budget_and_the_dashboard_shows_it(prove, wor
     assert page.returncode == 0, page.stderr
     html = (workdir / "prove-runs" / "dashboard.html").read_text()
     assert f"(budget $8.00, detects a rise of {budget['detectable_rise']:.3f})" in html
+
+
+COUNTED_IMPORT = """
+with open({log!r}, "a") as handle:
+    handle.write("imported\\n")
+
+def rollout(cfg, seed):
+    raise AssertionError("--dry-run must not call the rollout")
+"""
+
+
+def test_a_budget_re_plans_without_checking_the_target_again(prove, workdir: Path, tmp_path: Path) -> None:
+    log = tmp_path / "imports.log"
+    write(workdir, "agent.py", COUNTED_IMPORT.format(log=str(log)))
+    small_spec(workdir, replicates=20, extra=OWN_COST)
+    result = prove("sweep", "--dry-run", "--json", "--budget", "40", "--max-mde", "0.3")
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout)["plan"]["replicates"] == 2000  # re-planned at what $40 buys
+    assert log.read_text().splitlines() == ["imported"]  # the import check ran once

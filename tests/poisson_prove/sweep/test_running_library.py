@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from poisson_prove.design.conditions import condition_key
-from poisson_prove.design.seeding import episode_seed, new_salt
 from tests.poisson_prove.helpers import SEEDED_TARGET, episodes, manifests, small_spec, write
 
 STEPPING = """
@@ -27,14 +25,6 @@ def rollout(cfg, seed):
         pass
     return Episode("ok", 2, 5, {"case_id": cfg["x"]})
 """
-
-
-def test_seeds_of_matches_episode_seed() -> None:
-    from poisson_prove.design.plan import seeds_of
-
-    salt = new_salt()
-    cell = condition_key({"task_id": "refund", "tool_fail_rate": 0.55})
-    assert seeds_of(salt, cell, range(50)) == [episode_seed(salt, cell, r) for r in range(50)]
 
 
 def test_run_sweep_in_process_with_record_and_step(tmp_path: Path) -> None:
