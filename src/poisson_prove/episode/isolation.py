@@ -1,8 +1,9 @@
 """Keeping the target's side effects where they belong.
 
-- `check_target_isolated` imports the target in a child process of its own with the network
-  blocked, checks it takes (cfg, seed) without calling it, and shows nothing of what the
-  import printed: the --dry-run check.
+- `check_target_isolated` imports the target in a child process of its own session with the
+  network blocked, checks it takes (cfg, seed) without calling it, and shows nothing of what
+  the import printed: the --dry-run check. An import past its time limit is refused, with the
+  child's whole process group killed.
 - `StdoutGuard` moves everything the target writes to file descriptor 1 over to stderr (the
   --json stream rule): fd 1 is duplicated for Prove's own document, then stderr is dup2'ed
   onto fd 1 and left there until the interpreter exits, so prints, sys.stdout.buffer,
@@ -15,16 +16,19 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from poisson_prove.errors import ProveError
+from prove_common.children import run_child
 
 CHECK_TIMEOUT_S = 120.0
 
-# Runs in the child: block the network, import, check the signature, answer on fd `answer`.
+# Runs in the child: block the network, import, check the signature, write the answer to the
+# file named by argv[3] (not a pipe: nothing the import starts can hold the answer open).
 _CHILD = r"""
 import json, os, socket, sys
-answer_fd = int(sys.argv[3])
+answer_path = sys.argv[3]
 
 def _blocked(*args, **kwargs):
     raise OSError("the network is blocked while --dry-run checks the import")
@@ -38,10 +42,8 @@ socket.gethostbyname = _blocked
 socket.gethostbyname_ex = _blocked
 
 def _answer(document):
-    data = json.dumps(document).encode()
-    while data:
-        data = data[os.write(answer_fd, data):]
-    os.close(answer_fd)
+    with open(answer_path, "w", encoding="utf-8") as handle:
+        handle.write(json.dumps(document))
     os._exit(0)
 
 try:
@@ -57,42 +59,29 @@ _answer({"ok": True})
 def check_target_isolated(target: str, spec_dir: Path) -> None:
     """Import `target` in a child process with the network blocked; raise ProveError if it fails.
 
-    The child's stdout and stderr are discarded (the check is not a run); its verdict comes
-    back on a pipe of its own.
+    The child leads its own session (prove_common.children.run_child): an import still running
+    after CHECK_TIMEOUT_S has the child's whole process group killed, anything the import
+    started included, and is refused. The child's stdout and stderr are discarded (the check
+    is not a run); its verdict comes back in a file of its own.
     """
-    read_fd, write_fd = os.pipe()
-    try:
-        process = subprocess.Popen(
-            [sys.executable, "-c", _CHILD, target, str(spec_dir), str(write_fd)],
-            stdin=subprocess.DEVNULL,
+    with tempfile.TemporaryDirectory(prefix="prove-import-check-") as folder:
+        answer = Path(folder) / "answer.json"
+        finished = run_child(
+            [sys.executable, "-c", _CHILD, target, str(spec_dir), str(answer)],
+            cwd=spec_dir,
+            timeout=CHECK_TIMEOUT_S,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            pass_fds=(write_fd,),
-            cwd=str(spec_dir),
         )
-    finally:
-        os.close(write_fd)
-    chunks = []
-    try:
-        with os.fdopen(read_fd, "rb") as answer:
-            chunks.append(answer.read())
-        process.wait(timeout=CHECK_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-        raise ProveError(f'target "{target}" took more than {CHECK_TIMEOUT_S:.0f} s to import') from None
-    except KeyboardInterrupt:
-        process.kill()
-        process.wait()
-        raise
-    raw = b"".join(chunks)
-    try:
-        verdict = json.loads(raw) if raw else None
-    except json.JSONDecodeError:
-        verdict = None
-    if verdict is None:
+        if finished.timed_out:
+            raise ProveError(f'target "{target}" took more than {CHECK_TIMEOUT_S:.0f} s to import')
+        try:
+            verdict = json.loads(answer.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            verdict = None
+    if not isinstance(verdict, dict):
         raise ProveError(
-            f'target "{target}" ended its process while importing (exit code {process.returncode})',
+            f'target "{target}" ended its process while importing (exit code {finished.returncode})',
             suggestions=["a module should not call os._exit or crash when it is imported"],
         )
     if not verdict.get("ok"):

@@ -121,3 +121,43 @@ def test_dry_run_imports_in_a_child_with_the_network_blocked(prove, workdir, tmp
         server.accept()  # nobody connected
     server.close()
     assert not (workdir / "prove-runs").exists()
+
+
+HANGING_IMPORT = """
+import subprocess, time
+helper = subprocess.Popen(["sleep", "60"])  # something the import started
+with open({pid_file!r}, "w") as handle:
+    handle.write(str(helper.pid))
+time.sleep(60)  # an import that waits on something that never comes
+
+def rollout(cfg, seed):
+    pass
+"""
+
+
+def _running(pid: int) -> bool:
+    """Whether `pid` is a live process (a zombie waiting to be reaped is not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.timeout(40)  # an import check that ignored its limit would sleep 60 s: a failure
+def test_an_import_past_its_limit_is_refused_and_what_it_started_is_killed(tmp_path, monkeypatch) -> None:
+    import time
+
+    from poisson_prove.episode import isolation
+    from poisson_prove.errors import ProveError
+
+    pid_file = tmp_path / "helper.pid"
+    write(tmp_path, "slowagent.py", HANGING_IMPORT.format(pid_file=str(pid_file)))
+    monkeypatch.setattr(isolation, "CHECK_TIMEOUT_S", 3.0)
+    with pytest.raises(ProveError, match='target "slowagent:rollout" took more than 3 s to import'):
+        isolation.check_target_isolated("slowagent:rollout", tmp_path)
+    helper = int(pid_file.read_text())  # written before the import began to wait
+    # SIGKILL went to the child's whole group; a helper left running keeps this loop going
+    # until the test's timeout fails it.
+    while _running(helper):
+        time.sleep(0.05)
