@@ -20,10 +20,10 @@ if TYPE_CHECKING:
 DEFAULT_PORT = 19000
 
 __all__ = [
-    "AnalyzeResponse",
     "DEFAULT_PORT",
-    "Diagnosis",
     "LAYERS",
+    "AnalyzeResponse",
+    "Diagnosis",
     "LayerResult",
     "PropagationLink",
     "ProveAI",
