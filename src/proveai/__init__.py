@@ -26,10 +26,12 @@ upward import, a function-level import only for a heavy library, with its reason
 6. capture   the live session: @monitor, trace()/LiveTrace, checks (incl. LLMJudge),
              exporters, invocation
 7. replay    engine, reinvoke, runner, attribution (edges -> verdicts)
-8. snapshot | engine
-9. report | narrative
-10. pytest | ci  the pytest plugin | the GitHub Actions workflow `ci init` writes
-11. cli
+8. ci        GitHub Actions: the workflow `ci init` writes, which snapshots a pull request
+             touched, the step summary
+9. snapshot | engine
+10. render | narrative  all drawing, terminal and HTML | plain-language narratives
+11. report | pytest  the replay report's public address | the pytest plugin
+12. cli
 This module (the public map) is above everything; nothing inside the package imports it.
 """
 

@@ -15,9 +15,10 @@ LAYERS = [
     ["proveai.diff"],
     ["proveai.capture"],
     ["proveai.replay"],
+    ["proveai.ci"],  # GitHub Actions: the workflow `ci init` writes, PR targeting, the step summary
     ["proveai.snapshot", "proveai.engine"],
-    ["proveai.report", "proveai.narrative"],
-    ["proveai.pytest", "proveai.ci"],  # the pytest plugin; the CI workflow `ci init` writes
+    ["proveai.render", "proveai.narrative"],  # all drawing (terminal and HTML); plain-language narratives
+    ["proveai.report", "proveai.pytest"],  # the replay report's public address; the pytest plugin
     ["proveai.cli"],
     ["proveai", "proveai.__main__"],  # the public map and `python -m proveai`: nothing imports them
 ]

@@ -4,16 +4,10 @@ from __future__ import annotations
 
 import argparse
 
-from proveai.cli._traces_table import (
-    DASH,
-    OUTCOME_STYLE,
-    add_store_option,
-    limit_value,
-    render,
-    timestamp_text,
-)
-from proveai.cli.status import select_traces
+from prove_common.console import is_pretty, wants_color
+from proveai.cli.status import add_store_option, limit_value, select_traces
 from proveai.errors import ProveAIError
+from proveai.render.traces import DASH, OUTCOME_STYLE, draw_traces, timestamp_text
 from proveai.store.traces.reading import FilterError, validate_filter
 
 HELP = "legacy browse view of the trace store"
@@ -47,5 +41,7 @@ def run(args: argparse.Namespace) -> int:
         for r in shown
     ]
     headers = ["Trace ID", "Version", "Agents", "Outcome", "Timestamp"]
-    render(args, f"{len(shown)} trace(s) in {store}", headers, rows, [None, None, None, OUTCOME_STYLE, None])
+    title = f"{len(shown)} trace(s) in {store}"
+    styles = [None, None, None, OUTCOME_STYLE, None]
+    draw_traces(title, headers, rows, styles, pretty=is_pretty(args), color=wants_color(args))
     return 0

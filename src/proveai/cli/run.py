@@ -9,12 +9,16 @@ from pathlib import Path
 
 from prove_common.cliapp import add_plain_option
 from prove_common.console import is_pretty, wants_color
-from prove_common.progress import ProgressReporter, make_progress
-from prove_common.tables import Column, Table, rich_table, terminal_console
-from proveai.cli._traces_table import add_no_color_option
-from proveai.cli.status import add_repeatable, add_traces_option, key_value_pairs, parse_filters
-from proveai.replay.runner import RunRequest, RunResult, execute_run
-from proveai.report import write_html_report
+from proveai.cli.status import (
+    add_no_color_option,
+    add_repeatable,
+    add_traces_option,
+    key_value_pairs,
+    parse_filters,
+)
+from proveai.render.replay import print_summary, replay_progress
+from proveai.render.report import write_html_report
+from proveai.replay.runner import RunRequest, execute_run
 from proveai.store import Store, default_traces_dir
 
 HELP = "replay traces against overrides, attribute edges, write the report"
@@ -24,17 +28,6 @@ DESCRIPTION = (
     "proveai/runs/<id>/ (manifest, verdicts, metrics, report.html). Exit 0 when no edge regressed, "
     "1 when one did, 2 on a usage or input error."
 )
-STATUS_STYLE = {
-    "unchanged": "green",
-    "drifted": "yellow",
-    "regressed": "bold red",
-    "inconclusive": "bold magenta",
-    "path_changed": "magenta",
-    "iteration_count_changed": "blue",
-}
-TABLE_WIDTH = 80
-
-
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
     p = subparsers.add_parser("run", parents=[parent], help=HELP, description=DESCRIPTION)
     add_traces_option(p)
@@ -142,7 +135,7 @@ def run(args: argparse.Namespace) -> int:
         jobs=args.jobs,
         argv=tuple(sys.argv),
     )
-    progress = _progress(args)
+    progress = replay_progress(sys.stderr, pretty=is_pretty(args, sys.stderr), color=wants_color(args))
     try:
         result = execute_run(request, progress=progress)
     finally:
@@ -153,90 +146,3 @@ def run(args: argparse.Namespace) -> int:
         )
     print_summary(result, color=is_pretty(args) and wants_color(args))
     return result.exit_code
-
-
-def _progress(args: argparse.Namespace) -> ProgressReporter:
-    """Progress on stderr: a rich bar on a terminal, a plain line per replayed trace on a pipe."""
-    return make_progress(
-        sys.stderr,
-        pretty=is_pretty(args, sys.stderr),
-        label="replaying",
-        line=lambda done, total, trace_id: f"replayed {done}/{total} {trace_id}" if done else None,
-        every_tenth=False,
-        rate=False,
-        eta=False,
-        color=wants_color(args),
-    )
-
-
-def print_summary(result: RunResult, *, color: bool = False) -> None:
-    """The 80-column summary table, per-edge totals and where the artifacts are."""
-    report = Path(result.report_paths[-1])  # the --report copy when asked, else the run folder's
-    rows, styles = [], []
-    for trace_id, verdict in result.verdicts:
-        rows.append((trace_id[:7] + "…", verdict.edge, verdict.status, " ".join(verdict.rationale.split())))
-        styles.append((None, None, STATUS_STYLE.get(verdict.status) if color else None, None))
-    table = Table(
-        f"{len(result.pairs)} trace(s) → {report}",
-        ("Trace", "Edge", "Verdict", "Rationale"),
-        tuple(rows),
-        styles=tuple(styles),
-        columns={
-            0: Column(no_wrap=True, width=8),
-            1: Column(no_wrap=True, overflow="ellipsis", ratio=4),
-            2: Column(no_wrap=True, width=12),
-            3: Column(no_wrap=True, overflow="ellipsis", ratio=3),
-        },
-        box="HEAVY_HEAD", title_justify="center", pad_edge=True, width=TABLE_WIDTH,
-    )
-    terminal_console(color=color, width=TABLE_WIDTH, soft_wrap=False).print(rich_table(table))
-    out = ["", "Per-edge totals:"]
-    for edge, counts in result.metrics.by_edge.items():
-        parts = [f"{counts[s]} {s}" for s in STATUS_STYLE if counts.get(s)]
-        out.append(f"  {edge}: {', '.join(parts)}")
-    metrics = result.metrics
-    out.append("")
-    out.append(f"run artifacts: {result.run.path}/ (manifest, verdicts, metrics)")
-    out.append(f"report: {' and '.join(str(p) for p in result.report_paths)}")
-    out.append(
-        f"model calls: {metrics.cache_misses} live, {metrics.cache_hits} from cache · "
-        f"judge: {result.judge_model}"
-    )
-    regressed = metrics.regressed
-    unjudged = metrics.unjudged
-    if regressed:
-        out.append(f"{regressed} edge(s) regressed: exit 1")
-    elif result.exit_code == 3:
-        out.append(f"{unjudged} changed edge(s) could not be judged (--strict-judge): exit 3")
-    else:
-        out.append("no edge regressed: exit 0")
-    sys.stdout.write("\n".join(out) + "\n")
-    sys.stdout.flush()
-    if metrics.live_spans == 0:
-        sys.stderr.write(
-            "note: no span was re-executed: the traces hold no captured model request (agents that call "
-            "their model through proveai's providers record one)\n"
-        )
-        sys.stderr.write("next: add --override AGENT=PATH, or re-run the pipeline: proveai snapshot verify\n")
-    for agent, count in metrics.reinvoked.items():
-        sys.stderr.write(
-            f"note: {agent}: re-executed {count} time(s) by calling its captured function with new inputs\n"
-        )
-    for agent, why in metrics.not_reexecuted.items():  # per agent: why its output is stale
-        sys.stderr.write(f"warning: {agent}: inputs changed upstream but it was {why}\n")
-    if unjudged:  # loud: a changed edge the judge never saw is not evidence of equivalence
-        reasons = "; ".join(metrics.unjudged_reasons[:3])
-        sys.stderr.write(f"warning: {unjudged} changed edge(s) were not judged ({reasons})\n")
-        sys.stderr.write(f"next: {_judge_hint(metrics.unjudged_reasons)}\n")
-
-
-def _judge_hint(reasons: list[str]) -> str:
-    """What to do about unjudged edges, from why the judge did not decide them."""
-    text = " ".join(reasons)
-    if "malformed judge reply" in text:
-        return "the judge answered but not with a verdict: pass a stronger model with --judge-model"
-    if "could not connect" in text or "timed out" in text:
-        return "the judge's endpoint is unreachable: check that it is up and its base URL"
-    if "no provider for judge model" in text or "not set" in text:
-        return "set PROVEAI_JUDGE_MODEL and its provider variables, or pass --judge-model"
-    return "check the judge model and its provider (see the reasons above), or pass --judge-model"

@@ -1,5 +1,5 @@
 """`proveai snapshot init|show|list|verify|update|diff`: parsing and calling the library; the drawing
-is in _snapshot_output.py."""
+is proveai.render's (render.snapshot on the terminal, render.verify_page for report.html)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,12 @@ import sys
 from pathlib import Path
 
 from prove_common.cliapp import UsageParser, add_plain_option, print_error
-from proveai.cli._snapshot_output import (
+from prove_common.console import is_pretty
+from proveai.ci.step_summary import write_step_summary
+from proveai.errors import ProveAIExit
+from proveai.render.snapshot import (
     RunProgress,
+    Screen,
     render_diff,
     render_init,
     render_list,
@@ -17,13 +21,12 @@ from proveai.cli._snapshot_output import (
     render_update,
     render_verify,
 )
-from proveai.errors import ProveAIExit
-from proveai.report.verify_page import write_verify_page
-from proveai.snapshot.ci_summary import write_step_summary
+from proveai.render.verify import step_summary_markdown
+from proveai.render.verify_page import write_verify_page
 from proveai.snapshot.diffview import snapshot_diff
 from proveai.snapshot.gate import SnapshotNotVerified, plan_verify, verify_many, verify_options
+from proveai.snapshot.init import init_snapshot
 from proveai.snapshot.model import list_snapshots, load_snapshot, snapshot_path
-from proveai.snapshot.pin import init_snapshot
 from proveai.snapshot.update import update_snapshot
 from proveai.snapshot.verify import VerifyResult
 from proveai.store import Store, check_name
@@ -129,6 +132,11 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     parser.set_defaults(func=run, _parser=parser)
 
 
+def screen_of(args: argparse.Namespace) -> Screen:
+    """stdout for results, stderr for warnings and progress, each pretty when it is a terminal."""
+    return Screen(sys.stdout, sys.stderr, is_pretty(args, sys.stdout), is_pretty(args, sys.stderr))
+
+
 def run(args: argparse.Namespace) -> int:
     handlers = {
         "init": _init,
@@ -156,25 +164,27 @@ def _init(args: argparse.Namespace) -> int:
         seed=args.seed,
         quick_only=args.quick_only,
         timeout_s=args.timeout,
-        progress=RunProgress(args, f"init {args.name!r}") if args.replicates > 1 else None,
+        progress=RunProgress(screen_of(args), f"init {args.name!r}") if args.replicates > 1 else None,
     )
-    render_init(result)
+    render_init(result, screen_of(args))
     return ProveAIExit.OK
 
 
 def _show(args: argparse.Namespace) -> int:
-    render_show(args, load_snapshot(snapshot_path(Store().snapshots_dir, check_name("snapshot", args.name))))
+    snap = load_snapshot(snapshot_path(Store().snapshots_dir, check_name("snapshot", args.name)))
+    render_show(snap, screen_of(args))
     return ProveAIExit.OK
 
 
 def _list(args: argparse.Namespace) -> int:
     store = Store()
-    render_list(args, list_snapshots(store.snapshots_dir), store.snapshots_dir)
+    render_list(list_snapshots(store.snapshots_dir), store.snapshots_dir, screen_of(args))
     return ProveAIExit.OK
 
 
 def _verify(args: argparse.Namespace) -> int:
     store = Store()
+    screen = screen_of(args)
     options = verify_options(
         quick=args.quick,
         no_judge=args.no_judge,
@@ -190,14 +200,14 @@ def _verify(args: argparse.Namespace) -> int:
     )
     plan = plan_verify(store.snapshots_dir, args.name, full=args.full, changed=args.changed, base=args.base)
     if plan.reason:
-        print(plan.reason)
+        screen.line(plan.reason)
 
     def show(outcome: VerifyResult | SnapshotNotVerified) -> None:
         if isinstance(outcome, SnapshotNotVerified):
             print_error(outcome)
             return
         write_verify_page(outcome)
-        render_verify(args, outcome)
+        render_verify(outcome, screen)
 
     batch = verify_many(
         plan,
@@ -205,12 +215,13 @@ def _verify(args: argparse.Namespace) -> int:
         snapshots_dir=store.snapshots_dir,
         runs_dir=store.runs_dir,
         traces_dir=Path(args.traces) if args.traces else store.traces_dir,
-        progress_for=lambda name: RunProgress(args, f"verify {name!r}"),
+        progress_for=lambda name: RunProgress(screen, f"verify {name!r}"),
         on_done=show,
     )
-    problem = write_step_summary(batch.results, batch.reason, [f.message for f in batch.failures])
+    markdown = step_summary_markdown(batch.results, batch.reason, [f.message for f in batch.failures])
+    problem = write_step_summary(markdown)
     if problem:
-        sys.stderr.write(f"warning: {problem}\n")
+        screen.warn(f"warning: {problem}")
     return batch.exit_code
 
 
@@ -219,7 +230,7 @@ def _update(args: argparse.Namespace) -> int:
     result = update_snapshot(
         snapshots_dir=store.snapshots_dir, runs_dir=store.runs_dir, name=args.name, agents=args.agent
     )
-    render_update(result, args.agent)
+    render_update(result, args.agent, screen_of(args))
     return ProveAIExit.OK
 
 
@@ -228,5 +239,5 @@ def _diff(args: argparse.Namespace) -> int:
     report = snapshot_diff(
         snapshots_dir=store.snapshots_dir, runs_dir=store.runs_dir, name=args.name, agents=args.agent
     )
-    render_diff(args, report)
+    render_diff(report, screen_of(args), side_by_side=args.side_by_side, everything=args.all)
     return ProveAIExit.OK

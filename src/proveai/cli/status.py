@@ -9,18 +9,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from proveai.cli._traces_table import (
-    DASH,
-    DETECTION_STYLE,
-    OUTCOME_STYLE,
-    add_store_option,
-    age,
-    limit_value,
-    print_warnings,
-    render,
-    store_of,
-)
+from prove_common.cliapp import add_plain_option
+from prove_common.console import is_pretty, wants_color
 from proveai.errors import ProveAIError
+from proveai.render.traces import DASH, DETECTION_STYLE, OUTCOME_STYLE, age, draw_traces, print_warnings
+from proveai.store import default_traces_dir
 from proveai.store.traces.reading import FILTER_KEYS, list_traces, validate_filter
 
 HELP = "recent traces with outcome, detection and age"
@@ -48,6 +41,45 @@ TRACES_HELP = "the trace store folder (default: $PROVEAI_TRACES_DIR or ./proveai
 def add_traces_option(parser: argparse.ArgumentParser) -> None:
     """--traces PATH, as every verb that reads the store spells it."""
     parser.add_argument("--traces", metavar="PATH", default=None, help=TRACES_HELP)
+
+
+def add_store_option(parser: argparse.ArgumentParser) -> None:
+    """The options of a trace listing (status, list): --traces, --plain and --no-color."""
+    add_traces_option(parser)
+    add_plain_option(parser, False)
+    add_no_color_option(parser)
+
+
+def add_no_color_option(parser: argparse.ArgumentParser) -> None:
+    """--no-color: the table still drawn on a terminal, without colour or ANSI styles (--plain,
+    a separate switch, prints what a pipe gets)."""
+    parser.add_argument(
+        "--no-color", dest="no_color", action="store_true",
+        help="on a terminal, draw the table without colour (CI logs)",
+    )
+
+
+def store_of(args: argparse.Namespace) -> Path:
+    """The store to read; a --traces folder that does not exist is an input error."""
+    if args.traces is not None:
+        path = Path(args.traces)
+        if not path.is_dir():
+            raise ProveAIError(
+                f"no trace store at {path}" + (" (it is a file)" if path.exists() else ""),
+                suggestions=["point --traces at the folder FileExporter writes (default ./proveai/traces)"],
+            )
+        return path
+    return default_traces_dir()
+
+
+def limit_value(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--limit must be a positive whole number, not {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"--limit must be a positive whole number, not {text!r}")
+    return value
 
 
 def add_repeatable(
@@ -124,5 +156,6 @@ def run(args: argparse.Namespace) -> int:
     ]
     title = f"{len(shown)} of {len(found)} trace(s) in {store}"
     headers = ["Trace ID", "Version", "Agents", "Outcome", "Detection", "Age"]
-    render(args, title, headers, rows, [None, None, None, OUTCOME_STYLE, DETECTION_STYLE, None])
+    styles = [None, None, None, OUTCOME_STYLE, DETECTION_STYLE, None]
+    draw_traces(title, headers, rows, styles, pretty=is_pretty(args), color=wants_color(args))
     return 0

@@ -1,7 +1,7 @@
 """`snapshot diff`: what changed between the pin and the last verify's fresh capture.
 
 Per agent: the system prompt, the inputs, the output and the tool calls, as unified diffs
-(or the two sides, for a side-by-side view). Data only; the CLI draws it.
+(or the two sides, for a side-by-side view). Data only; proveai.render.snapshot draws it.
 """
 
 from __future__ import annotations
@@ -121,15 +121,3 @@ def snapshot_diff(
             f = fresh_calls[index] if index < len(fresh_calls) else None
             diffs.append(AgentDiff(agent, index, _fields(p, f), note if index == 0 else None))
     return DiffReport(snapshot.name, snapshot.version, run_dir.name, tuple(diffs))
-
-
-def side_by_side_lines(field: FieldDiff, width: int) -> list[str]:
-    """Plain two-column text of one field: `*` between the columns marks a changed line."""
-    left, right = field.pinned.splitlines() or [""], field.fresh.splitlines() or [""]
-    lines = [f"--- {field.field}", f"{'pinned'.ljust(width)} | fresh"]
-    for index in range(max(len(left), len(right))):
-        a = left[index] if index < len(left) else ""
-        b = right[index] if index < len(right) else ""
-        mark = "|" if a == b else "*"
-        lines.append(f"{a[:width].ljust(width)} {mark} {b[:width]}")
-    return lines

@@ -9,13 +9,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from proveai.ci.targeting import target_snapshots
 from proveai.diff.judge import judge_max_tokens as default_max_tokens
 from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.model import Snapshot, list_snapshots, load_snapshot, snapshot_path
-from proveai.snapshot.replicate_runs import Progress
-from proveai.snapshot.targeting import target_snapshots
+from proveai.snapshot.overrides import parse_overrides
+from proveai.snapshot.replicates import Progress
 from proveai.snapshot.verify import VerifyOptions, VerifyResult, verify_snapshot
-from proveai.snapshot.whatif import parse_overrides
 from proveai.store import check_name
 
 # the batch's exit code is the first of these any snapshot gave: a regression outranks a usage

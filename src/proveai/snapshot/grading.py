@@ -20,8 +20,8 @@ from typing import Any
 from prove_common.jsonio import canonical_json
 from proveai.diff.tier1 import text_diff
 from proveai.diff.verdict import AgentVerdict, Grade, Status, Tier
-from proveai.snapshot.fromtrace import agent_spans, definition_from_spans, expected_from_span
 from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, content_hash
+from proveai.snapshot.stored_traces import agent_spans, definition_from_spans, expected_from_span
 
 # worst first: an agent's verdict is its worst iteration's
 SEVERITY = (

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from proveai.errors import ProveAIError
-from proveai.snapshot.fromtrace import capture_of, definitions_of, load_trace_file
+from proveai.snapshot.init import build_snapshot
 from proveai.snapshot.model import (
     Capture,
     Snapshot,
@@ -24,7 +24,7 @@ from proveai.snapshot.model import (
     unknown_agent_error,
     write_snapshot,
 )
-from proveai.snapshot.pin import build_snapshot
+from proveai.snapshot.stored_traces import capture_of, definitions_of, load_trace_file
 from proveai.store import check_name
 from proveai.store.runs import last_verify
 

@@ -13,21 +13,22 @@ from typing import TYPE_CHECKING, Any
 from proveai.diff.judge import DEFAULT_JUDGE_MAX_TOKENS, JudgeStats
 from proveai.diff.verdict import AgentVerdict, Grade, Status, Tier
 from proveai.errors import ProveAIError, ProveAIExit
-from proveai.snapshot.fromtrace import dated_trace_files, load_trace_file
 from proveai.snapshot.grading import Grading, fresh_agents_of_capture, fresh_agents_of_trace, grade_agents
 from proveai.snapshot.model import Snapshot
-from proveai.snapshot.replicate_runs import Progress, capture_replicates
+from proveai.snapshot.overrides import what_if
 from proveai.snapshot.replicates import (
     DEFAULT_ALPHA,
+    Progress,
     ReplicateVerdict,
+    capture_replicates,
     leave_one_out_pairs,
+    power_note,
     reference_for,
     replicate_gate,
 )
 from proveai.snapshot.rerun import DEFAULT_TIMEOUT_S
-from proveai.snapshot.soundness import power_note
+from proveai.snapshot.stored_traces import dated_trace_files, load_trace_file
 from proveai.snapshot.tiers import TierGrader
-from proveai.snapshot.whatif import what_if
 from proveai.store.judge_cache import JudgeCache
 from proveai.store.runs import new_verify_run_id, pinned_start_time, write_verify_run
 

@@ -11,7 +11,7 @@ import pytest
 
 from proveai.errors import ProveAIError, ProveAIExit
 from proveai.providers.registry import reset_providers, restore_registry, snapshot_registry
-from proveai.report.verify_page import write_verify_page
+from proveai.render.verify_page import write_verify_page
 from proveai.snapshot.gate import (
     EXIT_PRECEDENCE,
     SnapshotNotVerified,

@@ -106,7 +106,7 @@ def test_settings_change_is_a_direct_edit_but_the_seed_is_not_a_setting() -> Non
 
 
 def test_pinned_settings_leave_the_seed_out() -> None:
-    from proveai.snapshot.fromtrace import definition_from_spans
+    from proveai.snapshot.stored_traces import definition_from_spans
     from proveai.traces.trace import Span
 
     def span(seed: int) -> Span:

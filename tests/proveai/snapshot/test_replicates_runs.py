@@ -1,4 +1,4 @@
-"""snapshot/replicate_runs.py: N real re-runs of a recorded command, each into its own traces
+"""snapshot/replicates.py, the runs: N real re-runs of a recorded command, each into its own traces
 folder, with their own seeds; progress before each run and once at the end; a run that writes
 no trace is an error quoting its output."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from proveai.errors import ProveAIError, ProveAIExit
-from proveai.snapshot.replicate_runs import capture_replicates
+from proveai.snapshot.replicates import capture_replicates
 from proveai.snapshot.rerun import replicate_seed
 
 # no model: one monitored agent that echoes the seed verify hands the pipeline

@@ -1,5 +1,7 @@
-"""How snapshot results read: the tables (as `prove_common.tables.Table` data, drawn
-plain or by Rich by the caller), the summary line and the markdown step summary.
+"""How a verify's results read: the verdict and replicate tables (as `prove_common.tables.Table`
+data, drawn plain or by Rich by proveai.render.snapshot), the gate's verdict in words, the
+summary line and the markdown step summary (which proveai.ci.step_summary appends to the
+GitHub Actions run page).
 
 Returns data and strings; never prints.
 """

@@ -9,15 +9,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from proveai.errors import ProveAIError, ProveAIExit
-from proveai.snapshot.fromtrace import (
-    capture_of,
-    check_agents,
-    dated_trace_files,
-    definitions_of,
-    find_trace_path,
-    load_trace_file,
-    varying_agents,
-)
 from proveai.snapshot.model import (
     AgentDefinition,
     Snapshot,
@@ -26,8 +17,17 @@ from proveai.snapshot.model import (
     snapshot_path,
     write_snapshot,
 )
-from proveai.snapshot.replicate_runs import Progress, capture_replicates
+from proveai.snapshot.replicates import Progress, capture_replicates
 from proveai.snapshot.rerun import why_not_rerunnable
+from proveai.snapshot.stored_traces import (
+    capture_of,
+    check_agents,
+    dated_trace_files,
+    definitions_of,
+    find_trace_path,
+    load_trace_file,
+    varying_agents,
+)
 from proveai.store import check_name
 from proveai.store.judge_cache import ensure_gitignore
 

@@ -12,9 +12,25 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from proveai.snapshot.model import Snapshot
 from proveai.store import project_root
+
+
+class _Agent(Protocol):
+    @property
+    def source_file(self) -> str | None: ...
+
+
+class Targetable(Protocol):
+    """What targeting reads of a snapshot (proveai.snapshot.model.Snapshot): its agents'
+    recorded source files."""
+
+    @property
+    def agents(self) -> Mapping[str, _Agent]: ...
+
+    @property
+    def source_files(self) -> set[str]: ...
 
 
 def in_ci(env: Mapping[str, str] | None = None) -> bool:
@@ -70,7 +86,7 @@ def changed_files(root: Path, base_ref: str | None) -> tuple[list[str] | None, s
 
 
 def select_snapshots(
-    snapshots: Mapping[str, Snapshot],
+    snapshots: Mapping[str, Targetable],
     *,
     root: Path,
     snapshots_dir_rel: str,
@@ -99,7 +115,7 @@ def select_snapshots(
 
 
 def target_snapshots(
-    snapshots: Mapping[str, Snapshot],
+    snapshots: Mapping[str, Targetable],
     *,
     snapshots_dir: Path,
     full: bool = False,

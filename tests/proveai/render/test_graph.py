@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from proveai.report.graph import COL_GAP, NODE_W, build_graph, rate_color
+from proveai.render.graph import COL_GAP, NODE_W, build_graph, rate_color
 
 
 def runs(*edges: tuple[str | None, str, list[str]]) -> list[tuple[str | None, str, str]]:

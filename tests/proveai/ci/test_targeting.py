@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
+from proveai.ci.targeting import in_ci, select_snapshots
 from proveai.snapshot.model import AgentDefinition, Capture, Snapshot
-from proveai.snapshot.targeting import in_ci, select_snapshots
 from tests.proveai.snapshot.kit import git
 
 

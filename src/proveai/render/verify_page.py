@@ -1,6 +1,6 @@
 """report.html of a snapshot verify run (`proveai snapshot verify` writes it beside the run).
 
-With a fresh trace, the page is drawn like a replay's report (`proveai.report.render_page`:
+With a fresh trace, the page is drawn like a replay's report (`proveai.render.report.render_page`:
 agent graph coloured by regressions, per-agent panels with input, pinned and fresh output,
 unified diff and rationale) from the verify's own agent verdicts: each panel shows the call
 that decided its agent, and the diff its grade holds. The verdict table and, for replicates,
@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 from proveai.diff.verdict import ROOT, AgentVerdict
-from proveai.report import panel_row, render_page, trace_section
-from proveai.snapshot.fromtrace import load_trace_file
-from proveai.snapshot.render import SYMBOLS
+from proveai.render.report import panel_row, render_page, trace_section
+from proveai.render.verify import SYMBOLS
+from proveai.snapshot.stored_traces import load_trace_file
 from proveai.snapshot.verify import VerifyResult
 
 _PAGE_CSS = "body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1b1b}"
