@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from collections.abc import Sequence
 
 from proveai.errors import ProveAIError, ProveAIExit
 
@@ -19,7 +20,9 @@ def accept_anything(parser: argparse.ArgumentParser) -> None:
     """Whatever old flags a script still passes, answer with the redirect (not a usage error)."""
     original = parser.parse_known_args
 
-    def parse_known_args(args=None, namespace=None):  # type: ignore[no-untyped-def]
+    def parse_known_args(
+        args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
         given = list(args or [])
         if "-h" in given or "--help" in given:
             return original(given, namespace)
@@ -27,7 +30,7 @@ def accept_anything(parser: argparse.ArgumentParser) -> None:
         parsed.rest = given
         return parsed, []
 
-    parser.parse_known_args = parse_known_args  # type: ignore[method-assign]
+    parser.parse_known_args = parse_known_args  # type: ignore[method-assign,assignment]
 
 
 def run(args: argparse.Namespace) -> int:

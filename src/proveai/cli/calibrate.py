@@ -62,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
             f"no traces in {root} match {what}: nothing to calibrate on",
             suggestions=("label traces with checks or record_outcome, or pass another --filter",),
         )
+    embedder: LocalEmbeddingAdapter | OpenAICompatibleEmbeddingAdapter
     if args.model in LOCAL_NAMES:
         embedder = LocalEmbeddingAdapter()
     else:

@@ -70,7 +70,7 @@ class JudgeStats:
 
 
 def judge_messages(
-    input_messages: Sequence[dict[str, Any]] | None, old_output: Any, new_output: Any
+    input_messages: Sequence[Mapping[str, Any]] | None, old_output: Any, new_output: Any
 ) -> list[dict[str, Any]]:
     """The exact messages the judge sends (exposed so tests and caches can reason about them)."""
     if input_messages:
@@ -123,7 +123,7 @@ def parse_verdict(text: str) -> dict[str, Any] | None:
 
 
 def llm_judge(
-    input_messages: Sequence[dict[str, Any]] | None,
+    input_messages: Sequence[Mapping[str, Any]] | None,
     old_output: Any,
     new_output: Any,
     model: str | None = None,

@@ -150,11 +150,11 @@ def doc_ids(output: Any) -> list[str]:
     ids: list[str] = []
     for item in items:
         if isinstance(item, dict):
-            meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-            key = next((k for k in DOC_ID_KEYS if k in item), None)
+            meta: dict[str, Any] = item["metadata"] if isinstance(item.get("metadata"), dict) else {}
+            id_key = next((k for k in DOC_ID_KEYS if k in item), None)
             meta_key = next((k for k in DOC_ID_KEYS if k in meta), None)
-            if key is not None:
-                ids.append(str(item[key]))
+            if id_key is not None:
+                ids.append(str(item[id_key]))
             elif meta_key is not None:
                 ids.append(str(meta[meta_key]))
             else:

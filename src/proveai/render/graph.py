@@ -53,11 +53,11 @@ def rate_color(rate: float) -> str:
     return "#c62828"
 
 
-def build_graph(edges: Iterable[tuple[str | None, str, str]]) -> AgentGraph:
+def build_graph(verdicts: Iterable[tuple[str | None, str, str]]) -> AgentGraph:
     """Aggregate the (parent, child, status) of every verdict of every trace over their
     (parent, child) edges; roots at depth 0."""
     counts: dict[tuple[str | None, str], list[int]] = defaultdict(lambda: [0, 0])
-    for parent, child, status in edges:
+    for parent, child, status in verdicts:
         key = (parent, child)
         counts[key][1] += 1
         if status == "regressed":

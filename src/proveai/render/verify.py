@@ -64,7 +64,7 @@ def snapshot_table(title: str | None, headers: Sequence[str], rows: Sequence[Seq
 
 
 def replicate_rows(result: VerifyResult) -> list[tuple[str, ...]]:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for r in result.replicate_verdicts:
         dist = ", ".join(f"{k} {v}" for k, v in r.fresh_counts.items()) or "—"
         pinned = ", ".join(f"{k} {v}" for k, v in r.pinned_counts.items()) or "—"

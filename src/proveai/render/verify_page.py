@@ -92,7 +92,7 @@ def agent_rows(
 ) -> list[tuple[tuple[str | None, str, str], dict[str, Any]]]:
     """((parent, agent, status), panel row) of each agent verdict: the row shows the pinned
     call and the fresh span that decided it, and the diff its grade holds."""
-    rows = []
+    rows: list[tuple[tuple[str | None, str, str], dict[str, Any]]] = []
     for verdict in result.verdicts:
         known = verdict.agent in result.snapshot.agents
         pinned = _call(result.snapshot.expected(verdict.agent) if known else (), verdict.decisive)

@@ -221,7 +221,7 @@ def grade_agents(
             )
             continue
         change = change_kind(definition, now.definition, pinned_calls, now.calls)
-        common = dict(
+        common: dict[str, Any] = dict(
             pinned_calls=len(pinned_calls),
             fresh_calls=len(now.calls),
             source_file=definition.source_file,

@@ -97,7 +97,7 @@ class InitResult:
 
 def _same_pipeline_traces(traces_dir: Path, trace: Trace, limit: int = 20) -> list[Trace]:
     """The most recent stored traces of the same pipeline (same trace name), for comparison."""
-    found = []
+    found: list[Trace] = []
     for tid, path, _ in reversed(dated_trace_files(traces_dir)):
         if len(found) >= limit:
             break
