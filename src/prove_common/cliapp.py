@@ -114,7 +114,7 @@ def one_line_warning(
     text = (str(message).strip().splitlines() or [category.__name__])[0]
     stream = file if hasattr(file, "write") else sys.stderr
     try:
-        stream.write(f"warning: {text}\n")  # type: ignore[union-attr]
+        stream.write(f"warning: {text}\n")
     except (OSError, ValueError):
         pass
 
@@ -175,7 +175,9 @@ def _build_parser(
     its real options (by its module's `register`)."""
     parser = UsageParser(prog=prog, description=description)
     parser.add_argument(
-        "--version", action=_VersionAction, version=version if callable(version) else lambda: version
+        "--version",
+        action=_VersionAction,
+        version=version if callable(version) else lambda: version,  # type: ignore[arg-type]
     )
     common(parser, False)
     parent = UsageParser(add_help=False)

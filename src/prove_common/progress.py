@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import IO, Protocol
+from typing import IO, Any, Protocol
 
 __all__ = ["PlainProgress", "ProgressReporter", "RichProgress", "make_progress"]
 
@@ -90,8 +90,8 @@ class RichProgress:
         self.rate = rate
         self.eta = eta
         self.color = color
-        self.progress: object | None = None
-        self.task: object | None = None
+        self.progress: Any = None  # a rich.progress.Progress once started (rich loads lazily)
+        self.task: Any = None
         self.started = time.monotonic()
         self.next_draw = 0.0
         if total is not None:
@@ -134,13 +134,13 @@ class RichProgress:
             return
         self.next_draw = now + 0.1
         elapsed = max(now - self.started, 1e-9)
-        self.progress.update(  # type: ignore[attr-defined]
+        self.progress.update(
             self.task, completed=done, total=total, rate=f"{done / elapsed:,.0f}/s"
         )
 
     def close(self) -> None:
         if self.progress is not None:
-            self.progress.stop()  # type: ignore[attr-defined]
+            self.progress.stop()
             self.progress = None
 
 

@@ -168,7 +168,7 @@ class _Child:
                     break
                 message = conn.recv()
                 if not stream.take(message):
-                    return message  # type: ignore[no-any-return]
+                    return message
         except _LOST:
             code = self._process.exitcode if self._process is not None else None
             if code is None and self._process is not None:

@@ -20,7 +20,7 @@ import itertools
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -104,7 +104,7 @@ def drive(
     tasks: Iterator[Task],
     window: Window,
     policy: RetryPolicy,
-) -> Iterator[dict[str, Any]]:
+) -> Generator[dict[str, Any], None, None]:
     """Yield one row per task, in completion order; on close, cancel what is in flight."""
     handed: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
     finished: queue.SimpleQueue[int] = queue.SimpleQueue()
@@ -146,7 +146,7 @@ def _loop(
     policy: RetryPolicy,
     finished: queue.SimpleQueue[int],
     stop: threading.Event,
-) -> Iterator[dict[str, Any]]:
+) -> Generator[dict[str, Any], None, None]:
     in_flight: dict[int, _InFlight] = {}
     # (ready at, tie-break, entry): attempts waiting out their backoff before resubmission
     delayed: list[tuple[float, int, _InFlight]] = []

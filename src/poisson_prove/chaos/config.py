@@ -71,7 +71,7 @@ def _fault(error: ErrorAt, number: int, fault: Any, axes: Mapping[str, Sequence[
             raise error("chaos.faults", "rate", f"{label}: rate must be a number in [0, 1], got {rate!r}")
         out["rate"] = float(rate)
     else:
-        if rate_axis not in axes:
+        if not isinstance(rate_axis, str) or rate_axis not in axes:
             raise error(
                 "chaos.faults",
                 "rate_axis",

@@ -181,8 +181,8 @@ def _httpx_sync(original: Any) -> Any:
             return original(self, request)
         host, path, start = request.url.host, request.url.path, time.time()
         call = state.next_call(host, path)
-        for fault in call.delayed_by:
-            _record(call, fault, "httpx", request.method, host, path, start)
+        for delayed in call.delayed_by:
+            _record(call, delayed, "httpx", request.method, host, path, start)
         if call.delay:
             time.sleep(call.delay)
         fault = call.terminal
@@ -210,8 +210,8 @@ def _httpx_async(original: Any) -> Any:
             return await original(self, request)
         host, path, start = request.url.host, request.url.path, time.time()
         call = state.next_call(host, path)
-        for fault in call.delayed_by:
-            _record(call, fault, "httpx", request.method, host, path, start)
+        for delayed in call.delayed_by:
+            _record(call, delayed, "httpx", request.method, host, path, start)
         if call.delay:
             await asyncio.sleep(call.delay)
         fault = call.terminal
@@ -273,8 +273,8 @@ def _requests_send(original: Any) -> Any:
         parts = urlsplit(request.url)
         host, path, start = parts.hostname or "", parts.path or "/", time.time()
         call = state.next_call(host, path)
-        for fault in call.delayed_by:
-            _record(call, fault, "requests", str(request.method), host, path, start)
+        for delayed in call.delayed_by:
+            _record(call, delayed, "requests", str(request.method), host, path, start)
         if call.delay:
             time.sleep(call.delay)
         fault = call.terminal

@@ -88,6 +88,7 @@ def _serve(args: argparse.Namespace, path: Path) -> int:
             suggestions=["poisson-prove dashboard --serve (a free port is chosen)"],
         ) from exc
     host, port = server.server_address[:2]
+    host = host.decode() if isinstance(host, bytes) else host
     sys.stdout.write(f"wrote {path}\nserving http://{host}:{port}/ (Ctrl-C to stop)\n")
     sys.stdout.flush()
     try:

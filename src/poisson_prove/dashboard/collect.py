@@ -10,8 +10,9 @@ horizon s is the curve at s), with the same starred-Wilson band; comparisons are
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -112,7 +113,7 @@ def _num(value: Any) -> float | None:
     return value if np.isfinite(value) else None
 
 
-def _cost(manifest: dict[str, Any]) -> str:
+def _cost(manifest: Mapping[str, Any]) -> str:
     """The plan's estimated cost, and the design a `--budget` bought, where the manifest has them."""
     cost = manifest.get("cost_usd")
     text = f"${cost:,.2f}" if isinstance(cost, (int, float)) else "-"
@@ -152,7 +153,8 @@ def _curves(
         fits = aalen_johansen_grouped(
             t[rows], observed[rows], condition_codes[rows], float(at), causes=len(universe)
         )
-        for c, fit in fits.items():
+        for label, fit in fits.items():
+            c = cast(int, label)  # the condition codes given as groups
             low, high, _ = starred_wilson(fit.incidence[wanted], fit.variance[wanted], n[c])
             share[c, :, j], lo[c, :, j], hi[c, :, j] = fit.incidence[wanted], low, high
     out = []
@@ -255,7 +257,7 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
     )
 
 
-def _settled(manifest: dict[str, Any]) -> dict[str, Any]:
+def _settled(manifest: Mapping[str, Any]) -> dict[str, Any]:
     """The `settled` and `saved` fields of a --stop-when-settled run's view, else nothing."""
     block = manifest.get("sequential")
     if not isinstance(block, dict) or not block.get("stop_when_settled"):

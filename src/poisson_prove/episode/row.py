@@ -43,7 +43,7 @@ _strict_dumps = json.JSONEncoder(
     ensure_ascii=False, separators=(",", ":"), default=_not_json, allow_nan=False
 ).encode
 try:  # the C encoder called directly: a third of the cost of JSONEncoder.encode per small dict
-    from json.encoder import c_make_encoder as _c_make_encoder
+    from json.encoder import c_make_encoder as _c_make_encoder  # type: ignore[attr-defined]
     from json.encoder import encode_basestring as _encode_basestring
 except ImportError:  # pragma: no cover - CPython always has it
     _c_make_encoder = None

@@ -379,7 +379,7 @@ def run_into(
             if traced is not None:
                 spans.clear()
             if kind is None:
-                case = meta.get("case_id")
+                case = meta.get("case_id")  # type: ignore[union-attr]  # a dict here: checked above
                 append(
                     (
                         condition,

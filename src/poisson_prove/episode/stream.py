@@ -23,7 +23,7 @@ from poisson_prove.episode.row import spans_json
 
 SPAN = "span"  # a streamed span message: (SPAN, episode, index, span)
 
-class StreamedSpans(list):  # type: ignore[type-arg]
+class StreamedSpans(list[Any]):
     """A span list that sends each span appended (and each step again as it ends) to `send`,
     tagged with `episode` (a thread a finished episode left running may still record)."""
 

@@ -94,7 +94,7 @@ def _labels(info: RunInfo, keys: Sequence[str]) -> dict[str, str]:
 
 
 def _condition_order(info: RunInfo, keys: Sequence[str]) -> list[str]:
-    declared = [c.get("key") for c in info.manifest.get("cells") or [] if isinstance(c, dict)]
+    declared = [str(c.get("key")) for c in info.manifest.get("cells") or [] if isinstance(c, dict)]
     ordered = [k for k in declared if k in keys]
     return ordered + sorted(set(keys) - set(ordered))
 

@@ -272,7 +272,7 @@ def _grouped_by_counting(
     before = within - 1 if float(low + within - 1) == horizon else within  # times t < h
     totals = table.sum(axis=(1, 2))
     censored_before = table[:, :before, 0].sum(axis=1)
-    results = []
+    results: list[AalenJohansen | None] = []
     for g in range(n_groups):
         if not totals[g]:
             results.append(None)

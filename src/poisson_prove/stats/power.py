@@ -153,16 +153,16 @@ def _rise_mde(
     f_lo = float(_power_vector(p0, np.array([lo_d]), n, alpha)[0]) - target
     f_hi = float(_power_vector(p0, np.array([hi_d]), n, alpha)[0]) - target
     if f_hi <= 0.0 or f_lo >= 0.0:
-        root = hi_d
+        found = hi_d
     else:
-        root = brentq(
+        found = brentq(
             lambda d: float(_power_vector(p0, np.array([d]), n, alpha)[0]) - target,
             lo_d,
             hi_d,
             xtol=1e-12,
             rtol=1e-12,
         )
-    return high, float(root)
+    return high, float(found)
 
 
 def mde(

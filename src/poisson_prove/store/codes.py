@@ -8,6 +8,7 @@ start-up for every command.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -51,7 +52,7 @@ def _plain_values(array: pa.Array, fill: float | int) -> np.ndarray:
     return np.where(valid, data, fill)
 
 
-_NUMPY_TYPES = {
+_NUMPY_TYPES: dict[int, np.dtype[Any]] = {
     pa.int8().id: np.dtype(np.int8),
     pa.int16().id: np.dtype(np.int16),
     pa.int32().id: np.dtype(np.int32),
@@ -69,7 +70,7 @@ def column_numbers(column: pa.ChunkedArray, dtype: type, fill: float | int) -> n
     ChunkedArray.to_numpy imports it)."""
     if column.num_chunks == 0:
         return np.empty(0, dtype=dtype)
-    out = np.empty(len(column), dtype=dtype)  # each chunk copied (and widened) once, into place
+    out: np.ndarray = np.empty(len(column), dtype=dtype)  # each chunk copied (and widened) once, into place
     at = 0
     for chunk in column.chunks:
         out[at : at + len(chunk)] = _plain_values(chunk, fill)

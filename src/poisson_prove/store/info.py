@@ -78,8 +78,10 @@ class RunInfo:
                 raise ValueError(f"it has no column {', '.join(missing)}: not a batch of this store")
             return parquet.read(columns=list(columns))
         except KeyError as exc:  # pyarrow's read_dictionary names a column the file lacks
-            exc = ValueError(f"it has no column {exc.args[0]!r}: not a batch of this store")
-            raise self._unreadable(path, exc) from None
+            # pyarrow's KeyError holds the name as bytes: say it as text
+            name = exc.args[0].decode() if isinstance(exc.args[0], bytes) else exc.args[0]
+            missing_column = ValueError(f"it has no column {name!r}: not a batch of this store")
+            raise self._unreadable(path, missing_column) from None
         except (pa.ArrowException, OSError, ValueError) as exc:
             raise self._unreadable(path, exc) from exc
 
