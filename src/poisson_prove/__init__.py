@@ -25,7 +25,7 @@ all and nothing imports it.
    gate; reading one run; importing Inspect AI and lm-eval logs
 7. render, dashboard: text and JSON; the HTML dashboard
 8. cli, examples: the command line; the example agent
-9. __main__
+9. __main__: `python -m poisson_prove`
 """
 
 from __future__ import annotations

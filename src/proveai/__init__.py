@@ -12,26 +12,27 @@ Layers, lowest first. A module imports only from its own package, from a lower l
 from poisson_prove's public modules; tests/proveai/test_layers.py holds this (no circle, no
 upward import, a function-level import only for a heavy library, with its reason).
 
-0. errors, version
-1. traces    trace data: Span, Trace (the closed record), CheckResult, the current-frame
-             context and current_span(), JSON-safe values, OTLP <-> Trace, topology
-2. store     every file under ./proveai/ (its docstring lists them): the layout
-             (project_root, trace_files, check_name), the trace store (index, lock, load,
-             reading, writing, outcomes), snapshot files, verify and replay runs, baselines
-             and experiments (artifacts), the judge cache
-3. providers model providers and their registry; record LLM calls on the current span
-4. cache | mock  the on-disk response cache (and `proveai.dispatch`, the registry under the
-             verify-time cache policy) | scripted providers for tests
-5. diff      tier1 (structural), tier2 (embeddings + calibration), judge (tier 3), grading
-6. capture   the live session: @monitor, trace()/LiveTrace, checks (incl. LLMJudge),
-             exporters, invocation
-7. replay    engine, reinvoke, runner, attribution (edges -> verdicts)
-8. ci        GitHub Actions: the workflow `ci init` writes, which snapshots a pull request
-             touched, the step summary
-9. snapshot | engine
-10. render | narrative  all drawing, terminal and HTML | plain-language narratives
-11. report | pytest  the replay report's public address | the pytest plugin
-12. cli
+0. errors, version: proveai's error type and exit codes (`ProveAIExit`); the version
+1. traces: trace data: Span, Trace (the closed record), CheckResult, the current-frame
+   context and current_span(), JSON-safe values, OTLP <-> Trace, topology
+2. store: every file under ./proveai/ (its docstring lists them): the layout (project_root,
+   trace_files, check_name), the trace store (index, lock, load, reading, writing,
+   outcomes), snapshot files, verify and replay runs, baselines and experiments, the judge
+   cache
+3. providers: model providers and their registry; record LLM calls on the current span
+4. cache, mock: the on-disk response cache (and `proveai.dispatch`, the registry under the
+   verify-time cache policy); scripted providers for tests
+5. diff: the one verdict model (Status, Tier, Grade), tier1 (structural), tier2
+   (embeddings + calibration), judge (tier 3), grading
+6. capture: the live session: @monitor, trace()/LiveTrace, checks (incl. LLMJudge),
+   exporters, invocation
+7. replay: engine, reinvoke, runner, attribution (edges -> verdicts)
+8. ci: GitHub Actions: the workflow `ci init` writes, which snapshots a pull request
+   touched, the step summary
+9. snapshot, engine: the snapshot CI gate; the detection engine's client and local server
+10. render, narrative: all drawing, terminal and HTML; plain-language narratives
+11. report, pytest: the replay report's public address; the pytest plugin
+12. cli: the command line, one module per verb
 This module (the public map) is above everything; nothing inside the package imports it.
 """
 

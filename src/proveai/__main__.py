@@ -1,3 +1,5 @@
+"""`python -m proveai`: the same command line as the `proveai` console script."""
+
 import sys
 
 from proveai.cli import main
