@@ -1,10 +1,13 @@
 """The run store: one folder per run under ./prove-runs (or --store, or $POISSON_PROVE_STORE).
 
-- `runs`     — `RunStore` (resolve, create, list runs), `RunInfo` (a run's folder and manifest),
-               `RunWriter` (batches, events), `load_run`
-- `table`    — the episode table's schema: columns, their types and encodings
-- `columns`  — reading stored columns fast (dictionary-coded, in parallel)
-- `checks`   — checking a stored run: unreadable or copied batches, duplicate episodes
+Its rooms, lowest first:
+
+- `table`    — the episode table's schema: columns, their types, which are dictionary-encoded
+- `info`     — `RunInfo`: a run's folder and manifest, its batch files and events, reading them
+- `codes`    — Arrow columns as NumPy: strings as codes, numbers with nulls filled
+- `checks`   — checking a stored run: unlistable manifests, copied batches, duplicate episodes
+- `columns`  — reading a run's columns fast (dictionary-coded, in parallel, checked unique)
+- `runs`     — `RunStore` (resolve, create, list runs), `RunWriter` (batches, events), `load_run`
 - `compared` — the comparisons log (which pairs of runs were compared), for the dashboard
 """
 
