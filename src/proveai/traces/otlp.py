@@ -82,7 +82,7 @@ def resource_attributes(trace: Trace) -> dict[str, Any]:
     return attrs
 
 
-def _result_dict(result: Any) -> dict[str, Any]:
+def _result_dict(result: CheckResult) -> dict[str, Any]:
     return {
         "name": result.name, "label": result.label, "score": result.score,
         "reason": result.reason, "agent": result.agent,
@@ -147,13 +147,16 @@ def encode_trace(trace: Trace) -> dict[str, Any]:
     from opentelemetry.sdk.util.instrumentation import InstrumentationScope  # opentelemetry
 
     scope = InstrumentationScope(SCOPE_NAME, package_version())
+    resource = _encode_resource(Resource(resource_attributes(trace)))
+    # The call-arg ignores: opentelemetry's proto_json messages are dataclasses made through
+    # functools.partial(dataclass), which mypy does not read as one (it sees no fields).
     request = ExportTraceServiceRequest(
-        resource_spans=[
+        resource_spans=[  # type: ignore[call-arg]  # a partial-made dataclass, see above
             ResourceSpans(
-                resource=_encode_resource(Resource(resource_attributes(trace))),
+                resource=resource,  # type: ignore[call-arg]  # see above
                 scope_spans=[
                     ScopeSpans(
-                        scope=_encode_instrumentation_scope(scope),
+                        scope=_encode_instrumentation_scope(scope),  # type: ignore[call-arg]  # see above
                         spans=[],
                     )
                 ],
@@ -272,7 +275,7 @@ def decode_trace(document: dict[str, Any], fallback_trace_id: str = "") -> Trace
             for raw in scope_spans.get("spans", []):
                 spans.append(decode_span(raw, fallback_trace_id))
     trace_id = str(resource.get("proveai.trace.id") or (spans[0].trace_id if spans else fallback_trace_id))
-    invocation = None
+    invocation: dict[str, Any] | None = None
     invocation_keys = {
         k[len(INVOCATION_PREFIX) :]: v for k, v in resource.items() if k.startswith(INVOCATION_PREFIX)
     }

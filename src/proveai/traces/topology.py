@@ -9,13 +9,18 @@ another); else none (a root).
 from __future__ import annotations
 
 from collections import defaultdict, deque
-from typing import Any
+from collections.abc import Mapping
+
+from proveai.traces.trace import Span, Trace
+
+Parents = Mapping[str, Span | None]
+"""span_id -> the span's graph parent, or None for a root (what graph_parents returns)."""
 
 
-def graph_parents(trace: Any) -> dict[str, Any]:
+def graph_parents(trace: Trace) -> dict[str, Span | None]:
     """span_id -> parent Span or None."""
     by_id = {s.span_id: s for s in trace.spans}
-    parents: dict[str, Any] = {}
+    parents: dict[str, Span | None] = {}
     for span in trace.spans:
         parent = by_id.get(span.parent_span_id) if span.parent_span_id else None
         if parent is None and span.parent_agent:
@@ -28,16 +33,16 @@ def graph_parents(trace: Any) -> dict[str, Any]:
     return parents
 
 
-def bfs_order(trace: Any, parents: dict[str, Any] | None = None) -> list[Any]:
+def bfs_order(trace: Trace, parents: Parents | None = None) -> list[Span]:
     """Spans parent-first (breadth first from the roots), ties in start order."""
     parents = parents if parents is not None else graph_parents(trace)
-    children: dict[str | None, list[Any]] = defaultdict(list)
+    children: dict[str | None, list[Span]] = defaultdict(list)
     for span in trace.spans:
         parent = parents.get(span.span_id)
         children[parent.span_id if parent is not None else None].append(span)
-    order: list[Any] = []
+    order: list[Span] = []
     seen: set[str] = set()
-    queue: deque[Any] = deque(children[None])
+    queue: deque[Span] = deque(children[None])
     while queue:
         span = queue.popleft()
         if span.span_id in seen:
@@ -49,7 +54,7 @@ def bfs_order(trace: Any, parents: dict[str, Any] | None = None) -> list[Any]:
     return order
 
 
-def depth_of(span: Any, parents: dict[str, Any]) -> int:
+def depth_of(span: Span, parents: Parents) -> int:
     depth, seen = 0, set()
     parent = parents.get(span.span_id)
     while parent is not None and parent.span_id not in seen:
@@ -59,9 +64,9 @@ def depth_of(span: Any, parents: dict[str, Any]) -> int:
     return depth
 
 
-def parallel_groups(trace: Any, parents: dict[str, Any]) -> list[list[Any]]:
+def parallel_groups(trace: Trace, parents: Parents) -> list[list[Span]]:
     """Groups (size >= 2) of same-agent siblings whose [start, end] intervals all overlap."""
-    by_key: dict[tuple[str | None, str], list[Any]] = defaultdict(list)
+    by_key: dict[tuple[str | None, str], list[Span]] = defaultdict(list)
     for span in trace.spans:
         parent = parents.get(span.span_id)
         by_key[(parent.span_id if parent is not None else None, span.name)].append(span)
@@ -72,7 +77,7 @@ def parallel_groups(trace: Any, parents: dict[str, Any]) -> list[list[Any]]:
     return groups
 
 
-def edge_multiplicity(trace: Any) -> dict[tuple[str | None, str], int]:
+def edge_multiplicity(trace: Trace) -> dict[tuple[str | None, str], int]:
     """(parent agent or None, child agent) -> number of spans on that edge."""
     parents = graph_parents(trace)
     counts: dict[tuple[str | None, str], int] = defaultdict(int)

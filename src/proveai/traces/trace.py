@@ -8,9 +8,9 @@ so readers of stored traces never import the machinery that writes them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Protocol, Self
 
 KINDS = (
     "CHAIN", "AGENT", "TOOL", "LLM", "CHAT_MODEL", "RETRIEVER", "RERANKER",
@@ -78,6 +78,57 @@ class CheckResult:
         return self.label == "good"
 
 
+class FailureLink(Protocol):
+    """One agent on a failure's path, as the engine reports it (proveai.engine's PropagationLink)."""
+
+    @property
+    def agent_name(self) -> str: ...
+    @property
+    def role(self) -> str: ...  # root_cause | propagated
+    @property
+    def severity(self) -> str: ...
+    @property
+    def confidence(self) -> float: ...
+    @property
+    def remediation(self) -> Mapping[str, str]: ...  # MAST code -> hint
+
+
+class EngineStage(Protocol):
+    """One detection stage as it ran on the trace (proveai.engine's LayerResult)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def status(self) -> str: ...  # flagged | clean | skipped
+    @property
+    def summary(self) -> str: ...
+
+
+class EngineResult(Protocol):
+    """What `Trace.result` holds once the detection engine has analyzed the trace.
+
+    proveai.engine's AnalyzeResponse is the one implementation; the engine sits above the
+    trace record, so the record names what it reads of the response here.
+    """
+
+    @property
+    def trace_id(self) -> str: ...
+    @property
+    def detected(self) -> bool: ...
+    @property
+    def status(self) -> str: ...  # flagged | suspect | clean
+    @property
+    def num_diagnoses(self) -> int: ...
+    @property
+    def propagation(self) -> Sequence[FailureLink]: ...
+    @property
+    def layers(self) -> Sequence[EngineStage]: ...
+    @property
+    def remediation(self) -> Mapping[str, str]: ...
+
+    def to_dict(self) -> dict[str, Any]: ...
+
+
 class Trace:
     """The spans of one pipeline run, with its check results and composite outcome.
 
@@ -90,7 +141,7 @@ class Trace:
     import it. `proveai.Trace` loads the capture layer, so the public name always opens one.
     """
 
-    result: Any = None  # the engine's AnalyzeResponse once ProveAI.analyze has run on this trace
+    result: EngineResult | None = None  # the engine's AnalyzeResponse once ProveAI.analyze has run on it
     _live: ClassVar[type[Trace] | None] = None  # what `Trace(...)` builds: the live session
 
     def __init_subclass__(cls, *, live: bool = False, **kwargs: Any) -> None:
