@@ -104,34 +104,3 @@ def test_settings_change_is_a_direct_edit_but_the_seed_is_not_a_setting() -> Non
     recoded = AgentDefinition("b", model="m", prompt="Q", parent_agent="a", code_hash="sha256:2")
     assert change_kind(AgentDefinition(**{**B.__dict__, "code_hash": "sha256:1"}), recoded) == DIRECT_EDIT
 
-
-def test_pinned_settings_leave_the_seed_out() -> None:
-    from proveai.snapshot.stored_traces import definition_from_spans
-    from proveai.traces.trace import Span
-
-    def span(seed: int) -> Span:
-        return Span(
-            trace_id="t" * 32,
-            span_id="s" * 16,
-            parent_span_id=None,
-            name="a",
-            operation="invoke_agent",
-            kind="LLM",
-            model="m",
-            version=None,
-            parent_agent="root",
-            description=None,
-            source_file="p.py",
-            start_ns=1,
-            end_ns=2,
-            status="ok",
-            error=None,
-            inputs={},
-            output="x",
-            input_messages=[{"role": "system", "content": "P"}],
-            request={"model": "m", "temperature": 0.2, "seed": seed},
-        )
-
-    first, second = definition_from_spans("a", [span(1)]), definition_from_spans("a", [span(2)])
-    assert first.settings == {"temperature": 0.2} and first.prompt == "P"
-    assert change_kind(first, second) == DOWNSTREAM
