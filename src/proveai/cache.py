@@ -21,6 +21,7 @@ from prove_common.jsonio import canonical_json
 from proveai.providers._http import HTTPChatProvider
 from proveai.providers.base import (
     Message,
+    Provider,
     ProviderResponse,
     as_response,
     provider_id_of,
@@ -128,7 +129,7 @@ class ResponseCache:
 class CachedProvider:
     """Wraps any provider: identical calls are answered from the cache without a request."""
 
-    def __init__(self, provider: Any, cache: ResponseCache | None = None) -> None:
+    def __init__(self, provider: Provider, cache: ResponseCache | None = None) -> None:
         self.provider = provider
         self.cache = cache if cache is not None else default_cache()
 
@@ -186,7 +187,7 @@ def cached_dispatch(model: str, cache: ResponseCache | None = None) -> CachedPro
     return CachedProvider(provider, cache if cache is not None else default_cache())
 
 
-def dispatch_cached(model: str) -> Any:
+def dispatch_cached(model: str) -> Provider:
     """`proveai.dispatch`: the registry's provider for `model`, under the verify-time cache policy.
 
     Inside a `proveai snapshot verify` re-run (PROVEAI_VERIFY=1) a built-in HTTP provider

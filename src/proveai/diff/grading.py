@@ -13,10 +13,13 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from prove_common.text import value_as_text
+from proveai.cache import ResponseCache
 from proveai.diff.judge import JudgeStats, llm_judge
 from proveai.diff.tier1 import numbers_of, text_diff, tier1_for_kind
 from proveai.diff.tier2 import DEFAULT_REGRESSED, DEFAULT_UNCHANGED, embedding_grade
 from proveai.diff.verdict import EdgeVerdict, Grade, Status, Tier
+from proveai.providers.base import Provider
+from proveai.providers.embedding import Embedder
 
 __all__ = ["EdgeVerdict", "grade_outputs"]  # EdgeVerdict: the public map's address for it
 
@@ -32,10 +35,10 @@ def grade_outputs(
     new: Any,
     kind: str = "UNKNOWN",
     input_messages: Sequence[Mapping[str, Any]] | None = None,
-    embedder: Any = None,
+    embedder: Embedder | None = None,
     judge_model: str | None = None,
-    judge_provider: Any = None,
-    cache: Any = None,
+    judge_provider: Provider | None = None,
+    cache: ResponseCache | None = None,
     *,
     thresholds: tuple[float, float] = (DEFAULT_UNCHANGED, DEFAULT_REGRESSED),
     name: str = "",

@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from prove_common.text import value_as_text
-from proveai.cache import CachedProvider, default_cache, dispatch_cached
+from proveai.cache import CachedProvider, ResponseCache, default_cache, dispatch_cached
+from proveai.providers.base import Provider
 
 DEFAULT_JUDGE_MODEL = "claude-haiku-4-5"
 # a verdict object is ~40 tokens: a small cap stops a model that never closes its JSON from
@@ -127,8 +128,8 @@ def llm_judge(
     old_output: Any,
     new_output: Any,
     model: str | None = None,
-    provider: Any = None,
-    cache: Any = None,
+    provider: Provider | None = None,
+    cache: ResponseCache | None = None,
     *,
     max_tokens: int | None = None,
     stats: JudgeStats | None = None,
@@ -141,10 +142,11 @@ def llm_judge(
     """
     model = judge_model_name(model)
     try:
-        if provider is None:
-            provider = dispatch_cached(model)
-        if not isinstance(provider, CachedProvider):
-            provider = CachedProvider(provider, cache if cache is not None else default_cache())
+        chosen = provider if provider is not None else dispatch_cached(model)
+        if isinstance(chosen, CachedProvider):
+            cached = chosen
+        else:
+            cached = CachedProvider(chosen, cache if cache is not None else default_cache())
         messages = judge_messages(input_messages, old_output, new_output)
     except ValueError as exc:  # no provider registered for the model
         return skip(f"no provider for judge model {model!r}; set PROVEAI_JUDGE_MODEL or register one ({exc})")
@@ -159,7 +161,7 @@ def llm_judge(
             kwargs["seed"] = attempt
         started = time.perf_counter()
         try:
-            response = provider.call(messages, model, **kwargs)
+            response = cached.call(messages, model, **kwargs)
         except ValueError as exc:
             return skip(f"no provider for judge model {model!r}; register one ({exc})")
         except Exception as exc:
@@ -173,7 +175,7 @@ def llm_judge(
         if parsed is not None:
             return parsed
         counted.malformed += 1
-        provider.evict(messages, model, **kwargs)  # never serve an unusable reply again
+        cached.evict(messages, model, **kwargs)  # never serve an unusable reply again
     return skip(f"malformed judge reply from {model} ({attempts} attempt(s), max_tokens {max_tokens})")
 
 
@@ -203,7 +205,7 @@ FITNESS_INPUT = [{"role": "user", "content": "Where is my refund of $40?"}]
 
 def judge_fitness(
     model: str | None = None,
-    provider: Any = None,
+    provider: Provider | None = None,
     *,
     max_tokens: int | None = None,
     stats: JudgeStats | None = None,

@@ -30,7 +30,8 @@ from prove_common.text import value_as_text
 from proveai.diff.verdict import Grade, Status, Tier
 from proveai.errors import ProveAIError
 from proveai.providers.base import ProviderError
-from proveai.providers.embedding import cosine_similarity
+from proveai.providers.embedding import BatchEmbedder, Embedder, cosine_similarity
+from proveai.traces.trace import Trace
 
 DEFAULT_UNCHANGED = 0.99
 DEFAULT_REGRESSED = 0.40
@@ -140,7 +141,7 @@ def _quantile(values: list[float], q: float) -> float:
 
 
 def embedding_grade(
-    embedder: Any, old_text: str, new_text: str, thresholds: tuple[float, float], unified: str = ""
+    embedder: Embedder, old_text: str, new_text: str, thresholds: tuple[float, float], unified: str = ""
 ) -> Grade | None:
     """The tier-2 grade when the cosine similarity decides, else None.
 
@@ -170,7 +171,9 @@ def thresholds_from_similarities(similarities: list[float], n_outputs: int) -> A
     return AgentThresholds(unchanged, regressed, n_outputs, len(similarities), q05, q95)
 
 
-def calibrate(traces: Iterable[Any], embedder: Any, max_outputs_per_agent: int = 200) -> CalibrationReport:
+def calibrate(
+    traces: Iterable[Trace], embedder: Embedder | BatchEmbedder, max_outputs_per_agent: int = 200
+) -> CalibrationReport:
     """Thresholds for every agent with two or more distinct outputs across `traces`."""
     outputs: dict[str, list[str]] = {}
     for trace in traces:

@@ -12,9 +12,12 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from proveai.providers.base import Message, ProviderError, ProviderResponse, record_on_current_span
+
+if TYPE_CHECKING:
+    import httpx
 
 RETRY_STATUSES = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
 MAX_RETRY_AFTER_S = 60.0
@@ -65,10 +68,10 @@ class HTTPEndpoint:
         self.max_retries = max_retries
         self.backoff_s = backoff_s
         self._client_lock = threading.Lock()
-        self._http_client: Any = None
+        self._http_client: httpx.Client | None = None
         self._closer: weakref.finalize | None = None
 
-    def http_client(self) -> Any:
+    def http_client(self) -> httpx.Client:
         with self._client_lock:
             if self._http_client is None:
                 import httpx  # httpx: ~120 ms, only when a request is sent
@@ -167,7 +170,7 @@ def post_json(
     max_retries: int,
     backoff_s: float,
     auth_hint: Sequence[str] = (),
-    client: Any,
+    client: httpx.Client,
 ) -> dict[str, Any]:
     """POST `body` to `url` and return the decoded JSON object, or raise ProviderError.
 

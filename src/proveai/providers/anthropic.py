@@ -95,7 +95,9 @@ def parse_message(data: dict[str, Any], url: str, model: str) -> ProviderRespons
         for block in blocks
         if isinstance(block, dict) and block.get("type") == "text"
     )
-    usage_raw = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage_raw = data.get("usage")
+    if not isinstance(usage_raw, dict):
+        usage_raw = {}
     usage = {
         "input_tokens": int(usage_raw.get("input_tokens") or 0),
         "output_tokens": int(usage_raw.get("output_tokens") or 0),

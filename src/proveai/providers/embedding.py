@@ -33,9 +33,23 @@ class EmbeddingResult:
 
 
 class Embedder(Protocol):
-    model: str
+    """What Tier 2 embeds with: one text in, its vector out, stamped with `model` (and `version`,
+    when the embedder has one). Both adapters here are Embedders; so is any user object with
+    `model` and `embed`."""
+
+    @property
+    def model(self) -> str: ...
 
     def embed(self, text: str) -> EmbeddingResult: ...
+
+
+class BatchEmbedder(Protocol):
+    """An embedder that takes many texts at once (calibration prefers `embed_many` when present)."""
+
+    @property
+    def model(self) -> str: ...
+
+    def embed_many(self, texts: Sequence[str]) -> Sequence[EmbeddingResult]: ...
 
 
 def cosine_similarity(a: EmbeddingResult | Sequence[float], b: EmbeddingResult | Sequence[float]) -> float:

@@ -109,7 +109,9 @@ def parse_chat_completion(data: dict[str, Any], url: str, model: str) -> Provide
             f"model {model!r} at {url}: malformed reply (message.content is {type(content).__name__})",
             reason=f"malformed reply from {url}",
         )
-    usage_raw = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+    usage_raw = data.get("usage")
+    if not isinstance(usage_raw, dict):
+        usage_raw = {}
     usage = {
         "input_tokens": int(usage_raw.get("prompt_tokens") or 0),
         "output_tokens": int(usage_raw.get("completion_tokens") or 0),

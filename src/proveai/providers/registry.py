@@ -11,12 +11,13 @@ from __future__ import annotations
 import fnmatch
 import os
 import threading
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlparse
 
 from proveai.providers.anthropic import AnthropicProvider
-from proveai.providers.base import ProviderError
+from proveai.providers.base import Message, Provider, ProviderError, ProviderResponse
 from proveai.providers.openai import OpenAICompatibleProvider
 
 BUILTIN_OPENAI_PATTERNS = ("gpt-*", "o1-*", "o3-*", "o4-*", "o1", "o3", "o4-mini")
@@ -51,7 +52,7 @@ KEY_FALLBACK_CHAIN = (
 @dataclass(frozen=True)
 class Registration:
     pattern: str
-    provider: Any
+    provider: Provider
     source: str  # "user" | "env" | "builtin"
 
 
@@ -75,7 +76,7 @@ def _env_registrations() -> list[Registration]:
         return []
     base_url = os.environ.get("PROVEAI_PROVIDER_BASE_URL", "").strip()
     if base_url:
-        provider: Any = OpenAICompatibleProvider(
+        provider: Provider = OpenAICompatibleProvider(
             base_url=base_url, api_key_env=env_key_names(base_url), base_url_env=None, patterns=patterns
         )
     else:
@@ -91,7 +92,7 @@ def _builtin_registrations() -> list[Registration]:
     ]
 
 
-def register_provider(pattern: str, provider: Any) -> None:
+def register_provider(pattern: str, provider: Provider) -> None:
     """Route models matching the glob `pattern` to `provider`; wins over earlier registrations."""
     if not callable(getattr(provider, "call", None)):
         raise TypeError(f"provider for {pattern!r} has no call(messages, model, **kwargs) method")
@@ -134,7 +135,7 @@ def registrations() -> list[Registration]:
         return [*_user, *_env, *_builtin]
 
 
-def dispatch(model: str) -> Any:
+def dispatch(model: str) -> Provider:
     """The provider for `model`: the first registration whose pattern matches, as registered.
 
     `proveai.dispatch` (proveai.cache.dispatch_cached) adds the verify-time response cache on
@@ -161,7 +162,7 @@ class _MissingBaseUrl:
     def supports(self, model: str) -> bool:
         return any(fnmatch.fnmatchcase(model, p) for p in self.patterns)
 
-    def call(self, messages: Any, model: str, **kwargs: Any) -> Any:
+    def call(self, messages: Sequence[Message], model: str, **kwargs: Any) -> ProviderResponse:
         raise ProviderError(
             f"model {model!r} matches PROVEAI_PROVIDER_PATTERN but PROVEAI_PROVIDER_BASE_URL is not set",
             reason="PROVEAI_PROVIDER_BASE_URL not set",

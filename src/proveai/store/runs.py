@@ -11,6 +11,7 @@ in the others (a killed run's folder is never opened for writing again).
 
 from __future__ import annotations
 
+import builtins
 import hashlib
 import json
 import secrets
@@ -162,7 +163,7 @@ class Run:
     def report_path(self) -> Path:
         return self.path / "report.html"
 
-    def verdicts(self) -> list[dict[str, Any]]:
+    def verdicts(self) -> builtins.list[dict[str, Any]]:  # `list` is the classmethod above
         return list(json.loads((self.path / "verdicts.json").read_text(encoding="utf-8")))
 
 

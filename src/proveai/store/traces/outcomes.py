@@ -18,6 +18,7 @@ from typing import Any
 from prove_common.jsonio import utc_now_iso, write_json_atomic
 from proveai.store.layout import traces_root
 from proveai.store.traces.lock import store_lock
+from proveai.traces.trace import Trace
 
 OUTCOMES = "outcomes.jsonl"
 DETECTION_SUFFIX = ".detection.json"
@@ -60,7 +61,7 @@ class Detection:
         )
 
     @classmethod
-    def of(cls, trace: Any) -> Detection:
+    def of(cls, trace: Trace) -> Detection:
         fired = tuple(
             {"name": r.name, "agent": r.agent, "label": r.label, "reason": r.reason}
             for r in trace.check_results
@@ -84,7 +85,7 @@ def append_rows(root: Path, rows: list[dict[str, Any]]) -> None:
             os.close(fd)
 
 
-def trace_rows(trace: Any) -> list[dict[str, Any]]:
+def trace_rows(trace: Trace) -> list[dict[str, Any]]:
     """One row per check result, plus the composite row when the trace has an outcome."""
     stamp = _stamp()
     rows = [
