@@ -11,7 +11,6 @@ skip; no checks -> None. The live Trace runs its checks through here on exit; th
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from proveai.traces.trace import CheckResult, Trace
 
@@ -35,7 +34,13 @@ class Check:
         return CheckResult(name=self.name, label=label, score=score, reason=reason, agent=self.agent)
 
 
-def _coerce(check: Any, value: Any) -> CheckResult:
+CheckLike = Check | Callable[[Trace], object]
+"""What a trace's `checks=` holds: a Check, or any callable of the closed trace. Its return is
+read as a label (a CheckResult, a bool, "good"/"bad"/"skip"/"warn", or (label, reason)); its
+`name`, `agent` and `trigger` attributes are used when it has them."""
+
+
+def _coerce(check: CheckLike, value: object) -> CheckResult:
     name = getattr(check, "name", None) or type(check).__name__
     agent = getattr(check, "agent", None)
     if isinstance(value, CheckResult):
@@ -49,7 +54,7 @@ def _coerce(check: Any, value: Any) -> CheckResult:
     return CheckResult(name, "skip", None, f"check returned {type(value).__name__}, not a label", agent)
 
 
-def run_check(check: Any, trace: Trace) -> CheckResult:
+def run_check(check: CheckLike, trace: Trace) -> CheckResult:
     """Run one check on a closed trace: trigger first, errors recorded as skip."""
     name = getattr(check, "name", None) or getattr(check, "__name__", None) or type(check).__name__
     agent = getattr(check, "agent", None)

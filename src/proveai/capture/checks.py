@@ -25,6 +25,7 @@ class _AgentOutputCheck(Check):
     """Checks every span of one agent; bad if any span fails, skip if the agent did not run."""
 
     default_name = "check"
+    agent: str  # always the agent checked
 
     def __init__(self, agent: str, *, name: str | None = None, trigger: Trigger | None = None) -> None:
         self.agent = agent
@@ -147,7 +148,7 @@ class _ContractConformance(_AgentOutputCheck):
         if problem:
             return problem
         try:
-            self.model.model_validate(value)  # type: ignore[attr-defined]
+            self.model.model_validate(value)
         except pydantic.ValidationError as exc:
             first = exc.errors()[0]
             where = ".".join(str(p) for p in first.get("loc", ())) or "(root)"
@@ -195,6 +196,8 @@ def contract_conformance(
 
 
 class _ToolCalled(Check):
+    agent: str  # the tool looked for
+
     def __init__(self, tool: str, *, name: str | None = None, trigger: Trigger | None = None) -> None:
         self.agent = tool
         self.name = name or "tool_called"
@@ -245,6 +248,8 @@ class LLMJudge(Check):
     answer "an output that meets the criterion" (proveai.diff.judge.llm_judge): equivalent or
     better -> good, worse -> bad, skip -> skip.
     """
+
+    agent: str  # the agent judged
 
     def __init__(
         self,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import threading
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from proveai.store import TRACES_ENV, traces_root
 from proveai.store.traces.writing import write_trace
@@ -18,14 +18,16 @@ from proveai.traces.trace import Trace
 
 
 class Exporter(Protocol):
-    def export(self, trace: Trace) -> None: ...
+    """Anything with `export(trace)`: called with each closed trace; what it returns is ignored."""
+
+    def export(self, trace: Trace) -> object: ...
 
 
-_global: list[Any] = []
+_global: list[Exporter] = []
 _global_lock = threading.Lock()
 
 
-def add_exporter(exporter: Any) -> None:
+def add_exporter(exporter: Exporter) -> None:
     """Register an exporter that fires for every trace (after the trace's own exporters)."""
     if not callable(getattr(exporter, "export", None)):
         raise TypeError("an exporter needs an export(trace) method")
@@ -33,13 +35,13 @@ def add_exporter(exporter: Any) -> None:
         _global.append(exporter)
 
 
-def remove_exporter(exporter: Any) -> None:
+def remove_exporter(exporter: Exporter) -> None:
     with _global_lock:
         if exporter in _global:
             _global.remove(exporter)
 
 
-def global_exporters() -> list[Any]:
+def global_exporters() -> list[Exporter]:
     with _global_lock:
         return list(_global)
 

@@ -17,7 +17,7 @@ import random
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 from proveai.store import project_root
 from proveai.traces.context import FRAME, current_span
@@ -241,7 +241,8 @@ def monitor(
         else:
             wrapper = _wrap_sync(fn, meta)
         wrapper.__proveai_agent__ = meta
-        return functools.wraps(fn)(wrapper)
+        # the wrapper takes and returns what fn does, and wraps copies its name and signature
+        return cast(F, functools.wraps(fn)(wrapper))
 
     return decorate
 

@@ -15,14 +15,17 @@ import os
 import time
 import warnings
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
-from proveai.capture.checking import composite_outcome, run_check
-from proveai.capture.exporters import global_exporters
+from proveai.capture.checking import CheckLike, composite_outcome, run_check
+from proveai.capture.exporters import Exporter, global_exporters
 from proveai.capture.invocation import capture_invocation
 from proveai.traces.context import FRAME
 from proveai.traces.otlp import send_to_tracer_provider
 from proveai.traces.trace import Trace
+
+if TYPE_CHECKING:
+    from proveai.capture.monitor import SpanBuilder
 
 __all__ = ["LiveTrace", "Trace", "current_trace", "trace"]
 
@@ -33,14 +36,14 @@ class LiveTrace(Trace, live=True):
     def __init__(
         self,
         name: str = "proveai",
-        exporters: Sequence[Any] | None = None,
-        checks: Sequence[Any] | None = None,
+        exporters: Sequence[Exporter] | None = None,
+        checks: Sequence[CheckLike] | None = None,
     ) -> None:
         super().__init__(name)
         self.trace_id = os.urandom(16).hex()
         self._exporters = list(exporters or ())
         self._checks = list(checks or ())
-        self._builders: list[Any] = []  # live span builders, in start order
+        self._builders: list[SpanBuilder] = []  # live span builders, in start order
         self._token: Any = None
         self._closed = False
         # frame protocol shared with span builders (see capture.monitor)
@@ -111,8 +114,8 @@ class LiveTrace(Trace, live=True):
 
 def trace(
     name: str = "proveai",
-    exporters: Sequence[Any] | None = None,
-    checks: Sequence[Any] | None = None,
+    exporters: Sequence[Exporter] | None = None,
+    checks: Sequence[CheckLike] | None = None,
 ) -> LiveTrace:
     """Open a trace: `with trace("svc", exporters=[FileExporter()], checks=[...]) as t:`."""
     return LiveTrace(name, exporters=exporters, checks=checks)
