@@ -36,7 +36,6 @@ NOT_YET_TESTED_DIRECTLY: set[str] = {
     "proveai/render/snapshot.py",
     "proveai/render/traces.py",
     "proveai/snapshot/diffview.py",
-    "proveai/snapshot/init.py",
     "proveai/snapshot/overrides.py",
     "proveai/snapshot/update.py",
     "proveai/snapshot/verify.py",

@@ -14,7 +14,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.conftest import CLI, isolated_env
+from tests.proveai.model_server import ModelServer
 
 PIPELINE = '''\
 """Support triage: classify -> draft -> qa_check, each one model call."""
@@ -152,6 +155,29 @@ def pinned_project(project: Path, server: Any, home: Path) -> tuple[CLI, dict[st
     cli = CLI("proveai", project, home)
     assert cli("snapshot", "init", env=env).returncode == 0
     return cli, env
+
+
+@pytest.fixture(name="two_runs")  # tests ask for `two_runs`
+def two_runs_project(tmp_path: Path, home: Path) -> Iterator[tuple[Path, CLI, dict[str, str]]]:
+    """The project with two captured runs ("Where is my refund?", then "Second ticket"), nothing
+    pinned yet; its `proveai` CLI and the environment routing its models to the fake server."""
+    project = tmp_path / "proj"
+    make_project(project)
+    with ModelServer() as server:
+        env = server_env(server.openai_url)
+        assert run_pipeline(project, isolated_env(home, env), "Where is my refund?").returncode == 0
+        assert run_pipeline(project, isolated_env(home, env), "Second ticket").returncode == 0
+        yield project, CLI("proveai", project, home), env
+
+
+def stored_trace_ids_in(folder: Path) -> list[str]:
+    """The trace ids manifest.json lists, oldest first."""
+    manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    return sorted(manifest, key=lambda tid: manifest[tid]["timestamp"])
+
+
+def stored_trace_ids(project: Path) -> list[str]:
+    return stored_trace_ids_in(project / "proveai" / "traces")
 
 
 @contextlib.contextmanager
