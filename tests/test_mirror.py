@@ -38,7 +38,6 @@ NOT_YET_TESTED_DIRECTLY: set[str] = {
     "proveai/snapshot/diffview.py",
     "proveai/snapshot/overrides.py",
     "proveai/snapshot/update.py",
-    "proveai/snapshot/verify.py",
 }
 
 
