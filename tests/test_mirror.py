@@ -37,7 +37,6 @@ NOT_YET_TESTED_DIRECTLY: set[str] = {
     "proveai/render/traces.py",
     "proveai/snapshot/diffview.py",
     "proveai/snapshot/overrides.py",
-    "proveai/snapshot/update.py",
 }
 
 

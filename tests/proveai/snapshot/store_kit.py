@@ -14,6 +14,7 @@ from typing import Any
 
 from proveai import FileExporter, Trace, monitor, trace
 from proveai.snapshot.init import InitResult, init_snapshot
+from proveai.snapshot.model import Snapshot
 from proveai.snapshot.verify import VerifyOptions, VerifyResult, verify_snapshot
 from proveai.store import Store
 
@@ -69,10 +70,10 @@ def pin(store: Store, name: str = "latest", **kwargs: Any) -> InitResult:
     )
 
 
-def quick_verify(store: Store, result: InitResult, **options: Any) -> VerifyResult:
-    """`snapshot verify --quick --no-judge` of the pinned snapshot: no re-run, no judge."""
+def quick_verify(store: Store, snapshot: Snapshot, **options: Any) -> VerifyResult:
+    """`snapshot verify --quick --no-judge` of `snapshot`: no re-run, no judge."""
     return verify_snapshot(
-        result.snapshot,
+        snapshot,
         snapshots_dir=store.snapshots_dir,
         runs_dir=store.runs_dir,
         traces_dir=store.traces_dir,

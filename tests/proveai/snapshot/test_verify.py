@@ -121,7 +121,7 @@ def test_a_provider_variable_set_at_capture_and_missing_now_is_noted(
 def test_quick_with_nothing_newer_checks_the_pinned_fixture_and_writes_its_run(store: Store) -> None:
     capture(store)
     pinned = pin(store)
-    result = quick_verify(store, pinned)
+    result = quick_verify(store, pinned.snapshot)
     assert (result.mode, result.gate, result.exit_code) == ("quick", GateVerdict.PASS, ProveAIExit.OK)
     assert set(statuses(result).values()) == {"unchanged"}
     assert result.notes == (INTEGRITY_NOTE,)
@@ -144,7 +144,7 @@ def test_quick_grades_the_newest_trace_of_the_pipeline_and_keeps_it(store: Store
     pinned = pin(store)
     curt = capture(store, tone="curt")
     capture(store, name="other-pipeline", qa=False)  # newer, but not this pipeline's
-    result = quick_verify(store, pinned)
+    result = quick_verify(store, pinned.snapshot)
     assert statuses(result) == {
         "classify": "unchanged", "draft": "inconclusive", "policy": "unchanged", "qa_check": "drifted",
     }
@@ -163,7 +163,7 @@ def test_an_agent_gone_from_the_newest_trace_fails_the_gate(store: Store) -> Non
     capture(store)
     pinned = pin(store)
     capture(store, qa=False)
-    result = quick_verify(store, pinned)
+    result = quick_verify(store, pinned.snapshot)
     assert statuses(result)["qa_check"] == "missing"
     assert (result.gate, result.exit_code) == (GateVerdict.FAIL, ProveAIExit.REGRESSION)
     assert read_run(result.run_dir)[0]["exit_code"] == ProveAIExit.REGRESSION
@@ -195,7 +195,7 @@ def test_a_pin_whose_trace_left_the_store_says_nothing_is_known_newer(store: Sto
     pinned = pin(store)
     (store.traces_dir / f"{first.trace_id}.json").unlink()
     capture(store, tone="curt")
-    result = quick_verify(store, pinned)
+    result = quick_verify(store, pinned.snapshot)
     assert result.notes == (
         "quick: the pinned trace is not in the store, so no stored trace is known to be newer",
         INTEGRITY_NOTE,
