@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from proveai import FileExporter, Trace, monitor, trace
+from proveai.providers import reset_providers
 from proveai.snapshot.init import InitResult, init_snapshot
 from proveai.snapshot.model import Snapshot
 from proveai.snapshot.verify import VerifyOptions, VerifyResult, verify_snapshot
@@ -79,6 +80,14 @@ def quick_verify(store: Store, snapshot: Snapshot, **options: Any) -> VerifyResu
         traces_dir=store.traces_dir,
         options=VerifyOptions(quick=True, no_judge=True, **options),
     )
+
+
+def route_models(monkeypatch: Any, server: Any) -> None:
+    """gpt-* models (tests/proveai/replay/pipeline.py's) answered by the fake model server."""
+    monkeypatch.setenv("PROVEAI_PROVIDER_PATTERN", "gpt-*")
+    monkeypatch.setenv("PROVEAI_PROVIDER_BASE_URL", server.openai_url)
+    monkeypatch.setenv("PROVEAI_PROVIDER_BACKOFF", "0.01")  # a failing endpoint is retried without sleeping
+    reset_providers()  # the registry re-reads the variables just set
 
 
 def stored_ids(traces_dir: Path) -> list[str]:
