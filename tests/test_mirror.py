@@ -35,7 +35,6 @@ NOT_YET_TESTED_DIRECTLY: set[str] = {
     "proveai/render/replay.py",
     "proveai/render/snapshot.py",
     "proveai/render/traces.py",
-    "proveai/snapshot/overrides.py",
 }
 
 
