@@ -1,4 +1,5 @@
-"""On a terminal the tables are drawn with rich; text from the judge is never read as markup."""
+"""render/snapshot.py on a real terminal: `proveai snapshot` draws its tables with rich (the
+verdict table, the side-by-side diff), and text from the judge is never read as markup."""
 
 from __future__ import annotations
 
