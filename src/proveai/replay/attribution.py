@@ -8,17 +8,26 @@ iteration_count_changed, inconclusive (the texts differ and the judge could not 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
+from collections.abc import Mapping
 from typing import Any
 
 from prove_common.text import value_as_text
+from proveai.cache import ResponseCache
 from proveai.diff.grading import grade_outputs
 from proveai.diff.tier1 import STRUCTURAL_KINDS, mask_volatile
 from proveai.diff.tier2 import DEFAULT_REGRESSED, DEFAULT_UNCHANGED, CalibrationReport, load_calibration
 from proveai.diff.verdict import ROOT, EdgeVerdict, Grade, Status, Tier
-from proveai.traces.topology import bfs_order, graph_parents, parallel_groups
+from proveai.providers.base import Provider
+from proveai.providers.embedding import Embedder
+from proveai.replay.engine import ReplayedSpan, ReplayedTrace
+from proveai.traces.topology import Parents, bfs_order, graph_parents, parallel_groups
+from proveai.traces.trace import Span, Trace
+
+NewOutput = ReplayedSpan | Span
+"""What a captured span is compared with: its replay, or the matching span of a fresh trace."""
 
 
-def _held_reason(entry: Any) -> str:
+def _held_reason(entry: NewOutput) -> str:
     """Why a span whose inputs changed upstream kept its recorded output."""
     note = str(getattr(entry, "note", "") or "")
     if note.startswith("not re-executed"):
@@ -30,14 +39,16 @@ def _canonical(value: Any) -> str:
     return mask_volatile(" ".join(value_as_text(value).split()))
 
 
-def _new_outputs(trace: Any, replayed: Any, new_trace: Any) -> dict[str, Any]:
+def _new_outputs(
+    trace: Trace, replayed: ReplayedTrace | None, new_trace: Trace | None
+) -> dict[str, NewOutput]:
     """span_id -> new output: from the ReplayedTrace, else matched by (agent, occurrence) in new_trace."""
     if replayed is not None:
         return {r.span_id: r for r in replayed.replayed_spans}
-    out: dict[str, Any] = {}
+    out: dict[str, NewOutput] = {}
     if new_trace is None:
         return out
-    fresh: dict[str, list[Any]] = defaultdict(list)
+    fresh: dict[str, list[Span]] = defaultdict(list)
     for span in new_trace.spans:
         fresh[span.name].append(span)
     seen: Counter[str] = Counter()
@@ -50,13 +61,13 @@ def _new_outputs(trace: Any, replayed: Any, new_trace: Any) -> dict[str, Any]:
 
 
 def attribute_edges(
-    trace: Any,
-    replayed: Any,
-    new_trace: Any = None,
-    embedder: Any = None,
-    judge_provider: Any = None,
+    trace: Trace,
+    replayed: ReplayedTrace | None,
+    new_trace: Trace | None = None,
+    embedder: Embedder | None = None,
+    judge_provider: Provider | None = None,
     judge_model: str | None = None,
-    cache: Any = None,
+    cache: ResponseCache | None = None,
     calibration: CalibrationReport | None = None,
 ) -> list[EdgeVerdict]:
     """One EdgeVerdict per captured span (in BFS order), plus topology verdicts when `new_trace`
@@ -126,7 +137,7 @@ def attribute_edges(
 
 
 def _parallel_matches(
-    trace: Any, parents: dict[str, Any], new_by_span: dict[str, Any]
+    trace: Trace, parents: Parents, new_by_span: Mapping[str, NewOutput]
 ) -> dict[str, Grade]:
     """Parallel siblings are compared as an unordered set: a span whose new output equals some
     sibling's old output (each used once) is unchanged."""
@@ -150,15 +161,15 @@ def _parallel_matches(
 
 
 def _topology_verdicts(
-    trace: Any, new_trace: Any, parents: dict[str, Any], skipped: set[str]
+    trace: Trace, new_trace: Trace, parents: Parents, skipped: set[str]
 ) -> list[EdgeVerdict]:
     """path_changed per parent whose child set differs; iteration_count_changed per (parent, child)
     whose multiplicity differs. Spans under a diverged edge are added to `skipped`."""
     new_parents = graph_parents(new_trace)
 
-    def edges(t: Any, p: dict[str, Any]) -> Counter[tuple[str | None, str]]:
+    def edges(t: Trace, p: Parents) -> Counter[tuple[str | None, str]]:
         return Counter(
-            ((p[s.span_id].name if p.get(s.span_id) is not None else None), s.name) for s in t.spans
+            ((above.name if (above := p.get(s.span_id)) is not None else None), s.name) for s in t.spans
         )
 
     old_edges, new_edges = edges(trace, parents), edges(new_trace, new_parents)
@@ -212,8 +223,8 @@ def _topology_verdicts(
             diverged.add((parent, child))
     if diverged:
         for span in bfs_order(trace, parents):
-            parent = parents.get(span.span_id)
-            parent_name = parent.name if parent is not None else None
-            if (parent_name, span.name) in diverged or (parent is not None and parent.span_id in skipped):
+            above = parents.get(span.span_id)  # a Span; `parent` above holds an agent's name
+            above_name = above.name if above is not None else None
+            if (above_name, span.name) in diverged or (above is not None and above.span_id in skipped):
                 skipped.add(span.span_id)
     return verdicts

@@ -15,10 +15,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from proveai.cache import CachedProvider, default_cache, dispatch_cached
+from proveai.cache import CachedProvider, ResponseCache, default_cache, dispatch_cached
+from proveai.diff.verdict import EdgeVerdict
 from proveai.errors import ProveAIError
+from proveai.providers.base import Provider
 from proveai.replay.reinvoke import NotReinvokable, reinvoke
 from proveai.traces.topology import bfs_order, graph_parents
+from proveai.traces.trace import Span, Trace
 
 MESSAGE_OVERRIDE_KEYS = ("model", "prompt", "messages")
 MIN_SUBSTRING_CHARS = 3  # shorter outputs are substituted only where they are a whole value
@@ -70,7 +73,7 @@ class ReplayedTrace:
 
     trace_id: str
     replayed_spans: list[ReplayedSpan]
-    edge_verdicts: list[Any] = field(default_factory=list)
+    edge_verdicts: list[EdgeVerdict] = field(default_factory=list)
     overrides: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def span(self, span_id: str) -> ReplayedSpan | None:
@@ -83,7 +86,7 @@ class ReplayedTrace:
 
 # ---- building the request ----------------------------------------------------------------------
 
-def _recorded_kwargs(span: Any) -> dict[str, Any]:
+def _recorded_kwargs(span: Span) -> dict[str, Any]:
     request = span.request or {}
     if isinstance(request.get("kwargs"), dict):
         return dict(request["kwargs"])
@@ -99,7 +102,7 @@ def _render_inputs(inputs: Mapping[str, Any]) -> str:
 
 
 def build_request(
-    span: Any,
+    span: Span,
     override: Mapping[str, Any] | None = None,
     messages: Sequence[Mapping[str, Any]] | None = None,
     inputs: Mapping[str, Any] | None = None,
@@ -115,7 +118,7 @@ def build_request(
     if "messages" in override:
         sent = [dict(m) for m in override["messages"]]
     elif messages is not None or span.input_messages:
-        sent = [dict(m) for m in (messages if messages is not None else span.input_messages)]
+        sent = [dict(m) for m in (messages if messages is not None else span.input_messages or ())]
     else:
         sent = [{"role": "user", "content": _render_inputs(inputs if inputs is not None else span.inputs)}]
         note = "request synthesized from the span's inputs (no captured messages)"
@@ -136,20 +139,19 @@ def build_request(
     return sent, str(model), kwargs, note
 
 
-def _resolve_provider(model: str, provider: Any, cache: Any) -> Any:
-    if provider is None:
-        provider = dispatch_cached(model)
-    if isinstance(provider, CachedProvider):
-        return provider
-    return CachedProvider(provider, cache if cache is not None else default_cache())
+def _resolve_provider(model: str, provider: Provider | None, cache: ResponseCache | None) -> CachedProvider:
+    chosen = provider if provider is not None else dispatch_cached(model)
+    if isinstance(chosen, CachedProvider):
+        return chosen
+    return CachedProvider(chosen, cache if cache is not None else default_cache())
 
 
 def replay_span(
-    span: Any,
+    span: Span,
     override: Mapping[str, Any] | None = None,
-    provider: Any = None,
+    provider: Provider | None = None,
     *,
-    cache: Any = None,
+    cache: ResponseCache | None = None,
     messages: Sequence[Mapping[str, Any]] | None = None,
     inputs: Mapping[str, Any] | None = None,
 ) -> ReplayedSpan:
@@ -183,7 +185,7 @@ def replay_span(
     )
 
 
-def recorded_reply(span: Any) -> str | None:
+def recorded_reply(span: Span) -> str | None:
     """The text of the model reply the span recorded (its last assistant message), if any."""
     for message in reversed(span.output_messages or ()):
         if message.get("role", "assistant") == "assistant" and isinstance(message.get("content"), str):
@@ -247,14 +249,14 @@ def _names(values: Iterable[str] | str | None) -> set[str]:
 
 
 def replay_trace(
-    trace: Any,
+    trace: Trace,
     overrides_by_agent: Mapping[str, Mapping[str, Any]] | None = None,
-    provider: Any = None,
+    provider: Provider | None = None,
     *,
     counterfactual: Iterable[str] | str | None = None,
     hold_at: Iterable[str] | str | None = None,
     propagate: bool = False,
-    cache: Any = None,
+    cache: ResponseCache | None = None,
     reinvoke: bool = True,
 ) -> ReplayedTrace:
     """Replay every span parent-first, substituting new parent outputs into children's inputs.
@@ -324,7 +326,7 @@ def replay_trace(
     return ReplayedTrace(trace_id=trace.trace_id, replayed_spans=ordered, overrides=overrides)
 
 
-def _reinvoked(span: Any, inputs: dict[str, Any], allowed: bool) -> tuple[ReplayedSpan | None, str]:
+def _reinvoked(span: Span, inputs: dict[str, Any], allowed: bool) -> tuple[ReplayedSpan | None, str]:
     """(the re-executed span, note), or (None, why it could not be re-executed)."""
     if not allowed:
         return None, "not re-executed (re-invoking captured functions is turned off); recorded output kept"
@@ -354,7 +356,7 @@ def _with(replayed: ReplayedSpan, **changes: Any) -> ReplayedSpan:
 
 
 def _upstream_changes(
-    span: Any, parent: Any, done: Mapping[str, ReplayedSpan], spans_by_id: Mapping[str, Any]
+    span: Span, parent: Span | None, done: Mapping[str, ReplayedSpan], spans_by_id: Mapping[str, Span]
 ) -> list[tuple[Any, Any]]:
     """(old, new) outputs of already-replayed spans that could feed `span`: its graph parent and
     every span that ended before it started; nearest first."""

@@ -32,7 +32,7 @@ import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from proveai.capture.monitor import _code_hash
 from proveai.store import project_root
@@ -57,6 +57,20 @@ class Reinvocation:
     latency_ms: float
 
 
+class RecordedFunction(Protocol):
+    """What re-invoking reads of a span: its agent's name and the function it recorded. A Span
+    is one; so is a snapshot's pinned AgentDefinition."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def function(self) -> str | None: ...  # "module:qualname"
+    @property
+    def source_file(self) -> str | None: ...
+    @property
+    def code_hash(self) -> str | None: ...
+
+
 def _under(path: Path, root: Path) -> bool:
     try:
         path.relative_to(root)
@@ -75,7 +89,7 @@ def _origin(name: str) -> Path | None:
     return Path(spec.origin).resolve()
 
 
-def resolve_function(span: Any, root: Path | None = None) -> Callable[..., Any]:
+def resolve_function(span: RecordedFunction, root: Path | None = None) -> Callable[..., Any]:
     """The undecorated function behind `span`, imported from the project; NotReinvokable if not."""
     function = getattr(span, "function", None)
     if not function or ":" not in function:
@@ -140,8 +154,9 @@ def _rebuild(name: str, value: Any, annotation: Any) -> Any:
     if isinstance(value, dict) and isinstance(origin, type):
         if dataclasses.is_dataclass(origin):
             return origin(**value)
-        if callable(getattr(origin, "model_validate", None)):
-            return origin.model_validate(value)
+        validate = getattr(origin, "model_validate", None)  # a pydantic model class
+        if callable(validate):
+            return validate(value)
     if origin in _JSON_TYPES or isinstance(value, origin if isinstance(origin, type) else object):
         return value
     if origin is tuple and isinstance(value, list):
@@ -186,7 +201,7 @@ def rebuild_arguments(fn: Callable[..., Any], inputs: Mapping[str, Any]) -> tupl
     return args, kwargs
 
 
-def reinvoke(span: Any, inputs: Mapping[str, Any], root: Path | None = None) -> Reinvocation:
+def reinvoke(span: RecordedFunction, inputs: Mapping[str, Any], root: Path | None = None) -> Reinvocation:
     """Call the span's function with `inputs`; NotReinvokable (with the reason) when it cannot."""
     fn = resolve_function(span, root)
     args, kwargs = rebuild_arguments(fn, inputs)

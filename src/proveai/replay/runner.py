@@ -20,15 +20,17 @@ from prove_common.suggest import did_you_mean
 from proveai.cache import ResponseCache, default_cache
 from proveai.diff.judge import judge_model_name
 from proveai.diff.tier2 import load_calibration
+from proveai.diff.verdict import EdgeVerdict
 from proveai.errors import ProveAIError, ProveAIExit
-from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
+from proveai.providers.embedding import Embedder, LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
 from proveai.replay.attribution import attribute_edges
-from proveai.replay.engine import replay_trace
+from proveai.replay.engine import ReplayedTrace, replay_trace
 from proveai.store import Store
 from proveai.store.artifacts import Baseline, Experiment, prompt_override
 from proveai.store.runs import Run, overrides_summary
 from proveai.store.traces.load import load_trace
 from proveai.store.traces.reading import iter_traces, validate_filter
+from proveai.traces.trace import Trace
 
 EMBEDDERS = ("none", "local", "openai")
 Progress = Callable[[int, int, str], None]
@@ -110,7 +112,7 @@ class RunResult:
     """
 
     run: Run
-    pairs: list[tuple[Any, Any]]
+    pairs: list[tuple[Trace, ReplayedTrace]]
     metrics: RunMetrics
     report_paths: tuple[Path, ...]
     exit_code: int
@@ -118,11 +120,11 @@ class RunResult:
     embedder: str  # as recorded in the manifest: "none", "local:<model>", ...
 
     @property
-    def verdicts(self) -> list[tuple[str, Any]]:
+    def verdicts(self) -> list[tuple[str, EdgeVerdict]]:
         return [(trace.trace_id, v) for trace, replayed in self.pairs for v in replayed.edge_verdicts]
 
 
-def _select_traces(request: RunRequest) -> tuple[list[Any], dict[str, Any] | None]:
+def _select_traces(request: RunRequest) -> tuple[list[Trace], dict[str, Any] | None]:
     if request.baseline:
         if request.filters:
             raise ProveAIError(
@@ -158,7 +160,7 @@ def _select_traces(request: RunRequest) -> tuple[list[Any], dict[str, Any] | Non
     return traces, None
 
 
-def _check_names(request: RunRequest, traces: Sequence[Any], overrides: Mapping[str, Any]) -> None:
+def _check_names(request: RunRequest, traces: Sequence[Trace], overrides: Mapping[str, Any]) -> None:
     known = sorted({a for t in traces for a in t.agents})
     for flag, names in (("--override", list(overrides)), ("--counterfactual", list(request.counterfactual))):
         for name in names:
@@ -201,7 +203,7 @@ def _check_report_path(path: Path | None) -> None:
             return
 
 
-def _embedder(kind: str) -> Any:
+def _embedder(kind: str) -> Embedder | None:
     if kind == "none":
         return None
     return LocalEmbeddingAdapter() if kind == "local" else OpenAICompatibleEmbeddingAdapter()
@@ -235,7 +237,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     hits0, misses0 = cache.hits, cache.misses
     calibration = load_calibration()
 
-    def one(trace: Any) -> tuple[Any, Any]:
+    def one(trace: Trace) -> tuple[Trace, ReplayedTrace]:
         try:
             replayed = replay_trace(
                 trace,
@@ -260,7 +262,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
         progress(0, len(traces), "")
     # Traces are independent: replay them on a few threads (model calls are I/O bound); the
     # results keep the selection's order whatever order they finish in.
-    results: dict[int, tuple[Any, Any]] = {}
+    results: dict[int, tuple[Trace, ReplayedTrace]] = {}
     with ThreadPoolExecutor(max_workers=max(1, request.jobs)) as pool:
         futures = {pool.submit(one, trace): index for index, trace in enumerate(traces)}
         try:
@@ -280,7 +282,7 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     else:
         exit_code = ProveAIExit.OK
     run = Run.create(request.store)
-    manifest = {
+    manifest: dict[str, Any] = {
         "schema": "proveai.run/1",
         "run_id": run.run_id,
         "created": started,
@@ -331,7 +333,9 @@ def execute_run(request: RunRequest, progress: Progress | None = None) -> RunRes
     )
 
 
-def run_metrics(pairs: Sequence[tuple[Any, Any]], cache_hits: int, cache_misses: int) -> RunMetrics:
+def run_metrics(
+    pairs: Sequence[tuple[Trace, ReplayedTrace]], cache_hits: int, cache_misses: int
+) -> RunMetrics:
     """Counts per status and per edge, regression rates, live/cached calls, latency and tokens."""
     by_status: Counter[str] = Counter()
     by_edge: dict[str, Counter[str]] = defaultdict(Counter)

@@ -22,6 +22,7 @@ from proveai.diff.tier1 import text_diff
 from proveai.diff.verdict import AgentVerdict, Grade, Status, Tier
 from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, content_hash
 from proveai.snapshot.stored_traces import agent_spans, definition_from_spans, expected_from_span
+from proveai.traces.trace import Trace
 
 # worst first: an agent's verdict is its worst iteration's
 SEVERITY = (
@@ -294,7 +295,7 @@ def _label_missing(verdicts: list[AgentVerdict], snapshot: Snapshot) -> None:
         verdicts[index] = replace(verdict, change=label)
 
 
-def fresh_agents_of_trace(trace: Any) -> dict[str, FreshAgent]:
+def fresh_agents_of_trace(trace: Trace) -> dict[str, FreshAgent]:
     """A fresh Trace as per-agent definitions and calls, in the snapshot's own terms."""
     return {
         name: FreshAgent(

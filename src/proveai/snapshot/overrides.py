@@ -14,8 +14,8 @@ output, which the rationale says.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from proveai.cache import cached_dispatch
@@ -24,7 +24,7 @@ from proveai.errors import ProveAIError, ProveAIExit
 from proveai.providers.base import as_response
 from proveai.replay.engine import substitute
 from proveai.replay.reinvoke import NotReinvokable, reinvoke
-from proveai.snapshot.grading import DIRECT_EDIT, DOWNSTREAM, Grading, decisive, grade_iteration
+from proveai.snapshot.grading import DIRECT_EDIT, DOWNSTREAM, Grading, PairGrader, decisive, grade_iteration
 from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, unknown_agent_error
 
 
@@ -81,7 +81,7 @@ def replay_call(io: ExpectedIO, definition: AgentDefinition, messages: list[dict
     return as_response(provider.call(messages, model, **request), model).text
 
 
-def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: Any) -> Grading:
+def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: PairGrader | None) -> Grading:
     """Overridden agents re-send their pinned requests with the new system prompt; agents
     whose pinned request contained an output that changed re-send it with the new text
     substituted (downstream); the rest keep their pinned output."""
@@ -157,21 +157,20 @@ def what_if(snapshot: Snapshot, overrides: Mapping[str, Path], grader: Any) -> G
 
 
 def _reinvoked(
-    name: str, io: ExpectedIO, definition: AgentDefinition, changes: list[tuple[Any, Any]], grader: Any
+    name: str,
+    io: ExpectedIO,
+    definition: AgentDefinition,
+    changes: list[tuple[Any, Any]],
+    grader: PairGrader | None,
 ) -> Grade | None:
     """Grade one pinned call of an agent without a captured request whose inputs changed
     upstream, by re-invoking its function; None when nothing it reads changed."""
     inputs, fed = substitute(dict(io.inputs or {}), changes)
     if not fed:
         return None
-    span = SimpleNamespace(
-        name=name,
-        function=definition.function,
-        source_file=definition.source_file,
-        code_hash=definition.code_hash,
-    )
+    recorded = replace(definition, name=name)  # the pinned function, under the agent's name
     try:
-        output = reinvoke(span, inputs).output
+        output = reinvoke(recorded, inputs).output
     except NotReinvokable as exc:
         reason = f"inputs changed upstream but not re-executed: {exc}"
         return Grade(Status.INCONCLUSIVE, Tier.REPLAY, reason, judged=False)

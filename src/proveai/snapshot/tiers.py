@@ -10,6 +10,7 @@ grader asks the judge with its own max_tokens and counts the judge's requests in
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -18,8 +19,8 @@ from proveai.diff.grading import grade_outputs
 from proveai.diff.judge import JudgeStats, judge_fitness, judge_max_tokens, judge_model_name
 from proveai.diff.tier2 import load_calibration
 from proveai.diff.verdict import Grade, Status, Tier
-from proveai.providers.base import ProviderError, provider_id_of
-from proveai.providers.embedding import LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
+from proveai.providers.base import Message, Provider, ProviderError, ProviderResponse, provider_id_of
+from proveai.providers.embedding import Embedder, LocalEmbeddingAdapter, OpenAICompatibleEmbeddingAdapter
 from proveai.snapshot.grading import output_diff
 from proveai.snapshot.model import AgentDefinition, ExpectedIO
 from proveai.store.judge_cache import JudgeCache
@@ -40,7 +41,7 @@ class TierGrader:
         """Tier 2 from `embedder` ("local" | "openai" | "none"), else PROVEAI_EMBEDDER_MODEL;
         the judge's max_tokens `max_tokens`, else PROVEAI_JUDGE_MAX_TOKENS, else 200."""
         choice = (embedder or ("openai" if os.environ.get("PROVEAI_EMBEDDER_MODEL") else "none")).lower()
-        instance: Any = None
+        instance: Embedder | None = None
         if choice == "local":
             instance = LocalEmbeddingAdapter()
         elif choice == "openai":
@@ -54,8 +55,8 @@ class TierGrader:
 
     judge_model: str
     cache: JudgeCache | None = None
-    embedder: Any = None
-    judge_provider: Any = None  # None: dispatch(judge_model), resolved on first use
+    embedder: Embedder | None = None
+    judge_provider: Provider | None = None  # None: dispatch(judge_model), resolved on first use
     max_tokens: int | None = None  # of each judge request; None: llm_judge's default
     judge_stats: JudgeStats = field(default_factory=JudgeStats)  # this grader's judge requests
     tier_grades: int = 0  # pairs sent to the tier stack (cache misses)
@@ -160,7 +161,7 @@ class JudgeOnce:
     refused, timeout, no key) makes every later call fail the same way at once, instead of
     paying the provider's retries again for each changed output."""
 
-    def __init__(self, provider: Any) -> None:
+    def __init__(self, provider: Provider) -> None:
         self.provider = provider
         self.down: Exception | None = None
 
@@ -168,7 +169,11 @@ class JudgeOnce:
     def provider_id(self) -> str:
         return provider_id_of(self.provider)  # the response cache keys as the real provider
 
-    def call(self, messages: Any, model: str, **kwargs: Any) -> Any:
+    def supports(self, model: str) -> bool:
+        supports = getattr(self.provider, "supports", None)  # as CachedProvider: a bare call() serves all
+        return bool(supports(model)) if callable(supports) else True
+
+    def call(self, messages: Sequence[Message], model: str, **kwargs: Any) -> ProviderResponse | str:
         if self.down is not None:
             raise self.down
         try:
@@ -186,5 +191,8 @@ class _Unfit:
         self.why = why
         self.provider_id = "unfit-judge"
 
-    def call(self, messages: Any, model: str, **kwargs: Any) -> Any:
+    def supports(self, model: str) -> bool:
+        return True  # it answers for the judge model, with a refusal
+
+    def call(self, messages: Sequence[Message], model: str, **kwargs: Any) -> ProviderResponse:
         raise ProviderError(self.why, reason=f"unfit: {self.why}")

@@ -266,7 +266,7 @@ def _status_counts(verdicts: Sequence[AgentVerdict]) -> dict[str, int]:
 def quick_check(
     snapshot: Snapshot,
     traces_dir: Path,
-    grader: Any,
+    grader: TierGrader | None,
     keep_dir: Path,
     notes: list[str],
     runs_dir: Path | None = None,
@@ -319,7 +319,7 @@ def fresh_runs(
 
 
 def replicate_check(
-    snapshot: Snapshot, options: VerifyOptions, grader: Any, keep_dir: Path, notes: list[str]
+    snapshot: Snapshot, options: VerifyOptions, grader: TierGrader | None, keep_dir: Path, notes: list[str]
 ) -> tuple[Grading, tuple[ReplicateVerdict, ...]]:
     pinned_count = snapshot.replicates
     if pinned_count < 2:
