@@ -6,11 +6,10 @@ import re
 
 import pytest
 
-from proveai import FileExporter, record_outcome, trace
-from tests.conftest import assert_clean_error, isolated_env, run_on_terminal
+from proveai import record_outcome
+from tests.conftest import assert_clean_error
 from tests.proveai.cli.status_kit import (
     columns,
-    markup_named,
     rows,
     run_in_terminal,
     status_store,  # noqa: F401  (the `store` fixture)
@@ -106,23 +105,6 @@ def test_terminal_output_is_coloured_unless_no_color(store, workdir, home):
     plain = run_in_terminal(["status", "--no-color"], workdir, home)
     assert "Detection" in plain and store["bad"] in plain
     assert "\x1b" not in plain  # no ANSI at all
-
-
-def test_markup_like_values_and_an_80_column_terminal(store, workdir, home):
-    with trace("t", exporters=[FileExporter(workdir / "proveai" / "traces")]):
-        markup_named("z")
-    env = isolated_env(home, {"TERM": "xterm-256color", "COLUMNS": "80"})
-    for verb in (["status"], ["list"], ["list", "--no-color"]):
-        code, drawn, errors = run_on_terminal("proveai", verb, workdir, env, timeout=60)
-        assert code == 0 and "Traceback" not in errors, errors
-        plain = re.sub(r"\x1b\[[0-9;]*m", "", drawn)
-        assert "[/oops]" in plain or "[bold]agent" in plain, plain
-        assert max(len(line) for line in plain.splitlines()) <= 80, plain
-        assert store["bad"][:12] in plain
-    code, drawn, _ = run_on_terminal("proveai", ["list", "--no-color"], workdir, env, timeout=60)
-    plain = drawn
-    # every column keeps a readable value at 80 columns: the outcome reads in full
-    assert "good" in plain and "bad" in plain and "Version" in plain and "Outcome" in plain
 
 
 def test_plain_prints_what_a_pipe_gets_and_no_color_keeps_the_table(store, workdir, home, proveai_cli):
