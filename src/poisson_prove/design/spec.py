@@ -2,6 +2,11 @@
 
 Every error names the file, the key and (when the text shows it) the line, so the user can go
 straight to the mistake. Nothing here imports the target; `isolation` and `execute` do that.
+
+One categorical axis may be the spec's cases (`cases = true`, its ids inline or `values_from`
+a file beside the spec: design.cases). `SweepSpec.raw`, what the manifest stores, holds the ids
+read from that file as the axis's `values` (beside `values_from`), so a stored run never needs
+the file again; `case_axis_of` finds the case axis of such a stored spec.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 from poisson_prove.backends.tables import validate_backend_table
 from poisson_prove.chaos.config import parse_chaos
+from poisson_prove.design.cases import parse_case_axis
 from poisson_prove.design.conditions import condition_key, condition_label
 from poisson_prove.errors import ProveError
 from prove_common.suggest import did_you_mean
@@ -39,7 +45,7 @@ TOP_KEYS = (
 )
 BACKEND_TABLES = ("local", "dask", "ray", "modal", "burla")
 AXIS_TYPES = ("categorical", "continuous", "integer")
-AXIS_KEYS = ("type", "values")
+AXIS_KEYS = ("type", "values", "values_from", "column", "cases")
 DECLARE_KEYS = ("outcomes", "failures", "successes")
 CAPTURE_KEYS = ("instrument", "content", "max_observation_bytes")
 _TARGET_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
@@ -53,11 +59,14 @@ def is_target_ref(text: str) -> bool:
 
 @dataclass(frozen=True)
 class Axis:
-    """One sweep axis: its name, type and values (continuous values are floats)."""
+    """One sweep axis: its name, type and values (continuous values are floats); `cases` when
+    it is the spec's case axis, `values_from` the file its ids were read from (as written)."""
 
     name: str
     type: str
     values: tuple[Any, ...]
+    cases: bool = False
+    values_from: str | None = None
 
 
 @dataclass(frozen=True)
@@ -100,6 +109,7 @@ class SweepSpec:
     failures: tuple[str, ...]
     successes: tuple[str, ...]
     budget: float | None = None  # dollars: `sweep --budget` from the spec (the flag wins)
+    case_axis: str | None = None  # the axis with `cases = true`, if any
     capture: Capture = field(default_factory=Capture)
     chaos: Mapping[str, Any] = field(default_factory=dict)
     backends: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
@@ -190,7 +200,9 @@ def _names(where: _Where, table: str, key: str, value: Any, *, allow_empty: bool
     return tuple(value)
 
 
-def _axis(where: _Where, name: str, table: Any) -> Axis:
+def _axis(where: _Where, name: str, table: Any, *, stored: bool) -> Axis:
+    """One [axes.NAME] table; with `stored` (a manifest's spec) a case axis's `values` are the
+    ids once read from its `values_from`, which is not read again."""
     qual = f"axes.{name}"
     if not isinstance(table, Mapping):
         raise where.error("axes", name, f"[{qual}] must be a table with type and values")
@@ -205,6 +217,9 @@ def _axis(where: _Where, name: str, table: Any) -> Axis:
             f"{qual}.type must be one of {', '.join(AXIS_TYPES)}, got {kind!r}"
             f"{did_you_mean(str(kind), AXIS_TYPES)}",
         )
+    case = parse_case_axis(where.error, qual, table, kind, where.path.parent, stored=stored)
+    if case is not None:
+        return Axis(name, kind, case[0], cases=True, values_from=case[1])
     values = table.get("values")
     if values is None:
         raise where.error(qual, None, f"[{qual}] has no values")
@@ -235,6 +250,49 @@ def _axis(where: _Where, name: str, table: Any) -> Axis:
             raise where.error(qual, "values", f"{qual}.values repeats {value!r}")
         seen.add(token)
     return Axis(name, kind, tuple(out))
+
+
+def case_axis_of(spec: Any) -> str | None:
+    """The case axis of a spec as stored (a manifest's `spec`, or an import's): the axis whose
+    table in `spec["axes"]` has `cases = true`, or None. More than one is a ProveError."""
+    axes = spec.get("axes") if isinstance(spec, Mapping) else None
+    if not isinstance(axes, Mapping):
+        return None
+    named = [
+        name for name, table in axes.items() if isinstance(table, Mapping) and table.get("cases") is True
+    ]
+    if len(named) > 1:
+        raise ProveError(
+            f"the spec declares {len(named)} case axes ({', '.join(named)}); "
+            "at most one axis has cases = true"
+        )
+    return named[0] if named else None
+
+
+def _axes(
+    where: _Where, raw: Mapping[str, Any], *, stored: bool
+) -> tuple[tuple[Axis, ...], Mapping[str, Any]]:
+    """The spec's axes, and `raw` with the case ids read from a file written into it."""
+    axes_table = raw.get("axes", {})
+    if not isinstance(axes_table, Mapping):
+        raise where.error("", "axes", "axes must be tables: [axes.NAME] with type and values")
+    axes = tuple(_axis(where, name, table, stored=stored) for name, table in axes_table.items())
+    case_axes = [axis.name for axis in axes if axis.cases]
+    if len(case_axes) > 1:
+        first, second = case_axes[:2]
+        raise where.error(
+            f"axes.{second}",
+            "cases",
+            f"axes.{second}.cases: one axis at most is the spec's cases, and axes.{first} already is",
+            next_=[f"remove cases = true from one of [axes.{first}] and [axes.{second}]"],
+        )
+    read = [axis for axis in axes if axis.values_from is not None and not stored]
+    if not read:
+        return axes, raw
+    tables = {name: dict(table) for name, table in axes_table.items()}
+    for axis in read:
+        tables[axis.name]["values"] = list(axis.values)
+    return axes, {**raw, "axes": tables}
 
 
 def _declare(where: _Where, data: Any) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
@@ -298,15 +356,16 @@ def _capture(where: _Where, data: Any) -> Capture:
 
 
 def parse_spec(text: str, path: Path) -> SweepSpec:
-    """Validate the spec's text; `path` is where it came from (for errors and the import path)."""
+    """Validate the spec's text; `path` is where it came from (for errors, the import path and
+    a case axis's `values_from`, read from the same folder)."""
     try:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ProveError(f"{path}: not valid TOML: {err}") from None
-    return _validate(raw, path, _Where(path, text))
+    return _validate(raw, path, _Where(path, text), stored=False)
 
 
-def _validate(raw: Mapping[str, Any], path: Path, where: _Where) -> SweepSpec:
+def _validate(raw: Mapping[str, Any], path: Path, where: _Where, *, stored: bool) -> SweepSpec:
     _check_keys(where, "", raw, TOP_KEYS)
 
     target = raw.get("target")
@@ -339,10 +398,7 @@ def _validate(raw: Mapping[str, Any], path: Path, where: _Where) -> SweepSpec:
     if budget is not None and not usable:
         raise where.error("", "budget", f"budget must be a positive number of dollars, got {budget!r}")
 
-    axes_table = raw.get("axes", {})
-    if not isinstance(axes_table, Mapping):
-        raise where.error("", "axes", "axes must be tables: [axes.NAME] with type and values")
-    axes = tuple(_axis(where, name, table) for name, table in axes_table.items())
+    axes, raw = _axes(where, raw, stored=stored)
     if "declare" not in raw:
         raise ProveError(f"{path}: no [declare] table (outcomes, failures, successes)")
     outcomes, failures, successes = _declare(where, raw["declare"])
@@ -374,6 +430,7 @@ def _validate(raw: Mapping[str, Any], path: Path, where: _Where) -> SweepSpec:
         failures=failures,
         successes=successes,
         budget=None if budget is None else float(budget),
+        case_axis=next((axis.name for axis in axes if axis.cases), None),
         capture=capture,
         chaos=chaos,
         backends=backends,
@@ -400,5 +457,6 @@ def load_spec(path: str | Path) -> SweepSpec:
 
 
 def spec_from_manifest(raw: Mapping[str, Any], spec_path: str) -> SweepSpec:
-    """The spec a stored run was made from (its manifest keeps the spec as read)."""
-    return _validate(dict(raw), Path(spec_path), _Where(Path(spec_path), ""))
+    """The spec a stored run was made from (its manifest keeps the spec as read, a case axis's
+    ids from a file among them: the file is not read again)."""
+    return _validate(dict(raw), Path(spec_path), _Where(Path(spec_path), ""), stored=True)
