@@ -4,7 +4,9 @@ it can catch.
 `make_plan` computes it (no printing). A `Plan` holds its run's salt, so it names its own
 episodes: `plan.seeds(condition, replicates)`, and `plan.episodes()` / `plan.tasks()` in the
 order a sweep runs them. `sweep.UnderpoweredError` is the refusal of a design whose worst
-condition could not catch a change of `--max-mde` 4 times in 5.
+condition could not catch a change of `--max-mde` 4 times in 5. A spec with a case axis is
+planned as a benchmark (design.pooled): `plan.pooled` holds both figures, and `plan.design` is
+the one checked, at within-case correlation 1.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from poisson_prove.backends import estimate_cost
+from poisson_prove.design.cases import case_text
+from poisson_prove.design.pooled import PooledDesign, cases_needed, pooled_design
 from poisson_prove.design.seeding import episode_seeds
 from poisson_prove.design.spec import Axis, Condition, SweepSpec
 from poisson_prove.episode.run import Task
@@ -51,6 +55,7 @@ class Plan:
     max_mde: float
     q: float
     settings: Mapping[str, Any] = field(default_factory=dict)
+    pooled: PooledDesign | None = None  # a benchmark's plan (a spec with a case axis)
 
     @property
     def rollouts(self) -> int:
@@ -59,6 +64,14 @@ class Plan:
     @property
     def passes(self) -> bool:
         return bool(self.design.passes)
+
+    def case_ids(self) -> dict[str, str] | None:
+        """A benchmark's case id of each condition (by key), what its episodes store as
+        `case_id`; None without a case axis."""
+        if self.pooled is None:
+            return None
+        axis = self.pooled.case_axis
+        return {c.key: case_text(c.cfg[axis]) for c in self.conditions}
 
     def seeds(self, condition: str, replicates: Iterable[int]) -> list[int]:
         """The seeds of these replicates of `condition` (its key) in this plan."""
@@ -93,7 +106,7 @@ class Plan:
     def design_dict(self) -> dict[str, Any]:
         """The manifest's `design` block."""
         d = self.design
-        return {
+        block = {
             "mde": d.mde,
             "base_rate": d.base_rate,
             "direction": d.direction,
@@ -104,6 +117,9 @@ class Plan:
             "alpha": d.alpha,
             "approximate": d.approximate,
         }
+        if self.pooled is not None:
+            block["benchmark"] = self.pooled.to_dict()
+        return block
 
 
 def backend_settings(spec: SweepSpec, backend: str, overrides: Mapping[str, Any]) -> dict[str, Any]:
@@ -136,7 +152,21 @@ def make_plan(
             f"{n:,} replicates); one run holds at most {MAX_ROLLOUTS:,}",
             suggestions=["lower replicates (the plan's smallest rise line says how many you need)"],
         )
-    design = design_mde(n, len(chosen), len(spec.failures), q=q, max_mde=max_mde)
+    pooled = None
+    if spec.case_axis is not None:
+        axis = next(a for a in spec.axes if a.name == spec.case_axis)
+        pooled = pooled_design(
+            (c.cfg for c in chosen),
+            spec.case_axis,
+            n,
+            len(spec.failures),
+            q=q,
+            max_mde=max_mde,
+            values_from=axis.values_from,
+        )
+        design = pooled.agreeing  # --max-mde is checked at within-case correlation 1
+    else:
+        design = design_mde(n, len(chosen), len(spec.failures), q=q, max_mde=max_mde)
     rollouts = len(chosen) * n
     cost = float(estimate_cost(backend, rollouts, settings))
     concurrency = settings.get("concurrency") or 1
@@ -158,6 +188,7 @@ def make_plan(
         max_mde=max_mde,
         q=q,
         settings=settings,
+        pooled=pooled,
     )
 
 
@@ -174,6 +205,18 @@ def cost_error(plan: Plan) -> ProveError | None:
 
 def underpowered_message(plan: Plan) -> str:
     d = plan.design
+    if plan.pooled is not None:
+        flagged = (
+            "could not be flagged for any change"
+            if d.mde is None
+            else f"would be flagged for a change of {d.mde:.3f}"
+        )
+        return (
+            f"underpowered benchmark: with {plan.pooled.cases:,} cases, one pooled group alone "
+            f"{flagged} at its worst base rate, "
+            f"{d.base_rate:.3f}, when a case's repeats always agree (within-case correlation 1), "
+            f"and you accept {plan.max_mde:.3f}"
+        )
     if d.mde is None:
         return (
             "underpowered design: one condition alone could not be flagged for any change at its "
@@ -186,6 +229,9 @@ def underpowered_message(plan: Plan) -> str:
 
 
 def ways_out(plan: Plan) -> tuple[int, float | None]:
-    """(replicates needed at --max-mde, the --max-mde this design would pass with)."""
+    """(replicates needed at --max-mde, the --max-mde this design would pass with); for a
+    benchmark, the cases needed (more replicates do not move the figure checked)."""
+    if plan.pooled is not None:
+        return cases_needed(plan.pooled), suggested_max_mde(plan.design)
     needed = replicates_needed(len(plan.conditions), len(plan.failures), q=plan.q, max_mde=plan.max_mde)
     return needed, suggested_max_mde(plan.design)

@@ -1,5 +1,9 @@
 """The sweep's lines as users read them: the plan, the resume line, the done/stopped line,
-and the `poisson-prove.sweep/1` JSON document. Data in, text out; nothing printed here."""
+and the `poisson-prove.sweep/1` JSON document. Data in, text out; nothing printed here.
+
+A benchmark's plan (a spec with a case axis) counts its cases in the `plan` sentence and the
+`axes` line, and gives the design at within-case correlation 0 (`if independent`) and 1
+(`smallest rise`, the figure checked), docs/sweep-spec.md "Benchmarks"."""
 
 from __future__ import annotations
 
@@ -8,6 +12,8 @@ from typing import Any
 from poisson_prove.chaos.config import chaos_summary, describe_fault
 from poisson_prove.design.conditions import format_value
 from poisson_prove.design.plan import Plan
+from poisson_prove.design.pooled import PooledDesign
+from poisson_prove.design.spec import Axis
 from poisson_prove.episode.capture import short_reason
 from poisson_prove.errors import ProveError
 from poisson_prove.render.json import SWEEP_SCHEMA
@@ -35,10 +41,17 @@ def _cost(plan: Plan) -> str:
 
 
 def sentence(plan: Plan) -> str:
-    """`1,746 rollouts of mock-agent: 9 cells x 194 replicates on local, $0 (local)`."""
+    """`1,746 rollouts of mock-agent: 9 cells x 194 replicates on local, $0 (local)`; a
+    benchmark's `360 rollouts of mock-benchmark: 120 cases x 3 replicates on local, $0 (local)`
+    (`240 cells (120 cases x 2 groups) x 3 replicates` with other axes)."""
     where = plan.backend if plan.concurrency == 1 else f"{plan.backend} (concurrency {plan.concurrency})"
+    cells = _plural(len(plan.conditions), "cell")
+    pooled = plan.pooled
+    if pooled is not None:
+        cases = _plural(pooled.cases, "case")
+        cells = cases if pooled.groups == 1 else f"{cells} ({cases} x {_plural(pooled.groups, 'group')})"
     return (
-        f"{_plural(plan.rollouts, 'rollout')} of {plan.target_id}: {_plural(len(plan.conditions), 'cell')} x "
+        f"{_plural(plan.rollouts, 'rollout')} of {plan.target_id}: {cells} x "
         f"{_plural(plan.replicates, 'replicate')} on {where}, {_cost(plan)}"
     )
 
@@ -50,6 +63,46 @@ def smallest_rise(plan: Plan) -> str:
         f"one condition alone would be flagged for {d.mde:.3f} at its worst base rate, {d.base_rate:.3f} "
         f"({how}, q {d.q:g} over {d.tests} tests, 4 times in 5; you accept up to {plan.max_mde:.3f})"
     )
+
+
+def _flagged(mde: float | None, base_rate: float) -> str:
+    if mde is None:
+        return f"could not be flagged for any change at its worst base rate, {base_rate:.3f}"
+    return f"would be flagged for {mde:.3f} at its worst base rate, {base_rate:.3f}"
+
+
+def independent_line(pooled: PooledDesign) -> str:
+    """A benchmark's design at within-case correlation 0 (n = cases x replicates)."""
+    d = pooled.independent
+    how = ", approximate" if d.approximate else ""
+    return (
+        f"one pooled group alone {_flagged(d.mde, d.base_rate)}, when a case's repeats are independent "
+        f"(within-case correlation 0, n = {_count(pooled.pairs)} = {_plural(pooled.cases, 'case')} x "
+        f"{_plural(pooled.replicates, 'replicate')}{how}); more replicates move only this figure"
+    )
+
+
+def agreeing_line(plan: Plan, pooled: PooledDesign) -> str:
+    """A benchmark's design at within-case correlation 1 (n = cases): the figure checked."""
+    d = pooled.agreeing
+    how = "Fisher" + (", approximate" if d.approximate else "")
+    return (
+        f"one pooled group alone {_flagged(d.mde, d.base_rate)}, when a case's repeats always agree "
+        f"(within-case correlation 1, n = {_plural(pooled.cases, 'case')}; {how}, q {d.q:g} over "
+        f"{_plural(d.tests, 'test')}, 4 times in 5; you accept up to {plan.max_mde:.3f})"
+    )
+
+
+def _axis_text(axis: Axis) -> str:
+    """`task_id refund, lookup, schedule`; a case axis `question 120 cases from questions.jsonl`
+    (inline: `ticket 3 cases: a, b, c`, at most 5 ids shown)."""
+    if not axis.cases:
+        return f"{axis.name} {', '.join(format_value(v) for v in axis.values)}"
+    count = _plural(len(axis.values), "case")
+    if axis.values_from is not None:
+        return f"{axis.name} {count} from {axis.values_from}"
+    shown = ", ".join(format_value(v) for v in axis.values[:5])
+    return f"{axis.name} {count}: {shown}" + (", ..." if len(axis.values) > 5 else "")
 
 
 def _seeds_line(prepared: PreparedSweep) -> str:
@@ -80,10 +133,7 @@ def plan_lines(prepared: PreparedSweep) -> list[str]:
         f"outcomes failures: {', '.join(sorted(plan.failures))}{successes}",
     ]
     if plan.axes:
-        axes = " · ".join(
-            f"{axis.name} {', '.join(format_value(v) for v in axis.values)}" for axis in plan.axes
-        )
-        lines.append(f"axes {axes}")
+        lines.append(f"axes {' · '.join(_axis_text(axis) for axis in plan.axes)}")
     lines.append(f"seeds {_seeds_line(prepared)}")
     if prepared.request.stop_when_settled and prepared.paired_with is not None:
         lines.append(
@@ -110,6 +160,11 @@ def plan_lines(prepared: PreparedSweep) -> list[str]:
             f"timeout each episode in a child process, stopped after {prepared.request.episode_timeout:g} s"
         )
     lines.append(f"store {prepared.store.root}")
+    if plan.pooled is not None:
+        lines.append(f"if independent {independent_line(plan.pooled)}")
+        if plan.passes:
+            lines.append(f"smallest rise {agreeing_line(plan, plan.pooled)}")
+        return lines
     if plan.passes:
         lines.append(f"smallest rise {smallest_rise(plan)}")
     return lines
@@ -173,7 +228,7 @@ def plan_dict(prepared: PreparedSweep) -> dict[str, Any]:
             "failures": sorted(plan.failures),
             "successes": sorted(plan.successes),
         },
-        "axes": [{"name": a.name, "type": a.type, "values": list(a.values)} for a in plan.axes],
+        "axes": [_axis_dict(a) for a in plan.axes],
         "capture": {
             **prepared.spec.capture.as_dict(),
             "missing": dict(prepared.capture_missing),
@@ -189,7 +244,15 @@ def plan_dict(prepared: PreparedSweep) -> dict[str, Any]:
         },
         "counts": {"done": prepared.stored, "planned": plan.rollouts, "errored": 0},
         "store": str(prepared.store.root),
+        **({"benchmark": plan.pooled.to_dict()} if plan.pooled is not None else {}),
     }
+
+
+def _axis_dict(axis: Axis) -> dict[str, Any]:
+    entry: dict[str, Any] = {"name": axis.name, "type": axis.type, "values": list(axis.values)}
+    if axis.cases:
+        entry.update(cases=True, values_from=axis.values_from)
+    return entry
 
 
 def result_dict(document: dict[str, Any], result: SweepResult) -> dict[str, Any]:

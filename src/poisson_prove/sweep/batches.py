@@ -1,16 +1,24 @@
 """The batch sink: a sweep's finished rows, counted, then written to the run a batch at a time
-(when full or after about a second), with the manifest's counts kept roughly current."""
+(when full or after about a second), with the manifest's counts kept roughly current. In a
+benchmark's sweep each row without a `case_id` of its own gets its condition's case id as it is
+written."""
 
 from __future__ import annotations
 
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
-from poisson_prove.store.table import ERROR_KIND_AT, ERROR_MESSAGE_AT, OUTCOME_AT, tuples_to_table
+from poisson_prove.store.table import (
+    ERROR_KIND_AT,
+    ERROR_MESSAGE_AT,
+    OUTCOME_AT,
+    ROW_FIELDS,
+    tuples_to_table,
+)
 
 if TYPE_CHECKING:
     from poisson_prove.store.runs import RunWriter
@@ -20,6 +28,8 @@ MANIFEST_REFRESH_S = 1.0
 #: Seconds finished rows may wait for a batch to fill before they are written anyway: a kill
 #: loses at most about this much work, while fast rollouts still get large batches.
 BATCH_WAIT_S = 1.0
+_CONDITION_AT = ROW_FIELDS.index("cell")
+_CASE_ID_AT = ROW_FIELDS.index("case_id")
 
 
 @contextmanager
@@ -46,9 +56,13 @@ def ctrl_c_after() -> Iterator[None]:
             elif previous == signal.SIG_DFL:
                 raise KeyboardInterrupt
 
+
 class BatchSink:
     """Row tuples on their way to the store: counted, then written a batch at a time, when
-    `size` rows are waiting or the oldest has waited `wait_s` seconds, whichever comes first."""
+    `size` rows are waiting or the oldest has waited `wait_s` seconds, whichever comes first.
+
+    `case_ids` (a benchmark's: design.plan.Plan.case_ids) gives each condition's case id, written
+    into every row of it whose rollout gave none (one that gave its own keeps it)."""
 
     def __init__(
         self,
@@ -58,8 +72,11 @@ class BatchSink:
         stored: int,
         errored: int,
         wait_s: float = BATCH_WAIT_S,
+        *,
+        case_ids: Mapping[str, str] | None = None,
     ) -> None:
         self.writer = writer
+        self.case_ids = case_ids
         self.size = size
         self.wait_s = wait_s
         self._last_write = time.monotonic()
@@ -88,6 +105,15 @@ class BatchSink:
                 if row[ERROR_KIND_AT] == "system_exit":
                     self.system_exits += 1
 
+    def _with_case_ids(self, batch: list[tuple[Any, ...]]) -> list[tuple[Any, ...]]:
+        """The batch with each row's case id: its own, else its condition's."""
+        case_ids, at = self.case_ids or {}, _CASE_ID_AT
+        out = []
+        for row in batch:
+            case = case_ids.get(row[_CONDITION_AT]) if row[at] is None else None
+            out.append(row if case is None else (*row[:at], case, *row[at + 1 :]))
+        return out
+
     def maybe_flush(self) -> None:
         while len(self.pending) >= self.size or (
             self.pending and time.monotonic() - self._last_write >= self.wait_s
@@ -113,6 +139,8 @@ class BatchSink:
                 )
 
     def _write(self, batch: list[tuple[Any, ...]]) -> None:
+        if self.case_ids is not None:
+            batch = self._with_case_ids(batch)
         self.writer.write_batch(tuples_to_table(self.writer.manifest["run_id"], batch))
         self._last_write = time.monotonic()
         self.written += len(batch)

@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from poisson_prove.backends.pricing import per_episode_usd
 from poisson_prove.design.plan import cost_error
 from poisson_prove.errors import ProveError, ProveExit
-from poisson_prove.sweep.budget import BudgetDesign, budget_design, per_episode_cost, refusal
+from poisson_prove.sweep.budget import (
+    BudgetDesign,
+    budget_design,
+    case_budget_design,
+    case_refusal,
+    per_episode_cost,
+    refusal,
+)
 from poisson_prove.sweep.prepare import PreparedSweep, SweepRequest, UnderpoweredError, prepare_sweep, replan
 from poisson_prove.sweep.result import SweepResult
 
@@ -30,7 +37,8 @@ class PlannedCommand:
 
 def plan_command(request: SweepRequest, *, dry_run: bool, budget: float | None) -> PlannedCommand:
     """Prepare the sweep once; with a budget (`--budget`, else the spec's), re-plan it at the
-    replicates the budget buys, or refuse with the cheapest design that can reach --max-mde."""
+    replicates the budget buys, or refuse with the cheapest design that can reach --max-mde (a
+    benchmark: the replicates per case it buys, or refused when it cannot run each case once)."""
     # Under --episode-timeout the episodes import the target in their own child process, so the
     # check runs in one too: the target's import-time output then happens once.
     import_check = "child" if dry_run or request.episode_timeout is not None else "process"
@@ -41,6 +49,14 @@ def plan_command(request: SweepRequest, *, dry_run: bool, budget: float | None) 
         return PlannedCommand(prepared, None)
     plan = prepared.plan
     price = per_episode_cost(per_episode_usd(plan.backend, plan.settings), plan.settings)
+    if plan.pooled is not None:
+        pooled = plan.pooled
+        design = case_budget_design(
+            budget, price, pooled.cases, pooled.groups, len(plan.failures), q=plan.q, max_mde=plan.max_mde
+        )
+        if not design.fits:
+            raise case_refusal(design, pooled.case_axis)
+        return PlannedCommand(replan(prepared, design.replicates, budget=design.to_dict()), design)
     design = budget_design(
         budget, price, len(plan.conditions), len(plan.failures), q=plan.q, max_mde=plan.max_mde
     )
@@ -54,6 +70,8 @@ def plan_refusal(prepared: PreparedSweep, argv: Sequence[str]) -> ProveError | N
 
     The ways out of an underpowered design are the user's own command line (`argv`, without
     the program name) with `--replicates` or `--max-mde` set."""
+    if not prepared.plan.passes and prepared.plan.pooled is not None:
+        return _underpowered_benchmark(prepared, argv)
     if not prepared.plan.passes:
         err = UnderpoweredError.of(prepared.plan)
         suggestions = [command_line(with_option(argv, "--replicates", str(err.needed_replicates)))]
@@ -66,6 +84,30 @@ def plan_refusal(prepared: PreparedSweep, argv: Sequence[str]) -> ProveError | N
             suggestions=suggestions,
         )
     return cost_error(prepared.plan)
+
+
+def _underpowered_benchmark(prepared: PreparedSweep, argv: Sequence[str]) -> UnderpoweredError:
+    """A benchmark's ways out: the cases that would pass (its replicates do not move the figure
+    checked, only the correlation-0 one), or the --max-mde it passes with."""
+    plan = prepared.plan
+    pooled = plan.pooled
+    assert pooled is not None
+    err = UnderpoweredError.of(plan)
+    independent = pooled.independent.mde
+    now = "no change" if independent is None else f"{independent:.3f}"
+    suggestions = [
+        f"use {err.needed_cases:,} cases or more in axes.{pooled.case_axis} (it has {pooled.cases:,}); "
+        f"more replicates move only the correlation-0 figure ({now} now), never this one"
+    ]
+    if err.accept_mde is not None:
+        suggestions.append(command_line(with_option(argv, "--max-mde", f"{err.accept_mde:.3f}")))
+    return UnderpoweredError(
+        err.message,
+        needed_replicates=None,
+        needed_cases=err.needed_cases,
+        accept_mde=err.accept_mde,
+        suggestions=suggestions,
+    )
 
 
 @dataclass(frozen=True)

@@ -124,6 +124,7 @@ def prepare_sweep(request: SweepRequest, *, import_check: str = "process") -> Pr
         new = _new_run(request, store)
         spec, target, replicates, salt = new.spec, new.target, new.replicates, new.salt
         source, paired_with, resume_run, conditions, stored = new.salt_source, new.paired_with, None, None, 0
+    _refuse_settling_cases(request, spec)
     plan = _plan(request, spec, target, replicates, salt, conditions, resume_run)
     _check_target(import_check, target, spec)
     # Not installed, failing to load or to instrument: each is named, with the reason.
@@ -183,6 +184,19 @@ def _check_flags(request: SweepRequest) -> None:
         raise ProveError("--max-mde must be a fraction in (0, 1]", exit_code=ProveExit.USAGE)
     if request.replicates is not None and request.replicates < 1:
         raise ProveError("--replicates must be at least 1", exit_code=ProveExit.USAGE)
+
+
+def _refuse_settling_cases(request: SweepRequest, spec: SweepSpec) -> None:
+    """`--stop-when-settled` stops each condition on its own McNemar test; a benchmark's verdict
+    is over its cases, which no stopping rule here is designed for: refused (exit 2)."""
+    if request.stop_when_settled and spec.case_axis is not None:
+        raise ProveError(
+            f"--stop-when-settled cannot stop a benchmark (axes.{spec.case_axis} has cases = true): "
+            "its rule stops each condition on that condition's own test, and a benchmark's verdict "
+            "is over its cases",
+            suggestions=["poisson-prove sweep --pair-with latest --yes   (the whole plan, without stopping)"],
+            exit_code=ProveExit.USAGE,
+        )
 
 
 def _refuse_with_resume(request: SweepRequest) -> None:
@@ -262,25 +276,37 @@ def _check_target(import_check: str, target: str, spec: SweepSpec) -> None:
 
 class UnderpoweredError(ProveError):
     """The refusal of a design whose worst condition could not catch a change of --max-mde 4
-    times in 5, with both ways out as fields and as `next:` lines."""
+    times in 5, with both ways out as fields and as `next:` lines.
+
+    For a benchmark (a spec with a case axis) the first way out is more cases: `needed_cases`
+    is set and `needed_replicates` is None (more replicates do not move the figure checked)."""
 
     def __init__(
         self,
         message: str,
         *,
-        needed_replicates: int,
+        needed_replicates: int | None,
         accept_mde: float | None,
         suggestions: Sequence[str] | None = None,
+        needed_cases: int | None = None,
     ) -> None:
         if suggestions is None:  # the ways out as commands
-            suggestions = [f"poisson-prove sweep --replicates {needed_replicates}"]
+            suggestions = []
+            if needed_replicates is not None:
+                suggestions.append(f"poisson-prove sweep --replicates {needed_replicates}")
+            if needed_cases is not None:
+                suggestions.append(f"use {needed_cases:,} cases or more")
             if accept_mde is not None:
                 suggestions.append(f"poisson-prove sweep --max-mde {accept_mde:.3f}")
         super().__init__(message, suggestions=suggestions)
         self.needed_replicates = needed_replicates  # replicates that reach --max-mde
+        self.needed_cases = needed_cases  # a benchmark's cases that reach --max-mde
         self.accept_mde = accept_mde  # the --max-mde this design passes with, if any
 
     @classmethod
     def of(cls, plan: Plan) -> UnderpoweredError:
         needed, accept = ways_out(plan)
+        if plan.pooled is not None:
+            message = underpowered_message(plan)
+            return cls(message, needed_replicates=None, needed_cases=needed, accept_mde=accept)
         return cls(underpowered_message(plan), needed_replicates=needed, accept_mde=accept)

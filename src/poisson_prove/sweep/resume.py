@@ -110,16 +110,17 @@ def confirm_resume_target(
             )
         return  # confirmed by the user
     spec_path = Path(spec_arg) if spec_arg else Path(str(manifest["spec_path"]))
+    unread = ""
     try:
-        named = load_spec(spec_path).target
-    except ProveError:
-        named = None
+        named: str | None = load_spec(spec_path).target
+    except ProveError as err:
+        named, unread = None, err.message  # e.g. a case axis's values_from file gone
     if named == target:
         return
     why = (
         f"its spec {spec_path} names {named}"
         if named is not None
-        else f"its spec {spec_path} cannot be read to confirm it"
+        else f"its spec {spec_path} cannot be read to confirm it ({unread})"
     )
     raise ProveError(
         f'run "{run_name}" would import the target {target} named in its manifest, but {why}; '

@@ -107,7 +107,9 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         tuples_to_table(run_id, [])
         started = time.perf_counter()
         stored_before = len(stored_keys(prepared.resume_run)) if prepared.resume_run is not None else 0
-        sink = BatchSink(writer, request.batch_size, plan.rollouts, stored_before, errored_before)
+        sink = BatchSink(
+            writer, request.batch_size, plan.rollouts, stored_before, errored_before, case_ids=plan.case_ids()
+        )
         if watcher is not None:
 
             def look(batch: list[Any], watcher: Any = watcher) -> None:

@@ -52,3 +52,48 @@ def test_seeds_across_the_block_boundary_are_each_replicates_own(tmp_path: Path)
     assert [r for _, _, r, _ in episodes] == list(range(5000))
     for _, _, r, seed in (episodes[0], episodes[4095], episodes[4096], episodes[-1]):
         assert seed == episode_seed(SALT, key, r)
+
+
+BENCHMARK = """
+target = "agent:rollout"
+target_id = "bench"
+replicates = 3
+
+[axes.ticket]
+type = "categorical"
+cases = true
+values = ["t1", 7, "t3"]
+
+[axes.model]
+type = "categorical"
+values = ["a", "b"]
+
+[declare]
+outcomes = ["ok", "bad"]
+failures = ["bad"]
+"""
+
+
+def test_a_benchmark_is_planned_by_its_cases(tmp_path: Path) -> None:
+    (tmp_path / "prove.toml").write_text(BENCHMARK)
+    spec = load_spec(tmp_path / "prove.toml")
+    assert spec.case_axis == "ticket"
+    plan = make_plan(spec, salt=SALT, max_mde=1.0)
+    assert plan.pooled is not None and plan.rollouts == 18
+    assert (plan.pooled.cases, plan.pooled.groups, plan.pooled.replicates) == (3, 2, 3)
+    assert plan.design is plan.pooled.agreeing  # --max-mde is checked at correlation 1
+    assert plan.design.replicates == 3 and plan.pooled.independent.replicates == 9  # n = K, n = K m
+    case_ids = plan.case_ids()
+    assert case_ids is not None
+    assert sorted(set(case_ids.values())) == ["7", "t1", "t3"]  # an integer id as its text
+    assert all(case_ids[c.key] == str(c.cfg["ticket"]) for c in plan.conditions)
+    block = plan.design_dict()
+    assert block["benchmark"]["correlation_1"]["n"] == 3 and block["tests"] == 2
+
+
+def test_a_spec_without_a_case_axis_plans_as_before(tmp_path: Path) -> None:
+    plan = _plan(tmp_path, 194, ["a", "b"])
+    assert plan.pooled is None and plan.case_ids() is None
+    assert sorted(plan.design_dict()) == [
+        "alpha", "approximate", "base_rate", "direction", "max_mde", "mde", "passes", "q", "tests"
+    ]

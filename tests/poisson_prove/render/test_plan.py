@@ -26,3 +26,21 @@ def test_declared_chaos_faults_are_named_on_the_plan_as_injected(prove, workdir)
         "the same calls faulted in runs paired with --pair-with"
         in result.stdout.splitlines()
     )
+
+
+def test_a_benchmarks_inline_case_ids_are_counted_and_the_first_five_shown(prove, workdir) -> None:
+    write(workdir, "agent.py", SEEDED_TARGET)
+    ids = ", ".join(f'"t{i}"' for i in range(1, 8))
+    spec = small_spec(workdir, replicates=2)
+    spec.write_text(
+        spec.read_text()
+        .replace('[axes.x]\ntype = "categorical"\n', '[axes.x]\ntype = "categorical"\ncases = true\n')
+        .replace('values = ["a", "b"]', f"values = [{ids}]")
+    )
+    result = prove("sweep", "--dry-run", "--max-mde", "1")
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "plan 14 rollouts of agent: 7 cases x 2 replicates on local, $0 (local)"
+    assert "axes x 7 cases: t1, t2, t3, t4, t5, ..." in lines
+    assert lines[-2].startswith("if independent one pooled group alone ")
+    assert lines[-1].startswith("smallest rise one pooled group alone ")

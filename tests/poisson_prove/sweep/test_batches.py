@@ -10,7 +10,7 @@ import pyarrow.dataset as ds
 import pytest
 
 from poisson_prove.store.runs import RunStore
-from poisson_prove.store.table import row_tuple
+from poisson_prove.store.table import ROW_FIELDS, row_tuple
 from poisson_prove.sweep.batches import BatchSink
 
 
@@ -50,3 +50,23 @@ def test_ctrl_c_right_after_a_batch_is_in_place_stores_each_episode_once(tmp_pat
     replicates = sorted(ds.dataset(str(writer.info.episodes_dir), format="parquet").to_table(
         columns=["replicate"]).column("replicate").to_pylist())
     assert replicates == list(range(6))
+
+
+def test_a_benchmarks_rows_are_written_with_their_conditions_case_id(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs")
+    writer = store.create_run(target_id="t", name="r", manifest={"design": {}}, hold=True)
+    rows = _rows(4)
+    at = ROW_FIELDS.index("case_id")
+    own = (*rows[1][:at], "its own", *rows[1][at + 1 :])  # a rollout that gave one keeps it
+    bare = [(*row[:at], None, *row[at + 1 :]) for row in (rows[0], rows[2], rows[3])]
+    other = ("x=z", '{"x": "z"}', *bare[2][2:])  # a condition the map does not hold
+    sink = BatchSink(writer, size=2, planned=4, stored=0, errored=0, case_ids={"x=a": "case a"})
+    sink.pending.extend([bare[0], own, bare[1], other])
+    sink.account()
+    sink.maybe_flush()
+    sink.flush()
+    writer.release()
+    table = ds.dataset(str(writer.info.episodes_dir), format="parquet").to_table()
+    replicates, case_ids = table.column("replicate").to_pylist(), table.column("case_id").to_pylist()
+    stored = dict(zip(replicates, case_ids, strict=True))
+    assert stored == {0: "case a", 1: "its own", 2: "case a", 3: None}
