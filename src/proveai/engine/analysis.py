@@ -10,7 +10,6 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from proveai.capture.exporters import FileExporter
 from proveai.engine.layers import (
@@ -27,6 +26,7 @@ from proveai.engine.model import LAYERS, AnalyzeResponse, LayerResult, Propagati
 from proveai.engine.propagation import propagate
 from proveai.store.traces.index import append_entry, manifest_entry
 from proveai.store.traces.outcomes import Detection, detection_status, write_detection
+from proveai.traces.trace import Trace
 
 FINDING_LAYERS = {
     "checks": checks_layer, "errors": errors_layer, "loops": loops_layer,
@@ -77,7 +77,7 @@ def _guarded(name: str, analysis: Analysis) -> LayerOutcome:
         return LayerOutcome("skipped", f"layer failed on this trace: {type(exc).__name__}: {exc}")
 
 
-def status_of(detected: bool, trace: Any) -> str:
+def status_of(detected: bool, trace: Trace) -> str:
     """flagged when the engine found something; else the capture-time status (clean/suspect)."""
     return "flagged" if detected else detection_status(trace.outcome)
 
@@ -95,7 +95,9 @@ def respond(run: Run, identity: Identity, stored: str | None) -> AnalyzeResponse
     )
 
 
-def analyze(trace: Any, settings: EngineSettings, identity: Identity, store: Path | None) -> AnalyzeResponse:
+def analyze(
+    trace: Trace, settings: EngineSettings, identity: Identity, store: Path | None
+) -> AnalyzeResponse:
     """All layers on one trace, written to `store` when given."""
     run = Run(Analysis(trace, settings))
     for _ in stages(run):

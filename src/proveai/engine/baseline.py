@@ -17,6 +17,7 @@ from proveai.store import Store
 from proveai.store.artifacts import Baseline
 from proveai.store.traces.load import load_trace
 from proveai.traces.topology import edge_multiplicity
+from proveai.traces.trace import Span, Trace
 
 Edge = tuple[str | None, str]
 
@@ -29,17 +30,17 @@ class BaselineProfile:
     traces: int
     calls: dict[str, tuple[int, ...]]  # agent -> calls per baseline trace (0 where it did not run)
     edge_share: dict[Edge, float]  # (parent agent, agent) -> share of baseline traces with that edge
-    outputs: dict[str, tuple[Any, ...]] = field(default_factory=dict)  # agent -> recorded spans
+    outputs: dict[str, tuple[Span, ...]] = field(default_factory=dict)  # agent -> recorded spans
 
     @classmethod
-    def of(cls, name: str, traces: Sequence[Any]) -> BaselineProfile:
+    def of(cls, name: str, traces: Sequence[Trace]) -> BaselineProfile:
         if not traces:
             raise ProveAIError(f"baseline {name!r} holds no readable traces")
         per_trace = [Counter(span.name for span in t.spans) for t in traces]
         agents = sorted({agent for counts in per_trace for agent in counts})
         calls = {agent: tuple(counts.get(agent, 0) for counts in per_trace) for agent in agents}
         edge_counts: Counter[Edge] = Counter()
-        outputs: dict[str, list[Any]] = defaultdict(list)
+        outputs: dict[str, list[Span]] = defaultdict(list)
         for t in traces:
             edge_counts.update(set(edge_multiplicity(t)))
             for span in t.spans:
@@ -78,7 +79,7 @@ class BaselineProfile:
         counts = self.calls.get(agent, (0,) * self.traces)
         return sum(c < calls for c in counts) / max(1, len(counts))
 
-    def reference_span(self, span: Any) -> Any | None:
+    def reference_span(self, span: Span) -> Span | None:
         """A known-good span of the same agent: one with identical inputs if any, else the latest."""
         spans = self.outputs.get(span.name) or ()
         same = [s for s in spans if s.inputs == span.inputs]

@@ -15,6 +15,7 @@ from typing import Any
 
 import httpx
 
+from proveai.capture.trace import LiveTrace
 from proveai.engine.handlers import fire
 from proveai.engine.model import AnalyzeResponse
 from proveai.errors import ProveAIError
@@ -36,7 +37,7 @@ def _sse() -> Any:
     return httpx_sse
 
 
-def otlp_document(trace: Any) -> dict[str, Any]:
+def otlp_document(trace: Trace) -> dict[str, Any]:
     """The OTLP JSON a FileExporter would write for `trace`, also while the trace is open.
 
     An open trace (analyze called inside `with trace(...)`) is sent with the spans finished
@@ -44,7 +45,7 @@ def otlp_document(trace: Any) -> dict[str, Any]:
     """
     if not isinstance(trace, Trace):
         raise ProveAIError(f"analyze needs a proveai Trace, not {type(trace).__name__}")
-    if getattr(trace, "_closed", True):
+    if not isinstance(trace, LiveTrace) or trace.is_closed:
         return encode_trace(trace)
     now = time.time_ns()
     finished = [b.freeze(now) for b in list(trace._builders) if getattr(b, "end_ns", 0)]
@@ -125,7 +126,7 @@ class ProveAI:
     def _pause(self, attempt: int) -> float:
         return self.backoff * (2**attempt)
 
-    def _finish(self, trace: Any, response: AnalyzeResponse) -> AnalyzeResponse:
+    def _finish(self, trace: Trace, response: AnalyzeResponse) -> AnalyzeResponse:
         trace.result = response
         fire(response)
         return response
@@ -157,7 +158,7 @@ class ProveAI:
             return False
 
     # ---- analyze (SSE) ------------------------------------------------------------------
-    def analyze(self, trace: Any, on_event: EventCallback | None = None) -> AnalyzeResponse:
+    def analyze(self, trace: Trace, on_event: EventCallback | None = None) -> AnalyzeResponse:
         """Stream `trace` to POST /ingest/traces/stream; the response is also set as trace.result.
 
         `on_event(name, data)` sees each event (received, stage..., result) as it arrives.
@@ -194,7 +195,7 @@ class ProveAI:
                 raise self._not_a_stream(exc) from None
         raise AssertionError("unreachable")  # pragma: no cover - the loop returns or raises
 
-    async def analyze_async(self, trace: Any, on_event: EventCallback | None = None) -> AnalyzeResponse:
+    async def analyze_async(self, trace: Trace, on_event: EventCallback | None = None) -> AnalyzeResponse:
         """analyze() for asyncio code."""
         sse = _sse()
         payload = otlp_document(trace)
@@ -229,7 +230,7 @@ class ProveAI:
         raise AssertionError("unreachable")  # pragma: no cover
 
     # ---- batch --------------------------------------------------------------------------
-    def _batch_payload(self, traces: Sequence[Any]) -> dict[str, Any]:
+    def _batch_payload(self, traces: Sequence[Trace]) -> dict[str, Any]:
         if not traces:
             raise ProveAIError("analyze_batch needs at least one trace")
         merged: dict[str, Any] = {"resourceSpans": []}
@@ -238,7 +239,7 @@ class ProveAI:
             merged["resourceSpans"].extend(otlp_document(trace).get("resourceSpans", []))
         return merged
 
-    def _batch_results(self, traces: Sequence[Any], response: httpx.Response) -> list[AnalyzeResponse]:
+    def _batch_results(self, traces: Sequence[Trace], response: httpx.Response) -> list[AnalyzeResponse]:
         if response.status_code != 200:
             raise self._refused(response.status_code, response.content)
         by_id = {r["trace_id"]: AnalyzeResponse.from_dict(r) for r in response.json().get("results", [])}
@@ -250,7 +251,7 @@ class ProveAI:
             results.append(self._finish(trace, result))
         return results
 
-    def analyze_batch(self, traces: Sequence[Any]) -> list[AnalyzeResponse]:
+    def analyze_batch(self, traces: Sequence[Trace]) -> list[AnalyzeResponse]:
         """POST several traces to /ingest/traces (no stream); one response per trace, in order."""
         payload = self._batch_payload(traces)
         for attempt in range(self.retries + 1):
@@ -272,7 +273,7 @@ class ProveAI:
             return self._batch_results(traces, response)
         raise AssertionError("unreachable")  # pragma: no cover
 
-    async def analyze_batch_async(self, traces: Sequence[Any]) -> list[AnalyzeResponse]:
+    async def analyze_batch_async(self, traces: Sequence[Trace]) -> list[AnalyzeResponse]:
         payload = self._batch_payload(traces)
         for attempt in range(self.retries + 1):
             try:

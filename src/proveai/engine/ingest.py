@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from proveai.errors import ProveAIError
 from proveai.traces.otlp import decode_trace
@@ -12,7 +11,7 @@ from proveai.traces.trace import Trace
 MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
-def split_traces(body: bytes) -> list[Any]:
+def split_traces(body: bytes) -> list[Trace]:
     """The closed Traces of an OTLP JSON document (ExportTraceServiceRequest shape).
 
     Each resourceSpans entry is decoded on its own (proveai writes one per trace, with the
@@ -27,7 +26,7 @@ def split_traces(body: bytes) -> list[Any]:
         raise ProveAIError(f"the body is not JSON: {exc}") from None
     if not isinstance(document, dict) or not isinstance(document.get("resourceSpans"), list):
         raise ProveAIError("the body is not an OTLP JSON trace document (no resourceSpans list)")
-    merged: dict[str, Any] = {}
+    merged: dict[str, Trace] = {}
     for number, resource_spans in enumerate(document["resourceSpans"]):
         try:
             trace = decode_trace({"resourceSpans": [resource_spans]})

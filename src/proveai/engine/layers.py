@@ -21,6 +21,7 @@ from proveai.engine.baseline import BaselineProfile
 from proveai.engine.model import Diagnosis, severity_rank
 from proveai.engine.taxonomy import LAYER_MODES
 from proveai.traces.topology import edge_multiplicity, graph_parents, parallel_groups
+from proveai.traces.trace import Span, Trace
 
 MISSING_EDGE_SHARE = 0.5  # an edge most known-good runs take counts as expected
 
@@ -39,7 +40,7 @@ class EngineSettings:
 class Analysis:
     """One trace under analysis: what the layers found so far."""
 
-    trace: Any
+    trace: Trace
     settings: EngineSettings
     diagnoses: list[Diagnosis] = field(default_factory=list)
     loops: list[dict[str, Any]] = field(default_factory=list)
@@ -60,7 +61,7 @@ def _outcome(findings: list[Diagnosis], clean: str) -> LayerOutcome:
     return LayerOutcome("flagged", f"{len(findings)} finding(s) at {agents}", tuple(findings))
 
 
-def _last_agent(trace: Any) -> str | None:
+def _last_agent(trace: Trace) -> str | None:
     return max(trace.spans, key=lambda s: s.end_ns).name if trace.spans else None
 
 
@@ -115,7 +116,7 @@ def errors_layer(analysis: Analysis) -> LayerOutcome:
     return _outcome(findings, f"no span raised ({len(trace.spans)} span(s))")
 
 
-def _sequential_calls(trace: Any) -> Counter[str]:
+def _sequential_calls(trace: Trace) -> Counter[str]:
     """Calls per agent, counting a group of overlapping (parallel) sibling calls once."""
     counts = Counter(span.name for span in trace.spans)
     for group in parallel_groups(trace, graph_parents(trace)):
@@ -123,7 +124,7 @@ def _sequential_calls(trace: Any) -> Counter[str]:
     return counts
 
 
-def _repeated_inputs(spans: list[Any]) -> int:
+def _repeated_inputs(spans: list[Span]) -> int:
     keys = Counter(json.dumps(s.inputs, sort_keys=True, default=str) for s in spans)
     return max(keys.values()) if keys else 0
 
@@ -182,7 +183,7 @@ def path_layer(analysis: Analysis) -> LayerOutcome:
             agent_name=agent, layer="path", verdict="path changed", severity="medium",
             confidence=max(c for _, c in items), failure_modes=(LAYER_MODES["path"],),
             evidence="; ".join(text for text, _ in items),
-            span_id=(trace.span(agent).span_id if trace.span(agent) else None),
+            span_id=(first.span_id if (first := trace.span(agent)) else None),
         )
         for agent, items in found.items()
     ]
@@ -208,7 +209,7 @@ def judge_layer(analysis: Analysis) -> LayerOutcome:
         spans = trace.spans_named(d.agent_name)
         span = spans[-1] if spans else None
         reference = settings.baseline.reference_span(span) if span is not None else None
-        if reference is None:
+        if span is None or reference is None:
             notes.append(f"{d.agent_name}: no known-good output to compare")
             continue
         verdict = llm_judge(span.input_messages, reference.output, span.output, model=settings.judge_model)

@@ -10,15 +10,15 @@ from __future__ import annotations
 
 import dataclasses
 from collections import defaultdict
-from typing import Any
 
 from proveai.engine.layers import Analysis, LayerOutcome
 from proveai.engine.model import Diagnosis, PropagationLink, severity_rank
 from proveai.engine.taxonomy import label, remediation
 from proveai.traces.topology import graph_parents
+from proveai.traces.trace import Trace
 
 
-def agent_graph(trace: Any) -> dict[str, set[str]]:
+def agent_graph(trace: Trace) -> dict[str, set[str]]:
     """agent -> the agents that called it (its graph parents, over all its spans)."""
     parents: dict[str, set[str]] = defaultdict(set)
     by_id = {s.span_id: s for s in trace.spans}

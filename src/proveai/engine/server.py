@@ -22,6 +22,7 @@ from proveai.engine.ingest import MAX_BODY_BYTES, split_traces
 from proveai.engine.layers import Analysis, EngineSettings
 from proveai.engine.model import LAYERS
 from proveai.errors import ProveAIError
+from proveai.traces.trace import Trace
 from proveai.version import __version__
 
 HOST = "127.0.0.1"  # never another interface: the engine has no authentication
@@ -58,7 +59,7 @@ def create_app(settings: EngineSettings, store: Path | None) -> Any:
         h = request.headers
         return Identity(h.get("x-prove-run-id"), h.get("x-prove-customer-id"), h.get("x-prove-mas-name"))
 
-    async def read_traces(request: Request) -> list[Any]:
+    async def read_traces(request: Request) -> list[Trace]:
         size = int(request.headers.get("content-length") or 0)
         if size > MAX_BODY_BYTES:
             raise ProveAIError(f"body of {size} bytes is over the {MAX_BODY_BYTES}-byte limit")
