@@ -26,16 +26,6 @@ ALLOWED = {
     "proveai/cli/test_main.py",  # the command line's shell (cli/__init__.py): --version, --help
 }
 
-# Modules without a test file of their own name yet, each still tested through the command
-# line or the flows above it. Most are being moved or renamed (proveai's snapshot/, diff/ and
-# report/ into render/; snapshot/pin, whatif and fromtrace as init, overrides, stored_traces);
-# their tests follow the move. Shrink this list, never grow it: a new module comes with its
-# test file (test_the_not_yet_tested_list_names_only_untested_modules holds that it only shrinks).
-NOT_YET_TESTED_DIRECTLY: set[str] = {
-    "proveai/render/replay.py",
-}
-
-
 def module_name(path: Path) -> str:
     """What a test file is named after for the module at `path`: its stem, a leading
     underscore dropped (`_schedule.py` gives `schedule`), a dunder's underscores both sides
@@ -142,19 +132,11 @@ def test_tests_mirror_src(package: str) -> None:
 
 @pytest.mark.parametrize("package", PACKAGES)
 def test_every_module_has_a_test_file_under_its_name(package: str) -> None:
-    untested = [m for m in modules_without_tests(package) if m not in NOT_YET_TESTED_DIRECTLY]
+    untested = modules_without_tests(package)
     assert not untested, (
         "modules without tests/<pkg>/<path>/test_<module>*.py (write one, or move the tests that "
         "are really about the module there):\n" + "\n".join(untested)
     )
-
-
-def test_the_not_yet_tested_list_names_only_untested_modules() -> None:
-    """An entry leaves the list once its module has its test file (or is gone): the list only
-    shrinks, and never hides a module that is tested after all."""
-    untested = {m for package in PACKAGES for m in modules_without_tests(package)}
-    stale = sorted(NOT_YET_TESTED_DIRECTLY - untested)
-    assert not stale, "tested (or moved) now, drop from NOT_YET_TESTED_DIRECTLY:\n" + "\n".join(stale)
 
 
 def test_the_name_rule_is_the_exact_name_with_an_optional_suffix(tmp_path: Path) -> None:

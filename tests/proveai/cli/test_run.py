@@ -180,15 +180,6 @@ def test_unjudged_changes_warn_and_strict_judge_exits_3(proveai_cli: CLI, store,
     assert "next: set PROVEAI_JUDGE_MODEL" in result.stderr  # no key: setting the model is the fix
 
 
-def test_a_rambling_judge_gets_the_right_hint(proveai_cli: CLI, store, model_server: ModelServer) -> None:
-    model_server.judge_style = "ramble"  # set, reachable, but never a verdict
-    result = proveai_cli("run", "--override", "qa_check=prompts/qa_v2.md", env=store)
-    assert result.returncode == 0, result.stderr
-    assert "malformed judge reply" in result.stderr
-    assert "next: the judge answered but not with a verdict" in result.stderr
-    assert "set PROVEAI_JUDGE_MODEL" not in result.stderr
-    judged = [r for r in model_server.chat_requests() if "You compare two outputs" in r.system]
-    assert judged and all(r.body.get("max_tokens") == 200 for r in judged)
 
 
 def test_agents_without_a_captured_request_are_held_and_the_run_says_so(
@@ -279,13 +270,3 @@ def test_the_quick_start_replay_commands_as_written(
                          "--report", "report.html", env=store)
     assert inline.returncode == 1 and "3 trace(s) → report.html" in inline.stdout
     assert (workdir / "report.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
-
-
-def test_a_report_path_that_looks_like_markup_prints_as_written(
-    proveai_cli: CLI, workdir: Path, store
-) -> None:
-    """The summary's title is data: a path like out/[/oops]/r.html is not read as Rich markup."""
-    result = proveai_cli("run", "--report", "out/[/oops]/r.html", env=store)
-    assert result.returncode == 0, result.stderr
-    assert "3 trace(s) → out/[/oops]/r.html" in result.stdout and "Traceback" not in result.stderr
-    assert (workdir / "out" / "[" / "oops]" / "r.html").exists()
