@@ -4,12 +4,12 @@ re-run), verified with --quick, which grades the newest stored trace.
 
 classify -> draft (which uses the `policy` tool) -> qa_check, none calling a model: what each
 returns is plain Python, and `capture` changes what draft writes the way an edited prompt or a
-sampled model would.
+sampled model would. `route_models` points gpt-* at the fake model server, for the tests that
+pin tests/proveai/replay/pipeline.py instead (its agents call a model through proveai).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from proveai import FileExporter, Trace, monitor, trace
@@ -89,7 +89,3 @@ def route_models(monkeypatch: Any, server: Any) -> None:
     monkeypatch.setenv("PROVEAI_PROVIDER_BACKOFF", "0.01")  # a failing endpoint is retried without sleeping
     reset_providers()  # the registry re-reads the variables just set
 
-
-def stored_ids(traces_dir: Path) -> list[str]:
-    """The trace ids of a folder's trace files (the manifest and sidecars left out)."""
-    return sorted(p.stem for p in traces_dir.glob("*.json") if len(p.stem) == 32)
