@@ -4,6 +4,7 @@
 - `frame`: a run as the comparison reads it, and one side of a comparison.
 - `stats`: the numbers, vectorized over conditions (rates, tests, q-values, MDEs).
 - `sequential`: the p-values of a run swept with --stop-when-settled.
+- `pooled`: runs with a case axis (benchmarks): the pooled rows, counted by case, and the cases.
 - `verdicts`: per-outcome results -> each condition's verdict and the headline.
 - `result`: the frozen result types (public), which the renderers draw.
 - `gate`: the CI gate's three-valued verdict on a comparison (`check`).

@@ -10,6 +10,11 @@ both sides (`_read_sides`), compute every condition's numbers (comparison.stats)
 verdicts (comparison.verdicts), then gather the warnings (`_warnings`). Everything is
 vectorized over all conditions at once: conditions and outcomes are small integer codes and
 counts are `np.bincount`s.
+
+Runs whose spec declares a case axis (benchmarks, imports) are judged per pooled group, counted
+by case (STATISTICS.md section 7, comparison.pooled): the per-condition rows become the per-case
+detail, with a family of their own, and the pooled rows make the verdicts and the headline. Both
+runs carrying a `source` (imports) get the fields whose values differ (`source_differences`).
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from typing import Any
+
+import numpy as np
 
 from poisson_prove.comparison.frame import (
     EPISODE_TIMEOUT,
@@ -28,7 +35,8 @@ from poisson_prove.comparison.frame import (
     read_frame,
     side_of,
 )
-from poisson_prove.comparison.result import Comparison, CoverageRow, OutcomeResult, RunSide
+from poisson_prove.comparison.pooled import case_axis, case_counts, compare_pooled, one_run_only_warnings
+from poisson_prove.comparison.result import Comparison, CoverageRow, OutcomeResult, RunSide, SourceDifference
 from poisson_prove.comparison.sequential import sequential_p_values, sequential_record
 from poisson_prove.comparison.stats import Tables, condition_tests, coverage_tests, rates_by_horizon
 from poisson_prove.comparison.verdicts import decide_verdicts
@@ -148,6 +156,7 @@ def compare(
     before_info, after_info = _resolve(runs, before), _resolve(runs, after)
     _check_arguments(before_info, after_info, method, q)
     outcomes, failures, successes = _declarations(before_info, after_info)
+    axis = case_axis(before_info, after_info)
     chosen, paired = _method(before_info, after_info, method)
     events, timeout_event = _event_names(event, outcomes, failures)
     universe = list(outcomes) + ([EPISODE_TIMEOUT] if timeout_event else [])
@@ -165,9 +174,15 @@ def compare(
     sequential, sequential_p = _sequential(
         chosen, before_info, after_info, sides, keys, len(universe), horizon
     )
+    event_index = [universe.index(name) for name in events]
+    counts = None
+    if axis is not None:  # the pooled test's per-case counts: each case row carries its d_k
+        codes = np.asarray(event_index, dtype=np.int64) + 1
+        twins = paired and chosen != "fisher"
+        counts = case_counts(sides[0], sides[1], len(keys), codes, horizon, paired=twins)
     results, tests = condition_tests(
-        chosen, sides[0], sides[1], tables, [universe.index(name) for name in events], horizon, q,
-        names=list(events), adverse=adverse, paired=chosen == "mcnemar", sequential_p=sequential_p,
+        chosen, sides[0], sides[1], tables, event_index, horizon, q, names=list(events), adverse=adverse,
+        paired=chosen == "mcnemar", sequential_p=sequential_p, case_d=None if counts is None else counts.d,
     )
     in_before = tables.before.rows_by_condition > 0
     in_after = tables.after.rows_by_condition > 0
@@ -185,13 +200,27 @@ def compare(
     only_before = tuple(labels[i] for i in range(len(keys)) if in_before[i] and not in_after[i])
     only_after = tuple(labels[i] for i in range(len(keys)) if in_after[i] and not in_before[i])
     run_sides = (_run_side(sides[0]), _run_side(sides[1]))
-    warnings = [
-        *verdicts.warnings,
-        *_coverage_warnings(coverage_rows),
-        *(f'condition {label} ran only in "{before_info.name}"; it is not compared' for label in only_before),
-        *(f'condition {label} ran only in "{after_info.name}"; it is not compared' for label in only_after),
-        *_partial_warnings(run_sides),
-    ]
+    benchmark = None
+    if axis is None:
+        first = [
+            *verdicts.warnings,
+            *(f'condition {c} ran only in "{before_info.name}"; it is not compared' for c in only_before),
+            *(f'condition {c} ran only in "{after_info.name}"; it is not compared' for c in only_after),
+        ]
+    else:
+        assert counts is not None  # computed above for runs with a case axis
+        benchmark = compare_pooled(
+            sides[0], sides[1], tables, counts, results, keys=keys, labels=labels, axis=axis,
+            axis_order=axis_order, events=events, event_index=event_index, adverse=adverse,
+            horizon=horizon, q=q,
+        )
+        first = [
+            *benchmark.verdicts.warnings,
+            *benchmark.warnings,
+            *one_run_only_warnings(only_before, before_info.name),
+            *one_run_only_warnings(only_after, after_info.name),
+        ]
+    warnings = [*first, *_coverage_warnings(coverage_rows), *_partial_warnings(run_sides)]
     if chosen == "mcnemar":
         unpaired = _unpaired_share(results, tables)
         if unpaired and sequential is not None:
@@ -217,14 +246,36 @@ def compare(
         t_unit=str(after_info.manifest.get("t_unit") or before_info.manifest.get("t_unit") or ""),
         outcomes=tuple(events),
         successes=tuple(successes),
-        tests=tests,
-        conditions=verdicts.conditions,
-        headline=verdicts.headline,
+        tests=tests if benchmark is None else benchmark.tests,
+        conditions=verdicts.conditions if benchmark is None else benchmark.verdicts.conditions,
+        headline=verdicts.headline if benchmark is None else benchmark.verdicts.headline,
         coverage=coverage_rows,
         only_before=only_before,
         only_after=only_after,
         warnings=tuple(warnings),
         sequential=sequential,
+        case_axis=axis,
+        pooled_test=None if benchmark is None else benchmark.test,
+        cases=() if benchmark is None else benchmark.cases,
+        case_tests=0 if benchmark is None else tests,
+        source_differences=source_differences(before_info.manifest, after_info.manifest),
+    )
+
+
+def source_differences(before: dict[str, Any], after: dict[str, Any]) -> tuple[SourceDifference, ...] | None:
+    """The fields of the two runs' `source` (what ran an imported eval: model, task args,
+    scorer, ...) whose values differ; None unless both runs carry one. Its `logs` (each log
+    file's own record) are left out: two imports always differ there."""
+    source_before, source_after = before.get("source"), after.get("source")
+    if not isinstance(source_before, dict) or not isinstance(source_after, dict):
+        return None
+    names = [k for k in source_before if k != "logs"] + [
+        k for k in source_after if k != "logs" and k not in source_before
+    ]
+    return tuple(
+        SourceDifference(name, source_before.get(name), source_after.get(name))
+        for name in names
+        if source_before.get(name) != source_after.get(name)
     )
 
 

@@ -21,6 +21,17 @@ METHOD_NAMES = {
     "fisher": "Fisher",
     "logrank_bh": "logrank_bh",
 }
+# The pooled rows' test of runs with a case axis (STATISTICS.md section 7; comparison.pooled)
+POOLED_PHRASES = {
+    "sign_flip": "paired sign-flip test over cases",
+    "sign_flip_unpaired": "sign-flip test over cases of independent runs",
+}
+# What a comparison without a case axis leaves out of its JSON (its document stays as it was)
+CASE_FIELDS = ("case_axis", "pooled_test", "cases", "case_tests")
+CASE_CONDITION_FIELDS = ("family", "group", "case")
+CASE_ROW_FIELDS = (
+    "family", "d", "cases", "cases_up", "cases_down", "effective_pairs", "within_case_correlation",
+)
 
 
 @dataclass(frozen=True)
@@ -78,6 +89,20 @@ class OutcomeResult:
     mde_rise: float | None  # for "no change": the smallest rise this row could have shown
     mde_fall: float | None
     note: str | None
+    # Runs with a case axis only (STATISTICS.md section 7). The family the row's q belongs to:
+    # "pooled" (a benchmark-level row, the headline family) or "case" (detail, its own family);
+    # "condition" without a case axis.
+    family: str = "condition"
+    # case rows: d_k = c_k - b_k, the case's events after minus before among the pairs the
+    # pooled test counts (for independent runs: among its first episodes of both runs)
+    d: int | None = None
+    # pooled rows: the cases counted, those whose d_k > 0 and < 0, the effective pairs
+    # n_eff = (sum m_k) / (1 + (m_bar - 1) rho) and rho, the before run's within-case correlation
+    cases: int | None = None
+    cases_up: int | None = None
+    cases_down: int | None = None
+    effective_pairs: float | None = None
+    within_case_correlation: float | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +113,12 @@ class ConditionResult:
     fell: tuple[str, ...]
     rose: tuple[str, ...]
     outcomes: tuple[OutcomeResult, ...]
+    # Runs with a case axis only: "pooled" for a pooled group (its key is the condition key
+    # without the case axis, "all" when that is the only axis), "case" for one case; a case's
+    # pooled group (its label) and its case-axis value
+    family: str = "condition"
+    group: str | None = None
+    case: str | None = None
 
 
 @dataclass(frozen=True)
@@ -127,6 +158,16 @@ class CoverageRow:
 
 
 @dataclass(frozen=True)
+class SourceDifference:
+    """One field of the imported runs' `source` (model, task args, scorer, ...) whose value
+    differs between them."""
+
+    key: str
+    before: Any
+    after: Any
+
+
+@dataclass(frozen=True)
 class Comparison:
     """Two runs compared per condition and per failure outcome (or the chosen event)."""
 
@@ -151,16 +192,28 @@ class Comparison:
     # McNemar against a run swept with --stop-when-settled: its looks, whose sequential
     # p-values replaced the fixed design's (comparison.sequential); None otherwise
     sequential: dict[str, Any] | None = None
+    # Runs whose spec declares a case axis (STATISTICS.md section 7): `conditions` are then the
+    # pooled groups (the headline family, `tests` its size) and `cases` every case's rows (the
+    # detail family of `case_tests` tests); `pooled_test` is a key of POOLED_PHRASES.
+    case_axis: str | None = None
+    pooled_test: str | None = None
+    cases: tuple[ConditionResult, ...] = ()
+    case_tests: int = 0
+    # Both runs carry a `source` (imports): the fields whose values differ; None otherwise
+    source_differences: tuple[SourceDifference, ...] | None = None
 
     @property
     def method_phrase(self) -> str:
+        if self.pooled_test is not None:
+            return POOLED_PHRASES[self.pooled_test]
         if self.sequential is not None:
             return "group-sequential paired test on shared seeds"
         return METHOD_PHRASES[self.method]
 
     @property
     def any_worse(self) -> bool:
-        """What `check` gates on: a failure outcome rose (or a success fell) anywhere."""
+        """What `check` gates on: a failure outcome rose (or a success fell) anywhere (in a
+        pooled group, for runs with a case axis)."""
         return any(c.verdict in ("worse", "trade") for c in self.conditions)
 
     def log_entry(self, command: str) -> dict[str, Any]:
@@ -180,4 +233,15 @@ class Comparison:
         document = dataclasses.asdict(self)
         document["method_phrase"] = self.method_phrase
         document["any_worse"] = self.any_worse
+        if self.source_differences is None:
+            del document["source_differences"]
+        if self.case_axis is None:  # without a case axis the document is as it always was
+            for name in CASE_FIELDS:
+                del document[name]
+            for condition in document["conditions"]:
+                for name in CASE_CONDITION_FIELDS:
+                    del condition[name]
+                for row in condition["outcomes"]:
+                    for name in CASE_ROW_FIELDS:
+                        del row[name]
         return document

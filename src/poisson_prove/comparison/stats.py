@@ -127,7 +127,7 @@ def rates_by_horizon(
 
 def _rate(table: RateTable, c: int, e: int) -> Rate:
     def num(value: float) -> float | None:
-        return None if not np.isfinite(value) else float(value)
+        return float(value) if math.isfinite(value) else None
 
     return Rate(
         n=int(table.n[c]),
@@ -141,10 +141,9 @@ def _rate(table: RateTable, c: int, e: int) -> Rate:
     )
 
 
-def mcnemar_counts(
-    before: Side, after: Side, conditions: int, universe: int, horizon: float
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Pairs per condition, and b / c per (condition, outcome) from the joined twins."""
+def twin_rows(before: Side, after: Side) -> tuple[np.ndarray, np.ndarray]:
+    """Row indices (into each side) of the twins McNemar pairs: the same (condition,
+    replicate) and seed, both with an outcome, neither censored before the horizon."""
     # A twin censored before the horizon has no known fate by it: the pair is left out.
     valid_b = _rows_where((before.condition >= 0) & (before.cause > 0) & ~before.early)
     valid_a = _rows_where((after.condition >= 0) & (after.cause > 0) & ~after.early)
@@ -158,12 +157,25 @@ def mcnemar_counts(
         rb = valid_b[rb]
     if valid_a is not None:
         ra = valid_a[ra]
+    return rb, ra
+
+
+def fate_by(side: Side, rows: np.ndarray, horizon: float) -> np.ndarray:
+    """Each row's outcome code by the horizon (0: none by then)."""
+    return np.where(side.t[rows] <= horizon, side.cause[rows], 0)
+
+
+def mcnemar_counts(
+    before: Side, after: Side, conditions: int, universe: int, horizon: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Pairs per condition, and b / c per (condition, outcome) from the joined twins."""
+    rb, ra = twin_rows(before, after)
     # One count of the pairs by (condition, fate before, fate after), fate 0 = none by h.
     width = universe + 1
     key = before.condition[rb].astype(np.int64) * width
-    key += np.where(before.t[rb] <= horizon, before.cause[rb], 0)
+    key += fate_by(before, rb, horizon)
     key *= width
-    key += np.where(after.t[ra] <= horizon, after.cause[ra], 0)
+    key += fate_by(after, ra, horizon)
     table = np.bincount(key, minlength=conditions * width * width).reshape(conditions, width, width)
     pairs = table.sum(axis=(1, 2))
     same = np.diagonal(table, axis1=1, axis2=2)[:, 1:]
@@ -193,8 +205,13 @@ def condition_tests(
     adverse: Sequence[bool],
     paired: bool,
     sequential_p: Mapping[tuple[int, int], float] | None = None,
+    case_d: np.ndarray | None = None,
 ) -> tuple[dict[int, list[OutcomeResult]], int]:
-    """Every (condition, event) test, BH-adjusted together; per condition its rows."""
+    """Every (condition, event) test, BH-adjusted together; per condition its rows.
+
+    `case_d` (runs with a case axis, comparison.pooled): each (condition, event)'s d_k, and
+    the rows are then the per-case family's.
+    """
     C = tables.conditions
     both = (tables.before.n > 0) & (tables.after.n > 0)
     present = (tables.before.rows_by_condition > 0) & (tables.after.rows_by_condition > 0)
@@ -271,6 +288,7 @@ def condition_tests(
                     mde_rise=rise,
                     mde_fall=fall,
                     note=None,
+                    **({} if case_d is None else {"family": "case", "d": int(case_d[condition, j])}),
                 )
             )
         if method == "logrank_bh":
@@ -309,13 +327,13 @@ def _mde_lookup(
         if n <= 0 or not math.isfinite(rate):
             out[(condition, j)] = (None, None)
             continue
-        out[(condition, j)] = _condition_mde(round(rate, 12), n, alpha)
+        out[(condition, j)] = condition_mde_values(round(rate, 12), n, alpha)
     return out
 
 
 # A pure function of its arguments, and exact power is costly: remembered per process.
 @lru_cache(maxsize=4096)
-def _condition_mde(rate: float, n: int, alpha: float) -> tuple[float | None, float | None]:
+def condition_mde_values(rate: float, n: int, alpha: float) -> tuple[float | None, float | None]:
     rise, fall = power.condition_mde(rate, n, alpha)
     return _mde_value(rise), _mde_value(fall)
 
