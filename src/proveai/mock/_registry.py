@@ -30,7 +30,7 @@ class MockProvider(abc.ABC):
         self.provider_id = f"proveai-mock:{type(self).__name__}:{uuid.uuid4().hex}"
         self.calls: list[dict[str, Any]] = []
         self._lock = threading.Lock()
-        self._saved: Any = None  # a RegistrySnapshot while installed
+        self._saved: registry.RegistrySnapshot | None = None  # set while installed
 
     def supports(self, model: str) -> bool:
         return any(fnmatch.fnmatchcase(model, p) for p in self.patterns)

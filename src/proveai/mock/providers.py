@@ -12,6 +12,7 @@ from proveai.mock._registry import MockProvider
 from proveai.providers.base import Message, ProviderError, ProviderResponse, as_response
 from proveai.providers.registry import registrations
 from proveai.store.traces.load import load_trace
+from proveai.traces.trace import Trace
 
 FAILURE_KINDS = ("timeout", "rate_limit", "malformed", "server_error")
 
@@ -52,11 +53,11 @@ def _reply_text(messages: Any) -> str | None:
     return None
 
 
-def from_trace(trace_or_path: Any) -> TraceMock:
+def from_trace(trace_or_path: Trace | str | os.PathLike[str]) -> TraceMock:
     """A provider for every model the trace called, replaying its recorded output_messages."""
-    trace = trace_or_path
-    if isinstance(trace_or_path, str | os.PathLike):
-        trace = load_trace(Path(trace_or_path))
+    trace = (
+        load_trace(Path(trace_or_path)) if isinstance(trace_or_path, str | os.PathLike) else trace_or_path
+    )
     recorded: dict[str, list[tuple[Any, str]]] = {}
     for span in trace.spans:
         text = _reply_text(span.output_messages)

@@ -6,6 +6,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from proveai.store.traces.outcomes import Detection
+
 _HEADLINE = {
     "flagged": "flagged: at least one check failed",
     "suspect": "suspect: no check confirmed this trace is good",
@@ -13,7 +15,7 @@ _HEADLINE = {
 }
 
 
-def _as_dict(detection: Any) -> dict[str, Any]:
+def _as_dict(detection: Detection | dict[str, Any]) -> dict[str, Any]:
     if isinstance(detection, dict):
         return detection
     to_dict = getattr(detection, "to_dict", None)
@@ -22,7 +24,7 @@ def _as_dict(detection: Any) -> dict[str, Any]:
     raise TypeError(f"expected a Detection or its dict, not {type(detection).__name__}")
 
 
-def render(detection: Any) -> str:
+def render(detection: Detection | dict[str, Any]) -> str:
     """A few plain sentences: the status, then each check that fired and why."""
     data = _as_dict(detection)
     status = str(data.get("status", "suspect"))
@@ -38,7 +40,7 @@ def render(detection: Any) -> str:
     return "\n".join(lines)
 
 
-def narrate_cohort(detections: Iterable[Any]) -> str:
+def narrate_cohort(detections: Iterable[Detection | dict[str, Any]]) -> str:
     """A summary of many detections: counts per status and the checks that fired most."""
     items = [_as_dict(d) for d in detections]
     if not items:

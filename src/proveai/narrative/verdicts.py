@@ -5,6 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
+from proveai.diff.verdict import EdgeVerdict
+
+VerdictLike = EdgeVerdict | dict[str, Any]
+"""An EdgeVerdict, or its to_dict() as a run's verdicts.json stores it."""
+
 _MEANING = {
     "unchanged": "behaves as before",
     "drifted": "changed its wording but not, as far as we can tell, its meaning",
@@ -21,13 +26,14 @@ _TIER = {
 }
 
 
-def _field(verdict: Any, name: str, default: Any = None) -> Any:
+def _field(verdict: object, name: str, default: Any = None) -> Any:
+    """A dict's key or an object's attribute: any verdict-shaped value is read by field name."""
     if isinstance(verdict, dict):
         return verdict.get(name, default)
     return getattr(verdict, name, default)
 
 
-def _one(verdict: Any) -> str:
+def _one(verdict: object) -> str:
     parent = _field(verdict, "parent")
     child = _field(verdict, "child", "?")
     status = str(_field(verdict, "status", "?"))
@@ -51,7 +57,7 @@ def _one(verdict: Any) -> str:
     return sentence.replace("..", ".")
 
 
-def render(verdicts: Any) -> str:
+def render(verdicts: VerdictLike | Iterable[VerdictLike]) -> str:
     """Plain sentences for one EdgeVerdict (or its dict) or for a sequence of them."""
     if isinstance(verdicts, dict) or hasattr(verdicts, "status"):
         return _one(verdicts)

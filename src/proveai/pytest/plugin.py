@@ -8,12 +8,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import pytest
 
 from proveai.errors import ProveAIError
 from proveai.pytest import MARKER
+
+if TYPE_CHECKING:
+    from proveai.mock import FailureMock, MockProvider, ScriptedMock, TraceMock
+    from proveai.pytest.snap import SnapAgent
+
+M = TypeVar("M", bound="MockProvider")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -50,7 +56,7 @@ def _snapshots_dir(config: pytest.Config) -> Path:
 
 
 @pytest.fixture
-def snap(request: pytest.FixtureRequest) -> Any:
+def snap(request: pytest.FixtureRequest) -> SnapAgent:
     """The pinned agent named by @snapshot.test("agent")."""
     # every pytest run in the environment loads this plugin: the snapshot grader only for `snap`
     from proveai.pytest.snap import SnapAgent
@@ -71,25 +77,25 @@ class _MockSet:
     """`proveai_mock.responses([...])` etc.; every mock started here is stopped at teardown."""
 
     def __init__(self) -> None:
-        self._active: list[Any] = []
+        self._active: list[MockProvider] = []
 
-    def _start(self, mock: Any) -> Any:
+    def _start(self, mock: M) -> M:
         self._active.append(mock.start())
         return mock
 
-    def responses(self, *args: Any, **kwargs: Any) -> Any:
+    def responses(self, *args: Any, **kwargs: Any) -> ScriptedMock:
         # every pytest run in the environment loads this plugin: the mocks only when used
         from proveai import mock
 
         return self._start(mock.responses(*args, **kwargs))
 
-    def from_trace(self, *args: Any, **kwargs: Any) -> Any:
+    def from_trace(self, *args: Any, **kwargs: Any) -> TraceMock:
         # every pytest run in the environment loads this plugin: the mocks only when used
         from proveai import mock
 
         return self._start(mock.from_trace(*args, **kwargs))
 
-    def failure(self, *args: Any, **kwargs: Any) -> Any:
+    def failure(self, *args: Any, **kwargs: Any) -> FailureMock:
         # every pytest run in the environment loads this plugin: the mocks only when used
         from proveai import mock
 

@@ -19,6 +19,8 @@ from prove_common.jsonio import utc_now_iso
 from prove_common.text import value_as_text
 from proveai.diff.verdict import Status, Tier
 from proveai.render.graph import build_graph
+from proveai.replay.engine import ReplayedSpan, ReplayedTrace
+from proveai.traces.trace import Span, Trace
 
 # the edge statuses every report counts, in this order
 STATUSES = (
@@ -38,7 +40,7 @@ def _show(value: Any) -> str:
     return value_as_text(value, limit=MAX_SHOWN_CHARS, lines=True)
 
 
-def _input_of(span: Any, replayed: Any) -> str:
+def _input_of(span: Span, replayed: ReplayedSpan | None) -> str:
     messages = list(getattr(replayed, "messages_sent", ()) or ()) or list(span.input_messages or [])
     if messages:
         return "\n\n".join(f"[{m.get('role', '?')}]\n{_show(m.get('content'))}" for m in messages)
@@ -72,10 +74,10 @@ def panel_row(
     rationale: str,
     confidence: float,
     unified: str,
-    span: Any,
+    span: Span | None,
     old: Any,
     new: Any,
-    replayed_span: Any = None,
+    replayed_span: ReplayedSpan | None = None,
 ) -> dict[str, Any]:
     """One verdict's row and panel: its edge, status and tier (as its level), the input the
     agent saw (`span`'s, or what the replay sent), both outputs and their diff."""
@@ -97,7 +99,7 @@ def panel_row(
     }
 
 
-def trace_section(trace: Any, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def trace_section(trace: Trace, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     """One trace's section of the page: its header, its verdict rows and their counts."""
     counts = Counter(row["status"] for row in rows)
     return {
@@ -109,7 +111,7 @@ def trace_section(trace: Any, rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _trace_view(trace: Any, replayed: Any) -> dict[str, Any]:
+def _trace_view(trace: Trace, replayed: ReplayedTrace) -> dict[str, Any]:
     spans = {s.span_id: s for s in trace.spans}
     rows = [
         panel_row(
@@ -172,7 +174,7 @@ def render_page(
 
 
 def render_html(
-    pairs: Iterable[tuple[Any, Any]],
+    pairs: Iterable[tuple[Trace, ReplayedTrace]],
     judge_model: str | None = None,
     *,
     title: str = "proveai replay report",
@@ -201,7 +203,7 @@ def render_html(
 
 
 def write_html_report(
-    pairs: Sequence[tuple[Any, Any]] | Iterable[tuple[Any, Any]],
+    pairs: Iterable[tuple[Trace, ReplayedTrace]],
     path: str | os.PathLike[str],
     judge_model: str | None = None,
     **options: Any,

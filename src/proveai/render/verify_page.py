@@ -13,13 +13,16 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from proveai.diff.verdict import ROOT, AgentVerdict
 from proveai.render.report import panel_row, render_page, trace_section
 from proveai.render.verify import SYMBOLS
 from proveai.snapshot.stored_traces import load_trace_file
 from proveai.snapshot.verify import VerifyResult
+from proveai.traces.trace import Span, Trace
+
+T = TypeVar("T")
 
 _PAGE_CSS = "body{font:14px/1.45 system-ui,sans-serif;margin:2rem;color:#1b1b1b}"
 _SUMMARY_CSS = """
@@ -73,14 +76,14 @@ def render_plain_html(result: VerifyResult) -> str:
     )
 
 
-def _call(calls: Sequence[Any], index: int) -> Any:
+def _call(calls: Sequence[T], index: int) -> T | None:
     """The call at `index` (the one that decided the verdict), else the first, else None."""
     if index < len(calls):
         return calls[index]
     return calls[0] if calls else None
 
 
-def _parent(result: VerifyResult, verdict: AgentVerdict, span: Any) -> str | None:
+def _parent(result: VerifyResult, verdict: AgentVerdict, span: Span | None) -> str | None:
     definition = result.snapshot.agents.get(verdict.agent)
     if definition is not None:
         return definition.parent_agent
@@ -88,7 +91,7 @@ def _parent(result: VerifyResult, verdict: AgentVerdict, span: Any) -> str | Non
 
 
 def agent_rows(
-    result: VerifyResult, fresh_trace: Any
+    result: VerifyResult, fresh_trace: Trace
 ) -> list[tuple[tuple[str | None, str, str], dict[str, Any]]]:
     """((parent, agent, status), panel row) of each agent verdict: the row shows the pinned
     call and the fresh span that decided it, and the diff its grade holds."""
@@ -114,7 +117,7 @@ def agent_rows(
     return rows
 
 
-def render_verify_html(result: VerifyResult, fresh_trace: Any = None) -> str:
+def render_verify_html(result: VerifyResult, fresh_trace: Trace | None = None) -> str:
     if fresh_trace is None:
         return render_plain_html(result)
     rows = agent_rows(result, fresh_trace)
