@@ -1,5 +1,6 @@
 """`poisson-prove check [BEFORE] [AFTER]`: the CI gate, exit 4 when a failure outcome rose,
-5 when nothing rose but the comparison could not have seen a rise of --max-mde."""
+5 when nothing rose but the comparison could not have seen a rise of --max-mde (for runs with a
+case axis: in a pooled row)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,8 @@ DESCRIPTION = (
     "The same comparison and report as diff; exits 4 when any failure outcome rose in any "
     "condition (a worse or trade verdict); exits 5 (inconclusive) when nothing rose but some "
     "no-change row could not have shown a rise of --max-mde (default: the after run's plan); "
-    "0 otherwise; 1 when the runs cannot be compared."
+    "0 otherwise; 1 when the runs cannot be compared. Runs with a case axis are gated on their "
+    "pooled rows only (counted by case); the per-case rows are detail."
 )
 
 

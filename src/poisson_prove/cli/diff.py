@@ -9,7 +9,7 @@ from typing import Any
 from poisson_prove.cli.dashboard import refresh_after
 from poisson_prove.errors import ProveExit
 from poisson_prove.render.json import comparison_document, dumps
-from poisson_prove.render.text import plain_report, print_rich
+from poisson_prove.render.text import CASE_CHOICES, CASES_SHOWN, plain_report, print_rich
 from poisson_prove.store import compared
 from prove_common.console import is_pretty
 
@@ -17,8 +17,10 @@ HELP = "compare two runs, per condition and failure outcome"
 DESCRIPTION = (
     "Compare two runs of one agent: per condition and failure outcome, the rate by the common "
     "horizon before and after, a test (McNemar on shared seeds for runs paired at sweep time, "
-    "Fisher otherwise), Benjamini-Hochberg over all tests, and a verdict. Without names: the "
-    "latest run and the run it was paired with, else the two latest runs. One name: that run "
+    "Fisher otherwise), Benjamini-Hochberg over all tests, and a verdict. Runs whose spec "
+    "declares a case axis (a benchmark, and every import) are judged per pooled group, counted "
+    "by case (a sign-flip test over cases), with the cases that moved as detail. Without names: "
+    "the latest run and the run it was paired with, else the two latest runs. One name: that run "
     "compared with the latest."
 )
 
@@ -37,6 +39,13 @@ def add_comparison_arguments(parser: argparse.ArgumentParser) -> None:
         help="compare this outcome only; episode_timeout counts episodes stopped by --episode-timeout",
     )
     parser.add_argument("--q", type=float, default=0.05, help="Benjamini-Hochberg level (default 0.05)")
+    parser.add_argument(
+        "--cases",
+        choices=CASE_CHOICES,
+        default="moved",
+        help="runs with a case axis: the per-case rows printed under the pooled ones, the cases "
+        f"that moved (default; at most {CASES_SHOWN}, most-moved first) or all; --json has every case",
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON document (poisson-prove.diff/1)")
 
 
@@ -67,9 +76,9 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
     elif is_pretty(args):
         from rich.console import Console  # rich: ~40 ms, only on a terminal
 
-        print_rich(comparison, notes, Console(highlight=False))
+        print_rich(comparison, notes, Console(highlight=False), cases=args.cases)
     else:
-        sys.stdout.write(plain_report(comparison, notes))
+        sys.stdout.write(plain_report(comparison, notes, cases=args.cases))
     if gated is not None and not args.json:
         _print_gate(gated)
     sys.stdout.flush()
@@ -97,11 +106,9 @@ def _print_gate(gated: Any) -> None:
     if gated.allow_inconclusive:
         message += " (allowed by --allow-inconclusive)"
     sys.stdout.write(message + "\n")
-    if gated.replicates_needed is not None:
-        sys.stdout.write(
-            f"next: sweep both runs with --replicates {gated.replicates_needed} "
-            f"to see a rise of {gated.max_mde:.3f}\n"
-        )
+    next_line = gated.next_line()
+    if next_line is not None:
+        sys.stdout.write(next_line + "\n")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -1,7 +1,11 @@
 """A comparison as people read it: plain text on a pipe, rich tables with colour on a terminal.
 
-Line order (both drawings): the headline, `method`, `before`, `after`, one `trade` line per
-trade, the per-condition table, the coverage table, then `note:` and `warning:` lines.
+Line order (both drawings): the headline, `method`, `before`, `after`, the `source differs`
+line (imports), one `trade` line per trade, the per-condition table, the coverage table, then
+`note:` and `warning:` lines. Runs with a case axis draw the pooled table (one row per pooled
+group and failure outcome, the headline family) in place of the per-condition table, then the
+per-case detail table: by default only the cases that moved (most-moved first, at most
+CASES_SHOWN of them), every case with `cases="all"` (`--cases all`).
 """
 
 from __future__ import annotations
@@ -12,6 +16,9 @@ from typing import Any
 
 from poisson_prove.comparison.result import METHOD_NAMES, Comparison, ConditionResult, OutcomeResult, Rate
 from prove_common.tables import Column, Table, plain_lines, rich_table
+
+CASES_SHOWN = 10  # per-case rows shown by default: the cases that moved most
+CASE_CHOICES = ("moved", "all")
 
 VERDICT_STYLES = {
     "rose": "bold red",
@@ -67,19 +74,28 @@ def result_text(row: OutcomeResult, *, terminal: bool = False) -> str:
     return f"no change{joiner}{_mde(row.mde_rise, '+')} / {_mde(row.mde_fall, '-')}"
 
 
+def _plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
 def headline_line(comparison: Comparison) -> str:
     counts = " · ".join(f"{c.outcome}: {c.safer} safer, {c.worse} worse" for c in comparison.headline.counts)
-    conditions = len(comparison.conditions)
+    if comparison.case_axis is None:
+        scope = _plural(len(comparison.conditions), "condition")
+    else:
+        groups, cases = len(comparison.conditions), len(comparison.cases)
+        scope = f"{_plural(groups, 'pooled group')} of {_plural(cases, 'case')}"
     unit = f" {comparison.t_unit}" if comparison.t_unit else ""
     return (
         f"{comparison.headline.word} {counts} ({comparison.method_phrase}); "
-        f"{conditions} condition{'s' if conditions != 1 else ''} by {_number(comparison.horizon)}{unit}, "
-        f"q {comparison.q:g}"
+        f"{scope} by {_number(comparison.horizon)}{unit}, q {comparison.q:g}"
     )
 
 
 def method_line(comparison: Comparison) -> str:
     name = METHOD_NAMES[comparison.method]
+    if comparison.case_axis is not None:
+        name = f"cases from the {comparison.case_axis} axis; {name} per case"
     if not comparison.method_is_default:
         reason = "chosen with --method"
     elif comparison.paired:
@@ -98,6 +114,26 @@ def trade_line(condition: ConditionResult) -> str:
     return f"trade {condition.label}: {fell} fell, {rose} rose"
 
 
+def _value(value: Any) -> str | None:
+    """A source value short enough to print beside its name, as text; None otherwise."""
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        text = "-" if value is None else str(value)
+        return text if len(text) <= 40 else None
+    return None
+
+
+def source_line(comparison: Comparison) -> str | None:
+    """`source differs: model (a -> b), task_args`; None when nothing differs (or no source)."""
+    if not comparison.source_differences:
+        return None
+    parts = []
+    for difference in comparison.source_differences:
+        before, after = _value(difference.before), _value(difference.after)
+        shown = f" ({before} -> {after})" if before is not None and after is not None else ""
+        parts.append(f"{difference.key}{shown}")
+    return f"source differs: {', '.join(parts)}"
+
+
 def summary_lines(comparison: Comparison) -> list[str]:
     lines = [
         headline_line(comparison),
@@ -105,26 +141,43 @@ def summary_lines(comparison: Comparison) -> list[str]:
         f"before {comparison.before.name}",
         f"after {comparison.after.name}",
     ]
+    source = source_line(comparison)
+    lines += [source] if source else []
     lines += [trade_line(c) for c in comparison.conditions if c.verdict == "trade"]
     return lines
 
 
-def condition_table(comparison: Comparison) -> Table:
-    paired = comparison.method == "mcnemar"
-    headers = ["condition", "verdict", "outcome", "before", "after"]
+def _results_table(
+    comparison: Comparison,
+    conditions: Sequence[ConditionResult],
+    title: str,
+    *,
+    pooled: bool,
+    only_moved: bool = False,
+) -> Table:
+    """One row per (condition, event): the per-condition table, the pooled one (`pooled`: a
+    column of the cases that moved each way) or the per-case detail (`only_moved`: the events
+    whose d_k is not 0)."""
+    paired = comparison.pooled_test == "sign_flip" if pooled else comparison.method == "mcnemar"
+    logrank = comparison.method == "logrank_bh" and not pooled
+    headers = ["group" if pooled else "condition", "verdict", "outcome", "before", "after"]
     headers += ["b", "c"] if paired else []
-    headers += ["chi2"] if comparison.method == "logrank_bh" else []
+    headers += ["cases +/-"] if pooled else []
+    headers += ["chi2"] if logrank else []
     headers += ["p", "q", "result"]
     rows: list[tuple[str, ...]] = []
     styles: list[tuple[str | None, ...]] = []
-    for condition in comparison.conditions:
-        for i, row in enumerate(condition.outcomes):
+    for condition in conditions:
+        shown = [row for row in condition.outcomes if row.d] if only_moved else condition.outcomes
+        for i, row in enumerate(shown):
             first = i == 0
             cells = [condition.label if first else "", condition.verdict if first else "", row.outcome]
             cells += [rate_text(row.before), rate_text(row.after)]
             if paired:
                 cells += [str(row.b) if row.b is not None else "-", str(row.c) if row.c is not None else "-"]
-            if comparison.method == "logrank_bh":
+            if pooled:
+                cells += ["-" if row.cases_up is None else f"{row.cases_up}/{row.cases_down}"]
+            if logrank:
                 cells += ["-" if row.statistic is None else f"{row.statistic:.2f}"]
             cells += [_p(row.p), _p(row.q_value), result_text(row)]
             rows.append(tuple(cells))
@@ -133,23 +186,84 @@ def condition_table(comparison: Comparison) -> Table:
             style[-1] = VERDICT_STYLES.get(row.verdict)
             styles.append(tuple(style))
     right = {3, 4} | set(range(5, len(headers) - 1))
+    return Table(title, tuple(headers), tuple(rows), frozenset(right), tuple(styles))
+
+
+def _rates_title(comparison: Comparison) -> str:
+    unit = f" {comparison.t_unit}" if comparison.t_unit else ""
+    return f"rates by {_number(comparison.horizon)}{unit}, 95% Wilson intervals (* censored before it)"
+
+
+def condition_table(comparison: Comparison) -> Table:
+    """The per-condition table; for runs with a case axis, the pooled one (the headline family)."""
+    if comparison.case_axis is not None:
+        return pooled_table(comparison)
+    title = f"{_rates_title(comparison)}; q: Benjamini-Hochberg over {comparison.tests} tests"
+    return _results_table(comparison, comparison.conditions, title, pooled=False)
+
+
+def pooled_table(comparison: Comparison) -> Table:
     unit = f" {comparison.t_unit}" if comparison.t_unit else ""
     title = (
-        f"rates by {_number(comparison.horizon)}{unit}, 95% Wilson intervals "
-        f"(* censored before it); q: Benjamini-Hochberg over {comparison.tests} tests"
+        f"benchmark, pooled over the {comparison.case_axis} cases: rates by {_number(comparison.horizon)}"
+        f"{unit}, 95% Wilson intervals on the case-jackknife effective n (* censored before it); "
+        f"cases +/-: cases with more events after / fewer; q: Benjamini-Hochberg over "
+        f"{comparison.tests} pooled tests"
     )
-    return Table(title, tuple(headers), tuple(rows), frozenset(right), tuple(styles))
+    return _results_table(comparison, comparison.conditions, title, pooled=True)
+
+
+def _movement(condition: ConditionResult) -> int:
+    return sum(abs(row.d or 0) for row in condition.outcomes)
+
+
+def shown_cases(comparison: Comparison, cases: str = "moved") -> tuple[list[ConditionResult], int]:
+    """(the per-case rows to draw, how many more cases moved): the cases that moved (some
+    d_k != 0), most-moved first (the sum of |d_k| over the events; ties in the runs' order), at
+    most CASES_SHOWN of them; with `cases="all"` every case, in the same order."""
+    order = sorted(comparison.cases, key=lambda c: -_movement(c))  # stable: ties keep their order
+    if cases == "all":
+        return order, 0
+    moved = [c for c in order if _movement(c)]
+    return moved[:CASES_SHOWN], max(0, len(moved) - CASES_SHOWN)
+
+
+def case_table(comparison: Comparison, cases: str = "moved") -> Table:
+    """The per-case detail table, its own family; its caption counts what is left out."""
+    shown, more = shown_cases(comparison, cases)
+    which = "every case" if cases == "all" else "the events that moved in the cases that moved, most first"
+    title = (
+        f"per case (detail, {which}): q: Benjamini-Hochberg over {comparison.case_tests} "
+        "per-case tests, a family of their own"
+    )
+    if more:
+        caption = f"… and {more:,} more cases that moved (--cases all shows every case)"
+    elif not shown:
+        caption = f"no case moved ({len(comparison.cases):,} cases; --cases all shows every case)"
+    else:
+        caption = None
+    table = _results_table(comparison, shown, title, pooled=False, only_moved=cases != "all")
+    return Table(table.title, table.headers, table.rows, table.right, table.styles, caption=caption)
 
 
 def _errors(errors: Sequence[Any]) -> str:
     return ", ".join(f"{e.kind} {e.count:,}" for e in errors) or "-"
 
 
-def coverage_table(comparison: Comparison) -> Table:
+def coverage_table(comparison: Comparison, cases: str = "moved") -> Table:
+    """Episodes without an outcome per condition; for runs with a case axis only the cases
+    that have some (at most CASES_SHOWN of them unless `cases="all"`)."""
     headers = ("condition", "before", "after", "errors before", "errors after", "q")
     rows = []
     styles = []
-    for row in comparison.coverage:
+    listed = list(comparison.coverage)
+    caption = None
+    if comparison.case_axis is not None:
+        listed = [row for row in listed if row.before_without or row.after_without]
+        if cases != "all" and len(listed) > CASES_SHOWN:
+            caption = f"… and {len(listed) - CASES_SHOWN:,} more cases (--cases all shows every case)"
+            listed = listed[:CASES_SHOWN]
+    for row in listed:
         rows.append(
             (
                 row.label,
@@ -167,6 +281,7 @@ def coverage_table(comparison: Comparison) -> Table:
         tuple(rows),
         frozenset({1, 2, 5}),
         tuple(styles),
+        caption=caption,
     )
 
 
@@ -184,14 +299,16 @@ def tail_lines(comparison: Comparison, notes: Sequence[str]) -> list[str]:
     return [f"note: {n}" for n in notes] + [f"warning: {w}" for w in comparison.warnings]
 
 
-def plain_report(comparison: Comparison, notes: Sequence[str] = ()) -> str:
+def plain_report(comparison: Comparison, notes: Sequence[str] = (), *, cases: str = "moved") -> str:
     """The whole report as plain text: no ANSI codes, no box characters, fixed column order."""
     lines = summary_lines(comparison)
     lines += ["", *plain_lines(condition_table(comparison))]
+    if comparison.case_axis is not None:
+        lines += ["", *plain_lines(case_table(comparison, cases))]
     if coverage_is_complete(comparison):
         lines += ["", complete_coverage_line(comparison)]
     else:
-        lines += ["", *plain_lines(coverage_table(comparison))]
+        lines += ["", *plain_lines(coverage_table(comparison, cases))]
     tail = tail_lines(comparison, notes)
     if tail:
         lines += ["", *tail]
@@ -281,8 +398,9 @@ def _print_condition_blocks(comparison: Comparison, console: Any) -> None:
     console.print()
 
 
-def print_rich(comparison: Comparison, notes: Sequence[str], console: Any) -> None:
-    """The report on a terminal: the same lines, tables drawn with colour and rate bars."""
+def print_rich(comparison: Comparison, notes: Sequence[str], console: Any, *, cases: str = "moved") -> None:
+    """The report on a terminal: the same lines, tables drawn with colour and rate bars (runs
+    with a case axis: the pooled and per-case tables drawn as tables, in colour)."""
     from rich.text import Text  # rich: ~40 ms, only on a terminal
 
     lines = summary_lines(comparison)
@@ -294,13 +412,16 @@ def print_rich(comparison: Comparison, notes: Sequence[str], console: Any) -> No
         style = "yellow" if line.startswith("trade ") else None
         console.print(Text(line, style=style or ""))
     console.print()
-    if console.width >= WIDE_TERMINAL:
+    if comparison.case_axis is not None:
+        console.print(rich_table(pooled_table(comparison)))
+        console.print(rich_table(case_table(comparison, cases)))
+    elif console.width >= WIDE_TERMINAL:
         console.print(_terminal_condition_table(comparison))
     else:
         _print_condition_blocks(comparison, console)
     if coverage_is_complete(comparison):
         console.print(complete_coverage_line(comparison))
     else:
-        console.print(rich_table(coverage_table(comparison)))
+        console.print(rich_table(coverage_table(comparison, cases)))
     for line in tail_lines(comparison, notes):
         console.print(Text(line, style="yellow" if line.startswith("warning") else "cyan"))
