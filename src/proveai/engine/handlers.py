@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from proveai.engine.model import SEVERITIES, AnalyzeResponse
+from proveai.engine.model import SEVERITIES, AnalyzeResponse, Diagnosis, PropagationLink
 
 logger = logging.getLogger("proveai.engine")
 
@@ -68,7 +68,7 @@ def clear_handlers() -> None:
 def _view(handler: DetectionHandler, response: AnalyzeResponse) -> AnalyzeResponse | None:
     view = response.filtered(handler.severity, handler.min_confidence)
     if handler.agent_name is not None or handler.failure_mode is not None:
-        def keep(item: Any) -> bool:
+        def keep(item: Diagnosis | PropagationLink) -> bool:
             return (handler.agent_name in (None, item.agent_name)) and (
                 handler.failure_mode is None or handler.failure_mode in item.failure_modes
             )
