@@ -21,7 +21,7 @@ from typing import Any
 from proveai.cache import cached_dispatch
 from proveai.diff.verdict import AgentVerdict, Grade, Status, Tier
 from proveai.errors import ProveAIError, ProveAIExit
-from proveai.providers.base import as_response
+from proveai.providers.base import Provider, as_response
 from proveai.replay.engine import substitute
 from proveai.replay.reinvoke import NotReinvokable, reinvoke
 from proveai.snapshot.grading import DIRECT_EDIT, DOWNSTREAM, Grading, PairGrader, decisive, grade_iteration
@@ -64,7 +64,7 @@ def with_system_prompt(messages: list[dict[str, Any]], prompt: str) -> list[dict
     return [{"role": "system", "content": prompt}, *rest]
 
 
-def _dispatch(model: str) -> Any:
+def _dispatch(model: str) -> Provider:
     return cached_dispatch(model)
 
 
