@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,35 +26,56 @@ ENV_PREFIXES = (
 _OPTIONS_WITH_VALUE = {"-W", "-X", "--check-hash-based-pycs"}
 
 
-def _split_orig_argv(orig: list[str]) -> tuple[str, str | None, str | None]:
-    """(mode, module_or_script, why_not) from the interpreter's argument list."""
+@dataclass(frozen=True)
+class InterpreterArgs:
+    """What an interpreter's argument list asks of it, read as CPython reads it."""
+
+    mode: str  # script | module | command | stdin | interactive
+    target: str | None  # the script's path or the module's name
+    why_not: str | None  # why the command cannot be re-run, when it cannot
+    options: tuple[tuple[str, str | None], ...] = ()  # the interpreter's options before it: (flag, value)
+
+
+def split_interpreter_argv(orig: Sequence[str]) -> InterpreterArgs:
+    """What `orig` (an interpreter's argument list, its path first) runs. `snapshot verify`
+    reads a recorded argv with it to know what a re-run would run."""
+    options: list[tuple[str, str | None]] = []
+
+    def found(mode: str, target: str | None, why_not: str | None) -> InterpreterArgs:
+        return InterpreterArgs(mode, target, why_not, tuple(options))
+
     i = 1
     while i < len(orig):
         arg = orig[i]
         if arg == "-":
-            return "stdin", None, "the script was read from stdin"
-        if arg == "--":
-            i += 1
-            continue
+            return found("stdin", None, "the script was read from stdin")
+        if arg == "--":  # the end of the options: the next argument is the script, whatever it looks like
+            if i + 1 < len(orig):
+                return found("script", orig[i + 1], None)
+            break
         if arg.startswith("--"):
+            value = orig[i + 1] if arg in _OPTIONS_WITH_VALUE and i + 1 < len(orig) else None
+            options.append((arg, value))
             i += 2 if arg in _OPTIONS_WITH_VALUE else 1
             continue
         if not arg.startswith("-"):
-            return "script", arg, None
+            return found("script", arg, None)
         # a cluster of one-letter options, e.g. -B, -Bc 'code', -mjson.tool, -W error
         consumed_next = False
         for j, letter in enumerate(arg[1:], start=1):
             rest = arg[j + 1 :]
             if letter == "c":
-                return "command", None, "run with python -c: the command text is not a file to re-run"
+                return found("command", None, "run with python -c: the command text is not a file to re-run")
             if letter == "m":
                 module = rest or (orig[i + 1] if i + 1 < len(orig) else None)
-                return "module", module, None if module else "python -m without a module"
+                return found("module", module, None if module else "python -m without a module")
             if letter in "WX":
                 consumed_next = not rest
+                options.append((f"-{letter}", rest or (orig[i + 1] if i + 1 < len(orig) else None)))
                 break
+            options.append((f"-{letter}", None))
         i += 2 if consumed_next else 1
-    return "interactive", None, "an interactive session has no command to re-run"
+    return found("interactive", None, "an interactive session has no command to re-run")
 
 
 def _in_notebook() -> bool:
@@ -64,7 +87,8 @@ def capture_invocation() -> dict[str, Any]:
     cwd = Path.cwd().resolve()
     root = project_root(cwd)
     orig = list(getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv])
-    mode, target, why_not = _split_orig_argv(orig)
+    parsed = split_interpreter_argv(orig)
+    mode, target, why_not = parsed.mode, parsed.target, parsed.why_not
     if _in_notebook():
         mode, why_not = "notebook", "captured in a notebook: cells have no command to re-run"
     elif mode == "script" and sys.flags.interactive:

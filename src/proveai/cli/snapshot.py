@@ -27,6 +27,7 @@ from proveai.snapshot.diffview import snapshot_diff
 from proveai.snapshot.gate import SnapshotNotVerified, plan_verify, verify_many, verify_options
 from proveai.snapshot.init import init_snapshot
 from proveai.snapshot.model import list_snapshots, load_snapshot, snapshot_path
+from proveai.snapshot.trust import InvocationTrust, TrustPolicy
 from proveai.snapshot.update import update_snapshot
 from proveai.snapshot.verify import VerifyResult
 from proveai.store import Store, check_name
@@ -118,7 +119,16 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     scope = verify.add_mutually_exclusive_group()
     scope.add_argument("--full", action="store_true", help="verify every snapshot, even in CI")
     scope.add_argument("--changed", action="store_true", help="verify what CI would auto-target")
-    verify.add_argument("--base", help="base ref for --changed (default $GITHUB_BASE_REF, else main)")
+    verify.add_argument(
+        "--base",
+        help="base ref for --changed (default $GITHUB_BASE_REF, else main) and the reviewed "
+        "revision invocations are compared with (default $GITHUB_BASE_REF, else HEAD)",
+    )
+    verify.add_argument(
+        "--trust-invocation",
+        action="store_true",
+        help="run (and trust from now on) an invocation that changed; in CI one is refused without it",
+    )
 
     update = actions.add_parser("update", parents=[parent, common], help="accept what the last verify saw")
     update.add_argument("name", nargs="?", default="latest")
@@ -202,6 +212,12 @@ def _verify(args: argparse.Namespace) -> int:
     if plan.reason:
         screen.line(plan.reason)
 
+    def untrusted(trust: InvocationTrust) -> None:
+        accepted = "trusted from now on (--trust-invocation)" if args.trust_invocation else (
+            "review it; --trust-invocation stops this warning"
+        )
+        screen.warn(f"warning: snapshot {trust.snapshot!r} runs {trust.command}, {trust.change}: {accepted}")
+
     def show(outcome: VerifyResult | SnapshotNotVerified) -> None:
         if isinstance(outcome, SnapshotNotVerified):
             print_error(outcome)
@@ -217,6 +233,8 @@ def _verify(args: argparse.Namespace) -> int:
         traces_dir=Path(args.traces) if args.traces else store.traces_dir,
         progress_for=lambda name: RunProgress(screen, f"verify {name!r}"),
         on_done=show,
+        trust=TrustPolicy.from_env(accept=args.trust_invocation, base=args.base),
+        on_untrusted=untrusted,
     )
     markdown = step_summary_markdown(batch.results, batch.reason, [f.message for f in batch.failures])
     problem = write_step_summary(markdown)

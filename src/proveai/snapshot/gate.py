@@ -15,8 +15,10 @@ from proveai.errors import ProveAIError, ProveAIExit
 from proveai.snapshot.model import Snapshot, list_snapshots, load_snapshot, snapshot_path
 from proveai.snapshot.overrides import parse_overrides
 from proveai.snapshot.replicates import Progress
+from proveai.snapshot.rerun import checked_command
+from proveai.snapshot.trust import InvocationTrust, TrustPolicy, check_invocation_trust
 from proveai.snapshot.verify import VerifyOptions, VerifyResult, verify_snapshot
-from proveai.store import check_name
+from proveai.store import check_name, project_root
 
 # the batch's exit code is the first of these any snapshot gave: a regression outranks a usage
 # error (another snapshot could not be verified), which outranks an unjudged change
@@ -37,7 +39,8 @@ class SnapshotNotVerified(ProveAIError):
     the error it gave (its exit code counts in the batch's)."""
 
     def __init__(self, snapshot: str, cause: ProveAIError) -> None:
-        message = f"snapshot {snapshot!r}: {cause.message}"
+        named = cause.message.startswith(f"snapshot {snapshot!r} ")  # a refused invocation says whose
+        message = cause.message if named else f"snapshot {snapshot!r}: {cause.message}"
         super().__init__(message, suggestions=cause.suggestions, exit_code=cause.exit_code)
         self.snapshot = snapshot
         self.cause = cause
@@ -167,16 +170,26 @@ def verify_many(
     traces_dir: Path,
     progress_for: Callable[[str], Progress] | None = None,
     on_done: Callable[[VerifyResult | SnapshotNotVerified], None] | None = None,
+    trust: TrustPolicy | None = None,
+    on_untrusted: Callable[[InvocationTrust], None] | None = None,
 ) -> VerifyBatch:
     """Verify each snapshot of `plan` in order; `on_done` sees each result (or failure) as it
     comes, `progress_for(name)` gives each its re-run progress. A lone snapshot that cannot be
-    verified raises its error; among several it becomes a failure and the rest still run."""
+    verified raises its error; among several it becomes a failure and the rest still run.
+
+    Before a snapshot's invocation re-runs, it is checked (proveai.snapshot.trust): one that
+    asks for more than a project script under this interpreter is refused, and one this
+    checkout has not seen is refused in CI unless `trust` accepts it; one that runs anyway is
+    shown to `on_untrusted` first. `trust` None: TrustPolicy.from_env()."""
+    policy = TrustPolicy.from_env() if trust is None else trust
     results: list[VerifyResult] = []
     failures: list[SnapshotNotVerified] = []
     for name in plan.names:
         progress = progress_for(name) if progress_for is not None else None
         outcome: VerifyResult | SnapshotNotVerified
         try:
+            if _reruns(plan.snapshots[name], options):
+                _check_invocation(plan.snapshots[name], snapshots_dir, policy, on_untrusted)
             outcome = verify_snapshot(
                 plan.snapshots[name],
                 snapshots_dir=snapshots_dir,
@@ -193,3 +206,21 @@ def verify_many(
         if on_done is not None:
             on_done(outcome)
     return VerifyBatch(tuple(results), tuple(failures), plan.reason)
+
+
+def _reruns(snapshot: Snapshot, options: VerifyOptions) -> bool:
+    """True when verify_snapshot will run the snapshot's invocation (its re-run and replicate
+    modes; --override, --quick and a quick-only snapshot run none)."""
+    return not options.overrides and not (options.quick or snapshot.quick_only or not snapshot.invocation)
+
+
+def _check_invocation(
+    snapshot: Snapshot,
+    snapshots_dir: Path,
+    policy: TrustPolicy,
+    on_untrusted: Callable[[InvocationTrust], None] | None,
+) -> None:
+    checked_command(snapshot.invocation or {}, project_root(), snapshot=snapshot.name)
+    trust = check_invocation_trust(snapshot, snapshots_dir=snapshots_dir, policy=policy)
+    if not trust.trusted and on_untrusted is not None:
+        on_untrusted(trust)

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,12 @@ from typing import Any
 from prove_common.jsonio import canonical_json
 from prove_common.suggest import did_you_mean
 from proveai.errors import ProveAIError
-from proveai.store.snapshots import read_snapshot_document, snapshot_files, write_snapshot_text
+from proveai.store.snapshots import (
+    read_snapshot_document,
+    snapshot_files,
+    trust_invocation,
+    write_snapshot_text,
+)
 
 # the file of a snapshot name is the store's; callers take it from here, beside load_snapshot
 from proveai.store.snapshots import snapshot_path as snapshot_path
@@ -30,6 +36,16 @@ TOOL_KINDS = frozenset({"TOOL"})
 def content_hash(value: Any) -> str:
     """`sha256:<hex>` of the canonical JSON of `value` (frozen: pinned snapshots hold these)."""
     return "sha256:" + hashlib.sha256(canonical_json(value).encode("utf-8")).hexdigest()
+
+
+def describe_command(invocation: Mapping[str, Any]) -> str:
+    """What the invocation asks to run, as a shell would show it: interpreter, argv, and the
+    folder under the project root when it is not the root."""
+    argv = invocation.get("argv")
+    words = [str(invocation.get("python") or "python")]
+    words += [str(a) for a in argv] if isinstance(argv, list) else []
+    cwd = str(invocation.get("cwd") or ".")
+    return shlex.join(words) + ("" if cwd == "." else f" (in {cwd})")
 
 
 def short_hash(value: str | None) -> str:
@@ -225,7 +241,7 @@ class Snapshot:
             "trace_name": self.trace_name,
             "quick_only": self.quick_only,
             "invocation": dict(self.invocation) if self.invocation else None,
-            # verify runs the invocation: a hand edit to it must be refused, never executed
+            # catches an accidental edit; not a signature: proveai.snapshot.trust guards the runs
             "invocation_hash": content_hash(dict(self.invocation)) if self.invocation else None,
             "agents": {name: agent.to_dict() for name, agent in self.agents.items()},
             "captures": [capture.to_dict() for capture in self.captures],
@@ -316,8 +332,27 @@ def load_snapshot(path: Path) -> Snapshot:
 
 
 def write_snapshot(path: Path, snapshot: Snapshot) -> None:
-    """Replace the file atomically (proveai.store.snapshots), so a reader never sees a torn snapshot."""
+    """Replace the file atomically (proveai.store.snapshots), so a reader never sees a torn snapshot.
+
+    An invocation proveai itself writes into the file (`init`, from a run captured here) is
+    trusted on this machine; one the file already held (`update` keeps it) is not re-trusted:
+    writing it again says nothing about who wrote it first."""
+    before = _invocation_hash_on_disk(path)
     write_snapshot_text(path, snapshot.to_json())
+    if snapshot.invocation:
+        written = content_hash(dict(snapshot.invocation))
+        if written != before:
+            command = describe_command(snapshot.invocation)
+            trust_invocation(path.parent, written, snapshot=snapshot.name, command=command)
+
+
+def _invocation_hash_on_disk(path: Path) -> str | None:
+    """The content hash of the invocation the snapshot file holds now, if it holds one."""
+    try:
+        invocation = read_snapshot_document(path).get("invocation")
+    except (ProveAIError, AttributeError):
+        return None
+    return content_hash(dict(invocation)) if isinstance(invocation, Mapping) else None
 
 
 @dataclass(frozen=True)

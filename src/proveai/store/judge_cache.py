@@ -3,6 +3,12 @@
 Lives at proveai/snapshots/.judge_cache.json with a .gitignore beside it, so committing the
 snapshots folder never commits the cache. Only decided verdicts are cached: a judge that
 could not run ("skip") is asked again next time.
+
+The file is local state anyone with the folder can edit, so what it can make a verdict say is
+bounded: an entry records the pair and the judge it was decided for and is served only for
+them (an entry copied under another key is not), and `unchanged` is never served for two
+different hashes (the tiers that call such outputs unchanged are asked again; only drifted
+or regressed, the judge's verdicts, are reused).
 """
 
 from __future__ import annotations
@@ -16,11 +22,32 @@ from prove_common.files import clear_stale_temps, write_text_atomic
 from proveai.store.layout import lock
 
 CACHE_NAME = ".judge_cache.json"
-GITIGNORE_LINES = ("/.judge_cache.json", "/.judge_cache.json.lock", "/.*.tmp")
+GITIGNORE_LINES = (
+    "/.judge_cache.json", "/.judge_cache.json.lock", "/.trusted_invocations.json",
+    "/.trusted_invocations.json.lock", "/.*.tmp",
+)
+
+
+_UNCHANGED = "unchanged"
+_PAIR_FIELDS = ("pinned", "fresh", "judge_model")  # what an entry was decided for, checked on read
 
 
 def cache_key(old_hash: str, new_hash: str, judge_model: str | None) -> str:
     return f"{old_hash}|{new_hash}|{judge_model or '-'}"
+
+
+def _pair(old_hash: str, new_hash: str, judge_model: str | None) -> dict[str, str]:
+    return {"pinned": old_hash, "fresh": new_hash, "judge_model": judge_model or "-"}
+
+
+def _servable(entry: Any, old_hash: str, new_hash: str, judge_model: str | None) -> bool:
+    """True when `entry` was decided for exactly this pair and judge, and does not call two
+    different outputs unchanged."""
+    if not isinstance(entry, dict):
+        return False
+    if any(entry.get(name) != value for name, value in _pair(old_hash, new_hash, judge_model).items()):
+        return False
+    return not (entry.get("status") == _UNCHANGED and old_hash != new_hash)
 
 
 class JudgeCache:
@@ -44,21 +71,26 @@ class JudgeCache:
         return self._entries
 
     def get(self, old_hash: str, new_hash: str, judge_model: str | None) -> dict[str, Any] | None:
+        """The verdict decided for this pair and judge, without the pair's fields; None for a
+        miss, and for an entry that fails `_servable` (it is graded again and replaced)."""
         if not self.enabled:
             return None
         entry = self._load().get(cache_key(old_hash, new_hash, judge_model))
-        if entry is None:
+        if not _servable(entry, old_hash, new_hash, judge_model):
             self.misses += 1
-        else:
-            self.hits += 1
-        return dict(entry) if entry is not None else None
+            return None
+        self.hits += 1
+        return {k: v for k, v in entry.items() if k not in _PAIR_FIELDS}
 
     def put(self, old_hash: str, new_hash: str, judge_model: str | None, verdict: Mapping[str, Any]) -> None:
-        if not self.enabled:
+        """Cache a decided verdict with the pair it was decided for; `unchanged` for two
+        different hashes is not cached (it would never be served)."""
+        if not self.enabled or (verdict.get("status") == _UNCHANGED and old_hash != new_hash):
             return
         key = cache_key(old_hash, new_hash, judge_model)
-        self._load()[key] = dict(verdict)
-        self._dirty[key] = dict(verdict)
+        entry = {**dict(verdict), **_pair(old_hash, new_hash, judge_model)}
+        self._load()[key] = entry
+        self._dirty[key] = entry
 
     def save(self) -> None:
         """Merge this run's new entries into the file (others may have written meanwhile)."""
@@ -93,5 +125,8 @@ def ensure_gitignore(snapshots_dir: Path) -> None:
     snapshots_dir.mkdir(parents=True, exist_ok=True)
     text = "\n".join([*existing, *missing]) + "\n"
     if not existing:
-        text = "# proveai: the judge cache is local state, never part of a pinned snapshot\n" + text
+        text = (
+            "# proveai: the judge cache and the trusted invocations are local state, never part "
+            "of a pinned snapshot\n" + text
+        )
     write_text_atomic(path, text)

@@ -7,6 +7,7 @@ import os
 import subprocess
 import sys
 
+from proveai.capture.invocation import InterpreterArgs, split_interpreter_argv
 from tests.conftest import isolated_env
 
 PIPELINE = """
@@ -78,3 +79,18 @@ def test_argv_bytes_survive_exactly(py, workdir, home):
 
     (path,) = [p for p in (workdir / "proveai" / "traces").glob("*.json") if len(p.stem) == 32]
     assert os.fsencode(load_trace(path).invocation["argv"][1]) == raw
+
+
+def test_the_argument_list_is_read_as_the_interpreter_reads_it() -> None:
+    """What `snapshot verify` checks before a re-run: the target and the options before it."""
+    python = "/venv/bin/python"
+    assert split_interpreter_argv([python, "-X", "utf8", "-Bu", "run.py", "-c", "x"]) == InterpreterArgs(
+        "script", "run.py", None, (("-X", "utf8"), ("-B", None), ("-u", None))
+    )
+    assert split_interpreter_argv([python, "-Werror", "-mpkg.run", "a"]) == InterpreterArgs(
+        "module", "pkg.run", None, (("-W", "error"),)
+    )
+    assert split_interpreter_argv([python, "--", "-c"]) == InterpreterArgs("script", "-c", None)
+    assert split_interpreter_argv([python, "-Ic", "print(1)"]).mode == "command"
+    assert split_interpreter_argv([python, "-"]).mode == "stdin"
+    assert split_interpreter_argv([python, "-i"]).mode == "interactive"

@@ -21,6 +21,7 @@ from proveai.snapshot.gate import (
     verify_many,
     verify_options,
 )
+from proveai.snapshot.rerun import InvocationRefused
 from tests.conftest import isolated_env
 from tests.proveai.model_server import JUDGE_MARKER
 from tests.proveai.snapshot.kit import edit, make_project, pinned_project, strict_judge_server
@@ -71,6 +72,15 @@ def test_a_failure_names_its_snapshot_and_keeps_its_cause() -> None:
     assert failure.message == "snapshot 'weekly': the pipeline exited 1 and wrote no trace"
     assert failure.snapshot == "weekly" and failure.cause is cause
     assert list(failure.suggestions) == ["run it yourself"] and failure.exit_code == ProveAIExit.USAGE
+
+
+def test_a_refused_invocation_names_its_snapshot_once() -> None:
+    cause = InvocationRefused("/bin/sh -c x", "/bin/sh is not a Python interpreter", snapshot="weekly")
+    failure = SnapshotNotVerified("weekly", cause)
+    assert failure.message == (
+        "snapshot 'weekly' asks to run /bin/sh -c x: /bin/sh is not a Python interpreter"
+    )
+    assert failure.cause is cause and failure.exit_code == ProveAIExit.USAGE
 
 
 def test_exit_code_follows_the_documented_precedence() -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from proveai.errors import ProveAIError, ProveAIExit
-from proveai.snapshot.rerun import rerun
+from proveai.snapshot.rerun import InvocationRefused, checked_command, rerun
 
 PIPELINE = """
 import pathlib, subprocess, sys, time
@@ -58,3 +58,80 @@ def test_a_timed_out_rerun_leaves_no_grandchild(tmp_path: Path) -> None:
         if grandchild is not None and _running(grandchild):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(grandchild, signal.SIGKILL)  # ours: started by this test's child
+
+
+# ---- what a re-run may run: checked before anything starts --------------------------------------
+
+MARKER = "import pathlib, sys\npathlib.Path(sys.argv[1]).write_text('ran')\n"
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n", encoding="utf-8")
+    (root / "pipeline.py").write_text(MARKER, encoding="utf-8")
+    imported = "raise SystemExit('imported while checking')\n"  # finding a module must not run its package
+    (root / "pkg" / "__init__.py").write_text(imported, encoding="utf-8")
+    (root / "pkg" / "main.py").write_text(MARKER, encoding="utf-8")
+    (root / "pkg" / "__main__.py").write_text(MARKER, encoding="utf-8")
+    return root
+
+
+def test_the_rerun_is_this_interpreter_running_the_recorded_arguments(project: Path) -> None:
+    inside = {"python": "/home/someone/.venv/bin/python3.12", "cwd": ".", "script": "pipeline.py"}
+    command, cwd = checked_command({**inside, "argv": ["-X", "utf8", "-u", "pipeline.py", "a b"]}, project)
+    assert command == [sys.executable, "-X", "utf8", "-u", "pipeline.py", "a b"]
+    assert cwd == project.resolve()
+    # modules are found as the child finds them, without importing their packages
+    assert checked_command({**inside, "argv": ["-m", "pkg.main"], "module": "pkg.main"}, project)[0][1:] == [
+        "-m", "pkg.main"
+    ]
+    assert checked_command({**inside, "argv": ["-mpkg"], "module": "pkg"}, project)[0][1:] == ["-mpkg"]
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason"),
+    [
+        ({"python": "/bin/sh", "argv": ["-c", "MARK"]}, "/bin/sh is not a Python interpreter"),
+        ({"python": "C:\\Tools\\node.exe"}, "is not a Python interpreter"),
+        ({"argv": ["-c", "MARK"]}, "it runs no script or module (run with python -c"),
+        ({"argv": ["-", "MARK"]}, "it runs no script or module (the script was read from stdin)"),
+        ({"argv": ["OUTSIDE", "MARK"]}, "outside.py is outside the project"),
+        ({"argv": ["link.py", "MARK"]}, "the script link.py is outside the project"),
+        ({"argv": ["pipeline.py", "MARK"], "cwd": ".."}, "its working folder '..' is outside the project"),
+        ({"argv": ["pipeline.py", "MARK"], "cwd": "out"}, "its working folder 'out' is outside the project"),
+        ({"argv": ["-m", "json.tool", "MARK"], "module": "json.tool"}, "the module json.tool is /"),
+        ({"argv": ["-m", "nowhere.at_all"], "module": "nowhere.at_all"}, "not found in the project"),
+        ({"argv": ["-i", "pipeline.py", "MARK"]}, "the interpreter option -i is not one a re-run may carry"),
+        ({"argv": ["-Xpycache_prefix=/tmp", "pipeline.py", "MARK"]}, "option -X pycache_prefix=/tmp"),
+    ],
+)
+def test_an_invocation_leaving_the_project_is_refused_and_nothing_runs(
+    project: Path, tmp_path: Path, changes: dict, reason: str
+) -> None:
+    marker, outside = tmp_path / "ran", tmp_path / "outside.py"
+    outside.write_text(MARKER, encoding="utf-8")
+    (project / "link.py").symlink_to(outside)
+    (project / "out").symlink_to(tmp_path, target_is_directory=True)
+    invocation = {"python": sys.executable, "argv": ["pipeline.py", "MARK"], "script": "pipeline.py"}
+    invocation.update(changes)
+    invocation["argv"] = [
+        {"MARK": str(marker), "OUTSIDE": str(outside)}.get(arg, arg) for arg in invocation["argv"]
+    ]
+    with pytest.raises(InvocationRefused) as refused:
+        rerun(invocation, traces_dir=tmp_path / "traces", timeout_s=30, root=project)
+    assert refused.value.message.startswith("the recorded invocation asks to run ")
+    assert reason in refused.value.message
+    assert refused.value.exit_code == ProveAIExit.USAGE
+    assert not marker.exists()
+
+
+def test_the_refusal_names_the_snapshot_that_asked(project: Path) -> None:
+    with pytest.raises(InvocationRefused) as refused:
+        asked = {"python": "/usr/bin/perl", "argv": ["x.pl"], "script": "x.pl"}
+        checked_command(asked, project, snapshot="nightly")
+    assert refused.value.message == (
+        "snapshot 'nightly' asks to run /usr/bin/perl x.pl: /usr/bin/perl is not a Python interpreter"
+    )
+    assert (refused.value.snapshot, refused.value.command) == ("nightly", "/usr/bin/perl x.pl")
