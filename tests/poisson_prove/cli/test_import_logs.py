@@ -32,7 +32,7 @@ def test_an_import_says_what_it_stored_and_what_to_do_next(prove: CLI, workdir: 
     samples(workdir / "before", "2026-01-01T10-00-00.000", set(range(0, 40, 2)))
     first = prove("import", "lm-eval", "before", "--name", "baseline")
     assert first.stdout == (
-        'imported 1 log as run "baseline": 40 episodes (0 errored) in 1 condition\n' + NEXT_FIRST
+        'imported 1 log as run "baseline": 40 episodes (0 errored) of 40 samples in 1 group\n' + NEXT_FIRST
     )
     assert first.stderr == ""
     assert first.returncode == 0
@@ -41,10 +41,9 @@ def test_an_import_says_what_it_stored_and_what_to_do_next(prove: CLI, workdir: 
     samples(workdir / "after", "2026-01-02T11-00-00.000", set(range(20, 40)), docs=range(20, 40))
     second = prove("import", "lm-eval", "after", "--name", "changed")
     assert second.returncode == 0, second.stderr
-    lines = second.stdout.splitlines()
-    assert lines[0].startswith('imported 2 logs as run "changed": ')
-    assert lines[1:] == [
-        'paired with "baseline" on (sample, epoch)',
+    assert second.stdout.splitlines() == [
+        'imported 2 logs as run "changed": 40 episodes (0 errored) of 40 samples in 1 group',
+        'paired with "baseline" on doc_id, where doc_hash agrees',
         'next: poisson-prove diff "baseline" "changed"',
     ]
 
@@ -66,9 +65,15 @@ def test_json_is_one_document_of_what_was_stored(prove: CLI, workdir: Path) -> N
         "run_id": manifest["run_id"],
         "name": manifest["name"],
         "created": True,
+        "status": "complete",
         "episodes": 40,
         "errored": 0,
-        "conditions": 1,
+        "conditions": 40,
+        "groups": 1,
+        "cases": 40,
+        "cancelled": 0,
+        "unfinished": [],
+        "replaced": None,
         "paired_with": None,
         "files": [str(Path("out") / log.name)],
     }

@@ -22,30 +22,42 @@ def _offline_env() -> dict[str, str]:
     return env
 
 
-def run_inspect(log_dir: Path, log_format: str, variant: str, model: str = "mockllm/model") -> Path:
+def run_inspect(
+    log_dir: Path, log_format: str, variant: str, *flags: str, model: str = "mockllm/model"
+) -> Path:
+    """One real `inspect eval` (or eval_set, with --set) of inspect_task.py; the log it wrote."""
     pytest.importorskip("inspect_ai")
+    from inspect_ai.log import list_eval_logs  # inspect-ai: only where Inspect logs are made
+
     subprocess.run(
-        [sys.executable, str(HERE / "inspect_task.py"), str(log_dir), log_format, variant, model],
-        check=True,
+        [sys.executable, str(HERE / "inspect_task.py"), str(log_dir), log_format, variant, model, *flags],
+        check=variant != "killed",
         capture_output=True,
         text=True,
         env=_offline_env(),
-        timeout=120,
+        timeout=180,
     )
-    (log,) = [p for p in log_dir.iterdir() if p.suffix in {".eval", ".json"}]
-    return log
+    (log,) = list_eval_logs(str(log_dir))
+    return Path(log.name.removeprefix("file://"))
 
 
 @pytest.fixture(scope="session")
 def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """before (.json), after (.eval, the change), errors (.eval, q7 raising), other_model (the
-    after answers from a model of another name) logs."""
+    """Logs Inspect AI wrote for inspect_task.py, scored by includes() (C/I) and closeness
+    (1.0 / 0.5): before (.json, by eval_set: its folder holds eval-set.json and logs.json too),
+    after (.eval, the change), errors (q7 raising), other_model (the after answers from a model
+    of another name), and three evals that did not finish: failed (status error), cancelled
+    (Ctrl-C while two samples run) and killed (SIGKILL: status started, no sample)."""
     root = tmp_path_factory.mktemp("inspect")
+    both = "--two-scorers"
     return {
-        "before": run_inspect(root / "before", "json", "before"),
-        "after": run_inspect(root / "after", "eval", "after"),
-        "errors": run_inspect(root / "errors", "eval", "errors"),
-        "other_model": run_inspect(root / "other_model", "eval", "after", "mockllm/other"),
+        "before": run_inspect(root / "before", "json", "before", both, "--set"),
+        "after": run_inspect(root / "after", "eval", "after", both),
+        "errors": run_inspect(root / "errors", "eval", "errors", both),
+        "other_model": run_inspect(root / "other_model", "eval", "after", both, model="mockllm/other"),
+        "failed": run_inspect(root / "failed", "eval", "failed", both),
+        "cancelled": run_inspect(root / "cancelled", "eval", "cancelled", both),
+        "killed": run_inspect(root / "killed", "eval", "killed", both),
     }
 
 
@@ -61,6 +73,7 @@ doc_to_choice: "{{{{choices}}}}"
 doc_to_target: "{{{{answer}}}}"
 metric_list:
   - metric: acc
+  - metric: acc_norm
 """
 
 
@@ -93,21 +106,31 @@ def run_lm_eval(tasks: Path, out: Path, seed: int) -> Path:
     return out
 
 
+def _documents(tasks: Path, name: str, order: list[int]) -> Path:
+    data = tasks / name
+    with open(data, "w", encoding="utf-8") as handle:
+        for i in order:
+            record = {"question": f"Which is {i}?", "choices": [str(i), "x", "y", "z"], "answer": i % 4}
+            handle.write(json.dumps(record) + "\n")
+    return data
+
+
 @pytest.fixture(scope="session")
 def lm_eval_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
-    """Two real lm_eval runs of one local multiple-choice task with the dummy model, two seeds
-    (the dummy model's log-likelihoods are random: a change in what it prefers)."""
+    """Real lm_eval runs of one local multiple-choice task with the dummy model: before and
+    after with two seeds (the dummy model's log-likelihoods are random: a change in what it
+    prefers), and shuffled: the task's data file in another order, so every doc_id is another
+    document (the same task name, other doc_hash)."""
     root = tmp_path_factory.mktemp("lm_eval")
-    tasks = root / "tasks"
-    tasks.mkdir()
-    data = tasks / "data.jsonl"
-    with open(data, "w", encoding="utf-8") as handle:
-        for i in range(40):
-            handle.write(
-                json.dumps(
-                    {"question": f"Which is {i}?", "choices": [str(i), "x", "y", "z"], "answer": i % 4}
-                )
-                + "\n"
-            )
-    (tasks / "tiny.yaml").write_text(TASK_YAML.format(data=data), encoding="utf-8")
-    return {"before": run_lm_eval(tasks, root / "before", 1), "after": run_lm_eval(tasks, root / "after", 2)}
+    outputs = {}
+    for label, seed, order in (
+        ("before", 1, list(range(40))),
+        ("after", 2, list(range(40))),
+        ("shuffled", 2, [(7 * i) % 40 for i in range(40)]),
+    ):
+        tasks = root / f"tasks-{label}"
+        tasks.mkdir()
+        data = _documents(tasks, "data.jsonl", order)
+        (tasks / "tiny.yaml").write_text(TASK_YAML.format(data=data), encoding="utf-8")
+        outputs[label] = run_lm_eval(tasks, root / label, seed)
+    return outputs

@@ -1,56 +1,177 @@
-"""`poisson-prove import inspect` on logs Inspect AI wrote, then `diff` against statsmodels."""
+"""`poisson-prove import inspect` on logs Inspect AI wrote (tests/.../inspect_task.py, run for
+real), checked against the logs read independently (plain json / zipfile) and the store read
+with pyarrow: an imported task is a benchmark whose cases are its samples."""
 
 from __future__ import annotations
 
 import hashlib
 import json
 import shutil
+import subprocess
 from pathlib import Path
+from typing import Any
 
-import pyarrow.parquet as pq
 import pytest
 
 from tests.conftest import CLI, assert_clean_error
-from tests.poisson_prove.importers.pairs import inspect_scores, mcnemar_exact
+from tests.poisson_prove.importers.pairs import (
+    cancelled,
+    inspect_samples,
+    inspect_scores,
+    mcnemar_exact,
+    per_case,
+    stored_pairs,
+    stored_rows,
+)
 
 
-def _import(prove: CLI, *args: str) -> dict:
+def _import(prove: CLI, *args: str) -> dict[str, Any]:
     result = prove("import", "inspect", *args, "--json")
     assert result.returncode == 0, result.stderr
     assert result.stderr == ""
     return json.loads(result.stdout)
 
 
-def test_two_logs_pair_on_sample_and_epoch_and_diff_is_mcnemar(
-    prove: CLI, inspect_logs: dict[str, Path]
+def _manifest(workdir: Path, document: dict[str, Any]) -> dict[str, Any]:
+    return json.loads((workdir / "prove-runs" / document["run_id"] / "manifest.json").read_text())
+
+
+def _run(workdir: Path, document: dict[str, Any]) -> Path:
+    return workdir / "prove-runs" / document["run_id"]
+
+
+def _run_named(prove: CLI, workdir: Path, name: str) -> Path:
+    listed = json.loads(prove("runs", "--json").stdout)["runs"]
+    (run_id,) = [r["id"] for r in listed if r["name"] == name]
+    return workdir / "prove-runs" / run_id
+
+
+def _only_error_lines(result: subprocess.CompletedProcess[str]) -> None:
+    assert all(line.startswith(("error: ", "next: ")) for line in result.stderr.splitlines()), result.stderr
+
+
+def test_an_imported_task_is_a_benchmark_whose_cases_are_its_samples(
+    prove: CLI, workdir: Path, inspect_logs: dict[str, Path]
 ) -> None:
-    before = _import(prove, str(inspect_logs["before"]))
-    after = _import(prove, str(inspect_logs["after"].parent))  # a folder of logs
-    assert (before["episodes"], after["episodes"]) == (30, 30)
+    eval_set = inspect_logs["before"].parent
+    assert {"eval-set.json", "logs.json"} <= {p.name for p in eval_set.iterdir()}  # an eval-set folder
+    before = _import(prove, str(eval_set))
+    after = _import(prove, str(inspect_logs["after"]))
+    assert before["files"] == [str(inspect_logs["before"])]  # Inspect's own listing: the log only
+    assert (before["episodes"], before["cases"], before["groups"], before["status"]) == (
+        30,
+        10,
+        1,
+        "complete",
+    )
     assert after["paired_with"] == before["name"]
+
+    manifest = _manifest(workdir, before)
+    ids = sorted({s["id"] for s in inspect_samples(inspect_logs["before"])})
+    axes = manifest["spec"]["axes"]
+    assert list(axes) == ["task", "scorer", "sample"] == manifest["axis_order"]
+    assert axes["sample"]["cases"] is True and sorted(axes["sample"]["values"]) == ids
+    assert (axes["task"]["values"], axes["scorer"]["values"]) == (["times_seven"], ["includes"])
+    assert not axes["task"].get("cases") and not axes["scorer"].get("cases")
+    # includes() says C or I: correct and incorrect only, no `partial` test that cannot fire
+    assert (manifest["outcomes"], manifest["failures"]) == (["correct", "incorrect"], ["incorrect"])
+    scores = inspect_scores(inspect_logs["before"])
+    rows = stored_rows(_run(workdir, before))
+    for row in rows:
+        cfg, meta = json.loads(row["cfg"]), json.loads(row["meta"])
+        assert cfg == {"task": "times_seven", "scorer": "includes", "sample": meta["sample_id"]}
+        assert row["case_id"] == meta["sample_id"] and row["replicate"] == meta["epoch"] - 1
+        assert (
+            row["outcome"] == {"C": "correct", "I": "incorrect"}[scores[(meta["sample_id"], meta["epoch"])]]
+        )
+    assert len(rows) == len(scores) == 30
+
+    expected = per_case(scores, inspect_scores(inspect_logs["after"]), failed={"I"})
+    assert stored_pairs(_run(workdir, before), _run(workdir, after), {"incorrect"}) == expected
+    b, c, _ = mcnemar_exact(scores, inspect_scores(inspect_logs["after"]), failed={"I"})
+    assert b > 0 and c > 0  # the change fixed some (sample, epoch) and broke others
 
     result = prove("diff", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["method"] == "mcnemar" and report["paired"] is True
     assert (report["before"]["name"], report["after"]["name"]) == (before["name"], after["name"])
-    (condition,) = report["conditions"]
-    assert condition["label"] == "task times_seven"
-    row = next(r for r in condition["outcomes"] if r["outcome"] == "incorrect")
-    b, c, p = mcnemar_exact(
-        inspect_scores(inspect_logs["before"]), inspect_scores(inspect_logs["after"]), failed={"I"}
-    )
-    assert (row["pairs"], row["b"], row["c"]) == (30, b, c)
-    assert b > 0 and c > 0  # the change fixed some (sample, epoch) and broke others
-    assert row["p_exact"] == pytest.approx(p, rel=1e-9)
-
-    plain = prove("diff", "--plain")
-    assert plain.returncode == 0 and "McNemar" in plain.stdout
+    counted = [r for cond in report["conditions"] for r in cond["outcomes"] if r["outcome"] == "incorrect"]
+    assert (sum(r["b"] for r in counted), sum(r["c"] for r in counted)) == (b, c)
     gate = prove("check", "--plain")
-    # 30 pairs cannot show a rise of 0.2: a no-rise is inconclusive (5), not a pass.
-    assert gate.returncode == (4 if report["any_worse"] else 5), gate.stderr
-    lenient = prove("check", "--plain", "--allow-inconclusive")
-    assert lenient.returncode == (4 if report["any_worse"] else 0), lenient.stderr
+    assert gate.returncode in (4, 5), gate.stderr  # 30 pairs cannot pass a gate of 0.2: never 0
+
+
+def test_evals_that_did_not_finish_are_partial_runs_and_cancelled_samples_are_left_out(
+    prove: CLI, workdir: Path, inspect_logs: dict[str, Path]
+) -> None:
+    for label, status in (("failed", "error"), ("cancelled", "cancelled")):
+        log = inspect_logs[label]
+        samples = inspect_samples(log)
+        stopped = sum(1 for s in samples if cancelled(s))
+        assert stopped >= 1  # the eval's stop cancelled a running sample
+        result = prove("import", "inspect", str(log), "--name", label)
+        assert result.returncode == 0, result.stderr
+        (warning,) = result.stderr.splitlines()
+        assert warning.startswith(f"warning: {log} is an eval that did not finish (status {status}")
+        assert f"{len(samples) - stopped} of its 30 samples are imported" in warning
+        assert f"{stopped} cancelled sample" in warning and f'run "{label}" is partial' in warning
+        assert f"next: inspect eval-retry {log}, then import the log it writes" in result.stdout
+        run = _run_named(prove, workdir, label)
+        manifest = json.loads((run / "manifest.json").read_text())
+        rows = stored_rows(run)
+        assert manifest["status"] == "partial" and manifest["finished"]
+        assert manifest["counts"] == {
+            "planned": 30,
+            "done": len(samples) - stopped,
+            "errored": sum(1 for s in samples if s.get("error") and not cancelled(s)),
+        }
+        assert manifest["import"]["cancelled"] == stopped
+        assert len(rows) == len(samples) - stopped
+        assert not any("Cancelled" in (r["error_message"] or "") for r in rows)  # not the agent's errors
+    listed = json.loads(prove("runs", "--json").stdout)["runs"]
+    assert {r["name"]: r["status"] for r in listed} == {"failed": "partial", "cancelled": "partial"}
+
+    killed = prove("import", "inspect", str(inspect_logs["killed"]))
+    assert_clean_error(killed, 1, "did not finish (status started) and holds no sample")
+    assert f"next: inspect eval-retry {inspect_logs['killed']}" in killed.stderr
+    assert len(json.loads(prove("runs", "--json").stdout)["runs"]) == 2
+
+
+def test_runs_scored_by_different_scorers_are_never_paired(
+    prove: CLI, workdir: Path, inspect_logs: dict[str, Path]
+) -> None:
+    closeness = _import(prove, str(inspect_logs["before"]), "--scorer", "closeness")
+    includes = _import(prove, str(inspect_logs["after"]))
+    assert includes["paired_with"] is None
+    cells = [{c["key"] for c in _manifest(workdir, d)["cells"]} for d in (closeness, includes)]
+    assert cells[0] and cells[1] and not cells[0] & cells[1]  # different conditions
+    assert _manifest(workdir, closeness)["source"]["scorers"] == ["closeness"]
+    assert _manifest(workdir, includes)["source"]["scorers"] == ["includes"]
+    refused = prove("diff", closeness["name"], includes["name"])
+    assert_clean_error(refused, 1, closeness["name"], includes["name"])
+
+
+def test_several_scorers_are_each_their_own_group_with_their_own_outcomes(
+    prove: CLI, workdir: Path, inspect_logs: dict[str, Path]
+) -> None:
+    scorers = ("--scorer", "includes", "--scorer", "closeness")
+    before = _import(prove, str(inspect_logs["before"]), *scorers)
+    after = _import(prove, str(inspect_logs["after"]), *scorers)
+    assert (before["groups"], before["cases"], before["episodes"]) == (2, 10, 60)
+    assert after["paired_with"] == before["name"]
+    manifest = _manifest(workdir, before)
+    assert manifest["import"]["outcomes_by"] == {
+        "axis": "scorer",
+        "outcomes": {"includes": ["correct", "incorrect"], "closeness": ["correct", "incorrect", "partial"]},
+    }
+    assert manifest["outcomes"] == ["correct", "incorrect", "partial"]
+    runs = _run(workdir, before), _run(workdir, after)
+    for scorer, outcome, values in (("includes", "incorrect", {"I"}), ("closeness", "partial", {0.5})):
+        logged = [inspect_scores(inspect_logs[k], scorer) for k in ("before", "after")]
+        assert stored_pairs(*runs, {outcome}, scorer=scorer) == per_case(*logged, failed=values)
+    report = json.loads(prove("diff", "--json").stdout)
+    assert {json.loads(c["key"])["scorer"] for c in report["conditions"]} == {"includes", "closeness"}
 
 
 def test_manifest_records_sources_and_importing_twice_writes_nothing(
@@ -60,38 +181,38 @@ def test_manifest_records_sources_and_importing_twice_writes_nothing(
     first = _import(prove, str(log))
     again = prove("import", "inspect", str(log))
     assert again.returncode == 0 and again.stderr == ""
-    assert f'already imported: these logs are run "{first["name"]}"' in again.stdout
+    assert again.stdout == f'already imported: these logs are run "{first["name"]}"; nothing written\n'
     runs = [p for p in (workdir / "prove-runs").iterdir() if p.is_dir()]
     assert len(runs) == 1
     manifest = json.loads((runs[0] / "manifest.json").read_text())
     (source,) = manifest["import"]["files"]
     assert source["sha256"] == hashlib.sha256(log.read_bytes()).hexdigest()
     assert Path(source["path"]) == log.resolve()
-    assert manifest["status"] == "complete" and manifest["counts"] == {
-        "planned": 30,
-        "done": 30,
-        "errored": 0,
+    assert manifest["status"] == "complete"
+    assert manifest["counts"] == {"planned": 30, "done": 30, "errored": 0}
+    raw = json.loads(log.read_text())
+    metrics = {s["name"]: sorted(s["metrics"]) for s in raw["results"]["scores"]}
+    assert {
+        k: manifest["source"][k] for k in ("tool", "task", "model", "task_args", "scorers", "metrics")
+    } == {
+        "tool": "inspect",
+        "task": raw["eval"]["task"],
+        "model": raw["eval"]["model"],
+        "task_args": raw["eval"]["task_args"],
+        "scorers": ["includes"],
+        "metrics": {"includes": metrics["includes"]},
     }
-    table = pq.read_table(runs[0] / "episodes")
-    scores = inspect_scores(log)
-    stored = {
-        (json.loads(m)["sample_id"], json.loads(m)["epoch"]): o
-        for m, o in zip(table["meta"].to_pylist(), table["outcome"].to_pylist(), strict=True)
-    }
-    assert stored == {k: {"C": "correct", "I": "incorrect"}[v] for k, v in scores.items()}
-    listed = prove("runs", "--json")
-    assert listed.returncode == 0 and first["name"] in listed.stdout
+    assert manifest["source"]["logs"][0]["status"] == "success"
 
 
 def test_errored_samples_are_errors_and_t_from_tokens(
     prove: CLI, workdir: Path, inspect_logs: dict[str, Path]
 ) -> None:
     result = _import(prove, str(inspect_logs["errors"]), "--t", "tokens")
-    assert result["errored"] == 3
-    (run,) = [p for p in (workdir / "prove-runs").iterdir() if p.is_dir()]
-    table = pq.read_table(run / "episodes").to_pylist()
+    assert result["errored"] == 3 and result["status"] == "complete"
+    table = stored_rows(_run(workdir, result))
     errored = [r for r in table if r["outcome"] is None]
-    assert {json.loads(r["meta"])["sample_id"] for r in errored} == {"q7"}
+    assert {r["case_id"] for r in errored} == {"q7"}
     assert all(
         r["error_kind"] == "sample_error" and "tool sandbox went away" in r["error_message"] for r in errored
     )
@@ -100,12 +221,16 @@ def test_errored_samples_are_errors_and_t_from_tokens(
     assert shown.returncode == 0 and "tool sandbox went away" in shown.stdout
 
 
-def test_map_overrides_the_outcome(prove: CLI, workdir: Path, inspect_logs: dict[str, Path]) -> None:
-    _import(prove, str(inspect_logs["before"]), "--map", "I=wrong")
-    (run,) = [p for p in (workdir / "prove-runs").iterdir() if p.is_dir()]
-    manifest = json.loads((run / "manifest.json").read_text())
-    assert "wrong" in manifest["failures"]
-    assert set(pq.read_table(run / "episodes")["outcome"].to_pylist()) == {"correct", "wrong"}
+def test_map_overrides_the_outcome_and_declares_what_it_names(
+    prove: CLI, workdir: Path, inspect_logs: dict[str, Path]
+) -> None:
+    wrong = _import(prove, str(inspect_logs["before"]), "--map", "I=wrong")
+    manifest = _manifest(workdir, wrong)
+    assert manifest["outcomes"] == ["correct", "wrong"]
+    assert {r["outcome"] for r in stored_rows(_run(workdir, wrong))} == {"correct", "wrong"}
+    # P is never given by includes(): declared only because --map names it
+    partial = _import(prove, str(inspect_logs["before"]), "--map", "P=partial")
+    assert _manifest(workdir, partial)["outcomes"] == ["correct", "incorrect", "partial"]
 
 
 def test_truncated_and_foreign_files_are_one_clear_error(
@@ -118,10 +243,15 @@ def test_truncated_and_foreign_files_are_one_clear_error(
     assert_clean_error(result, 1, str(truncated), "not a readable Inspect AI log")
     foreign = tmp_path / "notes.json"
     foreign.write_text('{"hello": 1}')
-    assert_clean_error(prove("import", "inspect", str(foreign)), 1, "not a readable Inspect AI log")
+    refused = prove("import", "inspect", str(foreign))
+    assert_clean_error(refused, 1, "not a readable Inspect AI log")
+    _only_error_lines(refused)  # the reader's many-line ValidationError is one line
     assert_clean_error(prove("import", "inspect", str(tmp_path / "missing.eval")), 1, "does not exist")
     assert_clean_error(
         prove("import", "inspect", str(inspect_logs["before"]), "--map", "nonsense"), 2, "VALUE=OUTCOME"
+    )
+    assert_clean_error(
+        prove("import", "inspect", str(inspect_logs["before"]), "--scorer", "f1"), 2, 'no scorer "f1"'
     )
     assert not (workdir / "prove-runs").exists() or not any((workdir / "prove-runs").iterdir())
 
@@ -136,18 +266,25 @@ def test_the_same_sample_twice_in_one_import_is_refused(
     assert_clean_error(result, 1, "is in two logs")
 
 
-def test_a_change_of_model_still_pairs(prove: CLI, inspect_logs: dict[str, Path]) -> None:
+def test_a_change_of_model_still_pairs(prove: CLI, workdir: Path, inspect_logs: dict[str, Path]) -> None:
     before = _import(prove, str(inspect_logs["before"]))
     after = _import(prove, str(inspect_logs["other_model"]))
     assert after["paired_with"] == before["name"]
-    report = json.loads(prove("diff", "--json").stdout)
-    (condition,) = report["conditions"]
-    row = next(r for r in condition["outcomes"] if r["outcome"] == "incorrect")
-    b, c, p = mcnemar_exact(
-        inspect_scores(inspect_logs["before"]), inspect_scores(inspect_logs["other_model"]), failed={"I"}
+    sources = [_manifest(workdir, d)["source"]["model"] for d in (before, after)]
+    assert sources == ["mockllm/model", "mockllm/other"]  # what differs, for the comparison to say
+    logged = [inspect_scores(inspect_logs[k]) for k in ("before", "other_model")]
+    assert stored_pairs(_run(workdir, before), _run(workdir, after), {"incorrect"}) == per_case(
+        *logged, failed={"I"}
     )
-    assert (report["method"], row["b"], row["c"]) == ("mcnemar", b, c)
-    assert row["p_exact"] == pytest.approx(p, rel=1e-9)
-    both = prove("import", "inspect", str(inspect_logs["after"]), str(inspect_logs["other_model"]), "--json")
-    assert both.returncode == 0, both.stderr
-    assert json.loads(both.stdout)["conditions"] == 2  # one import, two models: the model is an axis
+    both = _import(prove, str(inspect_logs["after"]), str(inspect_logs["other_model"]))
+    assert both["groups"] == 2  # one import, two models: the model is an axis
+    assert "model" in _manifest(workdir, both)["axis_order"]
+
+
+@pytest.mark.parametrize("t", ["none", "messages"])
+def test_t_sets_the_time_unit(prove: CLI, workdir: Path, inspect_logs: dict[str, Path], t: str) -> None:
+    document = _import(prove, str(inspect_logs["after"]), "--t", t)
+    manifest = _manifest(workdir, document)
+    assert manifest["t_unit"] == {"none": "sample", "messages": "messages"}[t]
+    times = {r["t"] for r in stored_rows(_run(workdir, document))}
+    assert times == {1.0} if t == "none" else min(times) >= 2.0
