@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeGuard
 
 from prove_common.files import clear_stale_temps, write_text_atomic
 from proveai.store.layout import lock
@@ -40,7 +40,9 @@ def _pair(old_hash: str, new_hash: str, judge_model: str | None) -> dict[str, st
     return {"pinned": old_hash, "fresh": new_hash, "judge_model": judge_model or "-"}
 
 
-def _servable(entry: Any, old_hash: str, new_hash: str, judge_model: str | None) -> bool:
+def _servable(
+    entry: object, old_hash: str, new_hash: str, judge_model: str | None
+) -> TypeGuard[dict[str, Any]]:
     """True when `entry` was decided for exactly this pair and judge, and does not call two
     different outputs unchanged."""
     if not isinstance(entry, dict):
