@@ -36,7 +36,8 @@ from poisson_prove.comparison.frame import Side
 from poisson_prove.comparison.result import ConditionResult, OutcomeResult, Rate
 from poisson_prove.comparison.stats import Tables, condition_mde_values, fate_by, twin_rows
 from poisson_prove.comparison.verdicts import Verdicts, decide_verdicts
-from poisson_prove.design.conditions import cfg_of, condition_key, condition_label, format_value
+from poisson_prove.design.cases import case_text
+from poisson_prove.design.conditions import ALL_CASES, cfg_of, condition_label, pooled_key
 from poisson_prove.errors import ProveError
 from poisson_prove.stats import tests as stats_tests
 from poisson_prove.stats.clustered import (
@@ -47,7 +48,6 @@ from poisson_prove.stats.clustered import (
 )
 from poisson_prove.store.info import RunInfo
 
-ALL = "all"  # the key and label of the one pooled group when the case axis is the only axis
 LISTED = 3  # one-run-only or untested cases named one by one up to this many, else counted
 
 
@@ -55,15 +55,23 @@ LISTED = 3  # one-run-only or untested cases named one by one up to this many, e
 
 
 def declared_case_axis(manifest: Mapping[str, Any]) -> str | None:
-    """The axis whose table in the stored spec says `cases = true`, or None."""
+    """The axis whose table in the run's stored spec says `cases = true`, or None; more than
+    one is a ProveError. The rule of design.spec.case_axis_of (a test holds the two equal),
+    read here because importing design.spec brings the sweep's backend and chaos tables, about
+    0.1 s that every comparison would pay."""
     spec = manifest.get("spec")
     axes = spec.get("axes") if isinstance(spec, Mapping) else None
     if not isinstance(axes, Mapping):
         return None
-    for name, table in axes.items():
-        if isinstance(table, Mapping) and table.get("cases") is True:
-            return str(name)
-    return None
+    named = [
+        str(name) for name, table in axes.items() if isinstance(table, Mapping) and table.get("cases") is True
+    ]
+    if len(named) > 1:
+        raise ProveError(
+            f"the spec declares {len(named)} case axes ({', '.join(named)}); "
+            "at most one axis has cases = true"
+        )
+    return named[0] if named else None
 
 
 def case_axis(before: RunInfo, after: RunInfo) -> str | None:
@@ -85,26 +93,27 @@ def case_axis(before: RunInfo, after: RunInfo) -> str | None:
 
 @dataclass(frozen=True)
 class Groups:
-    keys: tuple[str, ...]  # the condition key without the case axis ("all" when nothing is left)
+    keys: tuple[str, ...]  # the condition key without the case axis (ALL_CASES when nothing is left)
     labels: tuple[str, ...]
     of_condition: np.ndarray  # (C,) each condition's group
     case_values: tuple[str, ...]  # (C,) each condition's case-axis value as text
 
 
 def pooled_groups(keys: Sequence[str], axis: str, axis_order: Sequence[str] | None) -> Groups:
-    """The pooled groups of the conditions `keys`, in the order their first condition comes."""
+    """The pooled groups of the conditions `keys` (design.conditions.pooled_key), in the order
+    their first condition comes."""
     index: dict[str, int] = {}
     labels: list[str] = []
     of_condition = np.empty(len(keys), dtype=np.int64)
     cases = []
     for i, key in enumerate(keys):
         cfg = cfg_of(key)
+        group = pooled_key(cfg, axis)
         value = cfg.pop(axis, None)
-        cases.append("" if value is None else format_value(value))
-        group = condition_key(cfg) if cfg else ALL
+        cases.append("" if value is None else case_text(value))
         if group not in index:
             index[group] = len(index)
-            labels.append(condition_label(cfg, axis_order) if cfg else ALL)
+            labels.append(condition_label(cfg, axis_order) if cfg else ALL_CASES)
         of_condition[i] = index[group]
     return Groups(tuple(index), tuple(labels), of_condition, tuple(cases))
 

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import poisson_prove
-from poisson_prove.comparison.pooled import ALL, declared_case_axis, pooled_groups
-from poisson_prove.design.conditions import condition_key
+from poisson_prove.comparison.pooled import declared_case_axis, pooled_groups
+from poisson_prove.design.conditions import ALL_CASES, condition_key
+from poisson_prove.design.spec import case_axis_of
 from poisson_prove.errors import ProveError
 from poisson_prove.stats import power
 from poisson_prove.stats import tests as stats_tests
@@ -53,12 +54,27 @@ def _wilson(share: float, n: float) -> tuple[float, float]:
     return max(0.0, centre - half), min(1.0, centre + half)
 
 
+SPECS = [
+    {"axes": {"temperature": {"values": [0.0]}, "ticket": {"values": ["a"], "cases": True}}},
+    {"axes": {"ticket": {"cases": "yes"}}},  # only true says so
+    {"axes": {"ticket": {"values": ["a"]}}},
+    {"axes": []},
+    {},
+    None,
+]
+
+
 def test_the_case_axis_is_the_axis_whose_stored_table_says_cases_true() -> None:
-    spec = {"axes": {"temperature": {"values": [0.0]}, "ticket": {"values": ["a"], "cases": True}}}
-    assert declared_case_axis({"spec": spec}) == "ticket"
-    assert declared_case_axis({"spec": {"axes": {"ticket": {"cases": "yes"}}}}) is None  # only true
-    assert declared_case_axis({"spec": {"axes": {"ticket": {"values": ["a"]}}}}) is None
-    assert declared_case_axis({}) is None and declared_case_axis({"spec": None}) is None
+    assert [declared_case_axis({"spec": spec}) for spec in SPECS] == ["ticket", None, None, None, None, None]
+    assert declared_case_axis({}) is None
+    # the spec's own rule, read without importing design.spec on every comparison
+    assert [declared_case_axis({"spec": spec}) for spec in SPECS] == [case_axis_of(spec) for spec in SPECS]
+    two = {"axes": {"ticket": {"cases": True}, "sample": {"cases": True}}}
+    with pytest.raises(ProveError) as ours:
+        declared_case_axis({"spec": two})
+    with pytest.raises(ProveError) as theirs:
+        case_axis_of(two)
+    assert ours.value.message == theirs.value.message
 
 
 def test_a_pooled_group_is_the_conditions_that_share_every_other_axis() -> None:
@@ -69,7 +85,7 @@ def test_a_pooled_group_is_the_conditions_that_share_every_other_axis() -> None:
     assert groups.of_condition.tolist() == [0, 0, 1, 1]
     assert groups.case_values == ("refund", "login", "refund", "login")
     alone = pooled_groups([condition_key({"sample": 3}), condition_key({"sample": 7})], "sample", ["sample"])
-    assert (alone.keys, alone.labels, alone.case_values) == ((ALL,), (ALL,), ("3", "7"))
+    assert (alone.keys, alone.labels, alone.case_values) == ((ALL_CASES,), (ALL_CASES,), ("3", "7"))
 
 
 def test_the_pooled_row_is_the_sign_flip_test_over_the_cases_twins(tmp_path: Path) -> None:
