@@ -208,7 +208,7 @@ def pooled_table(comparison: Comparison) -> Table:
         f"benchmark, pooled over the {comparison.case_axis} cases: rates by {_number(comparison.horizon)}"
         f"{unit}, 95% Wilson intervals on the case-jackknife effective n (* censored before it); "
         f"cases +/-: cases with more events after / fewer; q: Benjamini-Hochberg over "
-        f"{comparison.tests} pooled tests"
+        f"{_plural(comparison.tests, 'pooled test')}"
     )
     return _results_table(comparison, comparison.conditions, title, pooled=True)
 
@@ -233,8 +233,8 @@ def case_table(comparison: Comparison, cases: str = "moved") -> Table:
     shown, more = shown_cases(comparison, cases)
     which = "every case" if cases == "all" else "the events that moved in the cases that moved, most first"
     title = (
-        f"per case (detail, {which}): q: Benjamini-Hochberg over {comparison.case_tests} "
-        "per-case tests, a family of their own"
+        f"per case (detail, {which}): q: Benjamini-Hochberg over "
+        f"{_plural(comparison.case_tests, 'per-case test')}, a family of their own"
     )
     if more:
         caption = f"… and {more:,} more cases that moved (--cases all shows every case)"

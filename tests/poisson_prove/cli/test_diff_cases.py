@@ -76,6 +76,31 @@ def test_diff_prints_a_pooled_row_per_group_and_outcome_then_the_moved_cases(pro
     assert prove("diff", "a", "b").stdout == result.stdout
 
 
+def test_a_real_sweep_of_the_benchmark_example_and_its_patch_is_compared_by_question(prove, workdir) -> None:
+    assert prove("init", "--benchmark").returncode == 0
+    assert prove("sweep", "--yes").returncode == 0
+    patched = ("--target", "poisson_prove.examples.mock_benchmark:rollout_patched", "--pair-with", "latest")
+    assert prove("sweep", "--yes", *patched).returncode == 0
+    result = prove("diff")
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == ""
+    lines = result.stdout.splitlines()
+    assert lines[0] == (
+        "safer unresolved: 1 safer, 0 worse (paired sign-flip test over cases); "
+        "1 pooled group of 120 cases by 10 steps, q 0.05"
+    )
+    assert "cases from the question axis" in lines[1]
+    assert any("q: Benjamini-Hochberg over 1 pooled test" in line for line in lines)
+    (row,) = [line for line in lines if line.startswith("all ")]
+    assert row.split()[1:3] == ["safer", "unresolved"] and row.endswith("fell")
+    document = json.loads(prove("diff", "--json").stdout)
+    pooled = document["conditions"][0]["outcomes"][0]
+    assert (pooled["cases"], pooled["pairs"], pooled["verdict"]) == (120, 360, "fell")
+    assert pooled["b"] == sum(c["outcomes"][0]["b"] for c in document["cases"])
+    gate = prove("check")
+    assert gate.returncode == 0 and gate.stdout == result.stdout  # nothing rose, nothing too small
+
+
 def test_cases_all_prints_every_case_with_every_outcome(prove, workdir: Path) -> None:
     _benchmark(workdir)
     result = prove("diff", "a", "b", "--cases", "all")
