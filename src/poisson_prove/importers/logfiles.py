@@ -21,7 +21,7 @@ import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import BinaryIO
+from typing import BinaryIO, cast
 
 from poisson_prove.errors import ProveError
 
@@ -164,17 +164,23 @@ def _inflate_within(path: Path, handle: BinaryIO, info: zipfile.ZipInfo) -> None
             )
 
 
+# A zip member's local file header (APPNOTE 4.3.7): its signature and fixed size, before the
+# name and extra field whose lengths it gives at bytes 26-29.
+_LOCAL_HEADER_SIGNATURE = b"PK\x03\x04"
+_LOCAL_HEADER_SIZE = 30
+
+
 def _raw_member(path: Path, handle: BinaryIO, info: zipfile.ZipInfo) -> Iterator[bytes]:
     """The member's compressed bytes, CHUNK at a time, as its local header places them."""
     handle.seek(info.header_offset)
-    header = handle.read(zipfile.sizeFileHeader)
-    if len(header) != zipfile.sizeFileHeader or header[:4] != zipfile.stringFileHeader:
+    header = handle.read(_LOCAL_HEADER_SIZE)
+    if len(header) != _LOCAL_HEADER_SIZE or header[:4] != _LOCAL_HEADER_SIGNATURE:
         raise ProveError(
             f"{path} is not a readable Inspect AI log (member {info.filename} has no local header)"
         )
     name_length = int.from_bytes(header[26:28], "little")
     extra_length = int.from_bytes(header[28:30], "little")
-    handle.seek(info.header_offset + zipfile.sizeFileHeader + name_length + extra_length)
+    handle.seek(info.header_offset + _LOCAL_HEADER_SIZE + name_length + extra_length)
     left = info.compress_size
     while left > 0:
         block = handle.read(min(CHUNK, left))
@@ -223,9 +229,8 @@ def _inflated_chunks(path: Path, handle: BinaryIO, info: zipfile.ZipInfo) -> Ite
         except ImportError:
             return
         try:
-            with zstandard.ZstdDecompressor().stream_reader(
-                _RawReader(raw), read_across_frames=True
-            ) as reader:
+            source = cast(BinaryIO, _RawReader(raw))  # a file object to the reader: it only calls read
+            with zstandard.ZstdDecompressor().stream_reader(source, read_across_frames=True) as reader:
                 for data in iter(lambda: reader.read(CHUNK), b""):
                     yield data
         except zstandard.ZstdError:
