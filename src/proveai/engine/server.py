@@ -5,6 +5,12 @@ POST /ingest/traces/stream -> text/event-stream: `received`, one `stage` per lay
 POST /ingest/traces        -> {"count": N, "results": [AnalyzeResponse, ...]} (no stream)
 Bodies are OTLP JSON documents as FileExporter writes them; X-Prove-Run-Id,
 X-Prove-Customer-Id and X-Prove-Mas-Name headers are echoed in each response.
+
+The engine has no authentication, so it answers only what a local program sends on purpose:
+a request whose Host or Origin is not this machine is refused (403: a web page in the user's
+browser, by DNS rebinding or a cross-site POST, cannot read or write it), a POST body must be
+`application/json` (415: a form or text/plain body is what a page sends without asking), and
+a body is counted while it is read and refused at MAX_BODY_BYTES however it is sent (413).
 """
 
 from __future__ import annotations
@@ -12,13 +18,14 @@ from __future__ import annotations
 import json
 import socket
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from proveai.engine.analysis import Identity, Run, analyze, respond, stages, store_safely
-from proveai.engine.ingest import MAX_BODY_BYTES, split_traces
+from proveai.engine.ingest import MAX_BODY_BYTES, Refused, check_content_type, split_traces, too_large
 from proveai.engine.layers import Analysis, EngineSettings
 from proveai.engine.model import LAYERS
 from proveai.errors import ProveAIError
@@ -26,6 +33,30 @@ from proveai.traces.trace import Trace
 from proveai.version import __version__
 
 HOST = "127.0.0.1"  # never another interface: the engine has no authentication
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost"})  # what a local client's Host names
+
+
+def _host_name(authority: str) -> str:
+    """The host of a Host header value (`127.0.0.1:19000` -> `127.0.0.1`, `[::1]:80` -> `[::1]`)."""
+    authority = authority.strip().lower()
+    if authority.startswith("["):
+        return authority.split("]", 1)[0] + "]"
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+def foreign_request(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
+    """Why a request must be refused as not this machine's (403), or None: a Host other than
+    127.0.0.1 or localhost (DNS rebinding), or an Origin that is not one of those (a web
+    page elsewhere). A request without either is a local program's, not a browser's."""
+    for raw_name, raw_value in headers:
+        name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
+        if name == "host" and _host_name(value) not in LOOPBACK_NAMES:
+            return f"Host {value!r} is not this machine: the engine answers only 127.0.0.1 and localhost"
+        if name == "origin":
+            origin = urlsplit(value.strip())
+            if origin.scheme not in ("http", "https") or (origin.hostname or "") not in LOOPBACK_NAMES:
+                return f"Origin {value!r} is not this machine: a web page cannot use the engine"
+    return None
 
 
 @dataclass
@@ -48,8 +79,8 @@ def create_app(settings: EngineSettings, store: Path | None) -> Any:
     """The ASGI app (Starlette); needs the `engine` extra."""
     from starlette.applications import Starlette  # starlette: engine extra, only when serving
     from starlette.concurrency import run_in_threadpool  # starlette
-    from starlette.requests import Request  # starlette
-    from starlette.responses import JSONResponse, StreamingResponse  # starlette
+    from starlette.requests import ClientDisconnect, Request  # starlette
+    from starlette.responses import JSONResponse, Response, StreamingResponse  # starlette
     from starlette.routing import Route  # starlette
 
 
@@ -60,13 +91,25 @@ def create_app(settings: EngineSettings, store: Path | None) -> Any:
         return Identity(h.get("x-prove-run-id"), h.get("x-prove-customer-id"), h.get("x-prove-mas-name"))
 
     async def read_traces(request: Request) -> list[Trace]:
-        size = int(request.headers.get("content-length") or 0)
-        if size > MAX_BODY_BYTES:
-            raise ProveAIError(f"body of {size} bytes is over the {MAX_BODY_BYTES}-byte limit")
-        return await run_in_threadpool(split_traces, await request.body())
+        """The body's traces: JSON only, counted while it arrives (Content-Length or chunked)
+        and refused the moment it passes the limit, the rest left unread."""
+        check_content_type(request.headers.get("content-type"))
+        declared = (request.headers.get("content-length") or "").strip()
+        if declared.isdigit() and int(declared) > MAX_BODY_BYTES:
+            raise too_large(int(declared))
+        body = bytearray()
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > MAX_BODY_BYTES:
+                raise too_large(None)
+        return await run_in_threadpool(split_traces, bytes(body))
 
     def refused(err: ProveAIError) -> JSONResponse:
-        return JSONResponse({"error": err.message}, status_code=400)
+        status = err.status if isinstance(err, Refused) else 400
+        return JSONResponse({"error": err.message}, status_code=status)
+
+    def gone() -> Response:
+        return Response(status_code=400)  # the client left mid-body: nobody reads this
 
     async def health(request: Request) -> JSONResponse:
         baseline = settings.baseline
@@ -77,11 +120,13 @@ def create_app(settings: EngineSettings, store: Path | None) -> Any:
             "store": str(store) if store else None, "analyzed": state.analyzed,
         })
 
-    async def ingest(request: Request) -> JSONResponse:
+    async def ingest(request: Request) -> Response:
         try:
             traces = await read_traces(request)
         except ProveAIError as err:
             return refused(err)
+        except ClientDisconnect:
+            return gone()
         who = identity(request)
         try:
             results = [await run_in_threadpool(analyze, t, settings, who, store) for t in traces]
@@ -95,8 +140,10 @@ def create_app(settings: EngineSettings, store: Path | None) -> Any:
             traces = await read_traces(request)
         except ProveAIError as err:
             return refused(err)
+        except ClientDisconnect:
+            return gone()
         if len(traces) != 1:
-            return refused(ProveAIError(
+            return refused(Refused(
                 f"the stream analyzes one trace per request; this body holds {len(traces)} "
                 "(POST several to /ingest/traces)"
             ))
@@ -122,11 +169,21 @@ def create_app(settings: EngineSettings, store: Path | None) -> Any:
         return StreamingResponse(events(), media_type="text/event-stream",
                                  headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"})
 
-    return Starlette(routes=[
+    app = Starlette(routes=[
         Route("/health", health, methods=["GET"]),
         Route("/ingest/traces", ingest, methods=["POST"]),
         Route("/ingest/traces/stream", ingest_stream, methods=["POST"]),
     ])
+
+    async def this_machine_only(scope: Any, receive: Any, send: Any) -> None:
+        """Every route behind foreign_request: refused before routing, nothing read."""
+        why = foreign_request(scope.get("headers") or ()) if scope["type"] == "http" else None
+        if why is not None:
+            await JSONResponse({"error": why}, status_code=403)(scope, receive, send)
+            return
+        await app(scope, receive, send)
+
+    return this_machine_only
 
 
 def bind(port: int) -> socket.socket:

@@ -1,10 +1,12 @@
 """engine/server.py: the engine's app served by its own functions (create_app, bind, serve) in
 a process of its own on 127.0.0.1, as `proveai engine serve` runs them: health, batch and
-stream ingestion, the body limit, and a drained stop on Ctrl-C."""
+stream ingestion, the body limit however the body is sent, nesting, the JSON-only rule, the
+refusal of what a web page sends, and a drained stop on Ctrl-C."""
 
 from __future__ import annotations
 
 import json
+import select
 import signal
 import socket
 import subprocess
@@ -129,24 +131,142 @@ def test_the_stream_sends_received_each_stage_then_the_result(served: Served) ->
     assert httpx.get(f"{served.url}/health").json()["analyzed"] == 1
 
 
-def test_a_body_over_the_limit_is_refused_before_it_is_read(served: Served) -> None:
+def _address(served: Served) -> tuple[str, int]:
     host, port = served.url.removeprefix("http://").split(":")
-    with socket.create_connection((host, int(port)), timeout=30) as conn:
+    return host, int(port)
+
+
+def _answer(conn: socket.socket) -> tuple[bytes, dict]:
+    """(status line, JSON body) of the one answer on a raw connection."""
+    reply = b""
+    while b"}" not in reply:
+        chunk = conn.recv(65536)
+        if not chunk:
+            break
+        reply += chunk
+    head, _, body = reply.partition(b"\r\n\r\n")
+    return head.split(b"\r\n", 1)[0], json.loads(body)
+
+
+def _stopped_stderr(served: Served) -> str:
+    served.process.send_signal(signal.SIGINT)
+    _, err = served.process.communicate(timeout=30)
+    return err
+
+
+def test_a_body_over_the_limit_is_refused_before_it_is_read(served: Served) -> None:
+    with socket.create_connection(_address(served), timeout=30) as conn:
         conn.sendall(
-            f"POST /ingest/traces HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+            f"POST /ingest/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             f"Content-Length: {MAX_BODY_BYTES + 1}\r\n\r\n".encode()
         )
-        reply = b""
-        while b"}" not in reply:
-            chunk = conn.recv(65536)
-            if not chunk:
-                break
-            reply += chunk
-    head, _, body = reply.partition(b"\r\n\r\n")
-    assert head.startswith(b"HTTP/1.1 400")
-    assert json.loads(body) == {
-        "error": f"body of {MAX_BODY_BYTES + 1} bytes is over the {MAX_BODY_BYTES}-byte limit"
-    }
+        status, body = _answer(conn)
+    assert status == b"HTTP/1.1 413 Request Entity Too Large"
+    assert body == {"error": f"body of {MAX_BODY_BYTES + 1} bytes is over the {MAX_BODY_BYTES}-byte limit"}
+
+
+def test_a_chunked_body_is_counted_and_refused_at_the_limit(served: Served) -> None:
+    """No length is declared: the engine counts while it reads and stops at the limit, so a
+    client sending twice the limit gets 413 having sent little more than the limit."""
+    piece = b" " * (1 << 20)
+    frame = f"{len(piece):x}\r\n".encode() + piece + b"\r\n"
+    sent = 0
+    with socket.create_connection(_address(served), timeout=10) as conn:
+        conn.sendall(
+            b"POST /ingest/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+            b"Transfer-Encoding: chunked\r\n\r\n"
+        )
+        while sent < 2 * MAX_BODY_BYTES and not select.select([conn], [], [], 0)[0]:
+            try:
+                conn.sendall(frame)
+            except (TimeoutError, BrokenPipeError, ConnectionResetError):
+                break  # the engine stopped reading
+            sent += len(piece)
+        else:
+            if sent >= 2 * MAX_BODY_BYTES:
+                conn.sendall(b"0\r\n\r\n")  # the whole body went in: let the answer come
+        status, body = _answer(conn)
+    assert status == b"HTTP/1.1 413 Request Entity Too Large", (status, body, sent)
+    assert body == {"error": f"the body is over the {MAX_BODY_BYTES}-byte limit"}
+    socket_buffers = 16 * (1 << 20)  # what the kernel may take in while the engine stops
+    assert sent <= MAX_BODY_BYTES + socket_buffers, sent
+    assert httpx.get(f"{served.url}/health").status_code == 200
+
+
+def _nested_string_value() -> dict:
+    """A valid trace whose one span's output is JSON text nested 5,000 deep."""
+    document = encode_trace(pipelines.run("clean", seed=3))
+    span = document["resourceSpans"][0]["scopeSpans"][0]["spans"][0]
+    for attribute in span["attributes"]:
+        if attribute["key"].endswith("output") and "stringValue" in attribute["value"]:
+            attribute["value"]["stringValue"] = "[" * 5000 + "]" * 5000
+            return document
+    raise AssertionError("no output attribute in the encoded span")
+
+
+@pytest.mark.parametrize("path", ["/ingest/traces", "/ingest/traces/stream"])
+def test_deeply_nested_json_is_the_documented_400(served: Served, path: str) -> None:
+    bodies = [b"[" * 100_000, b'{"a":' * 50_000, b"[" * 200 + b"]" * 200, json.dumps(_nested_string_value())]
+    for body in bodies:
+        reply = httpx.post(
+            served.url + path, content=body, headers={"Content-Type": "application/json"}, timeout=60
+        )
+        assert reply.status_code == 400, (reply.status_code, reply.text[:200])
+        assert reply.json() == {"error": "the document nests deeper than 128 levels"}
+    assert "Traceback" not in _stopped_stderr(served)
+
+
+@pytest.mark.parametrize(
+    "content_type", [None, "text/plain", "application/x-www-form-urlencoded", "multipart/form-data; b=x"]
+)
+def test_only_json_is_read(served: Served, content_type: str | None) -> None:
+    body = json.dumps(encode_trace(pipelines.run("loop", seed=5))).encode()
+    headers = {"Content-Type": content_type} if content_type else {}
+    reply = httpx.post(f"{served.url}/ingest/traces", content=body, headers=headers, timeout=60)
+    assert reply.status_code == 415
+    shown = repr(content_type) if content_type else "missing"
+    assert reply.json() == {"error": f"Content-Type must be application/json (it is {shown})"}
+    assert not served.store.exists() or not list(served.store.iterdir())  # nothing written
+    charset = httpx.post(
+        f"{served.url}/ingest/traces", content=body,
+        headers={"Content-Type": "Application/JSON; charset=utf-8"}, timeout=60,
+    )
+    assert charset.status_code == 200 and charset.json()["count"] == 1
+
+
+def test_what_a_web_page_sends_is_refused(served: Served) -> None:
+    """DNS rebinding (a foreign Host) and cross-site requests (a foreign Origin) get 403 before
+    anything is read or written; a local program's request, and a page on this machine, pass."""
+    body = json.dumps(encode_trace(pipelines.run("loop", seed=6))).encode()
+    as_json = {"Content-Type": "application/json"}
+    _, port = _address(served)
+    for headers in (
+        {"Host": "evil.example"},
+        {"Host": f"evil.example:{port}"},
+        {"Host": f"127.0.0.1.evil.example:{port}"},
+        {"Origin": "http://evil.example"},
+        {"Origin": "null"},
+        {"Origin": f"http://evil.example:{port}"},
+    ):
+        health = httpx.get(f"{served.url}/health", headers=headers)
+        posted = httpx.post(f"{served.url}/ingest/traces", content=body, headers={**as_json, **headers})
+        assert (health.status_code, posted.status_code) == (403, 403), headers
+        assert "is not this machine" in posted.json()["error"]
+    assert not served.store.exists() or not list(served.store.iterdir())
+    assert httpx.get(f"{served.url}/health", headers={"Host": f"localhost:{port}"}).status_code == 200
+    local_page = {**as_json, "Origin": "http://localhost:3000"}
+    assert httpx.post(f"{served.url}/ingest/traces", content=body, headers=local_page).status_code == 200
+
+
+def test_a_client_gone_mid_body_leaves_no_traceback(served: Served) -> None:
+    for _ in range(5):
+        with socket.create_connection(_address(served), timeout=10) as conn:
+            conn.sendall(
+                b"POST /ingest/traces HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                b"Content-Length: 1000\r\n\r\n{\"resourceSpans\": ["
+            )
+    assert httpx.get(f"{served.url}/health").status_code == 200
+    assert "Traceback" not in _stopped_stderr(served)
 
 
 def test_ctrl_c_drains_the_server_and_closes_its_socket(served: Served) -> None:
