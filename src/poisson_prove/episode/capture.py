@@ -5,7 +5,12 @@ promised.
   installed, loads, has its dependencies and really instruments; the plan, the done line and
   the manifest name every one that does not, with the reason.
 - `enable_capture(capture)` switches them on once per process with a span processor that
-  appends each finished span of the running episode to its list (`source: "otel"`).
+  appends each finished span of the running episode to its list (`source: "otel"`); under a
+  lock, so the threads of a worker (Dask, a pool) that start together add one processor and
+  instrument once.
+- A name that is no entry point gets the entry point it was probably meant as (a package's
+  name, `openai-v2` or `opentelemetry-instrumentation-openai-v2`, gives its entry point
+  `openai`; a near miss gives the closest), or else the list of those installed.
 - With `content = false` (the default) a span keeps only the attributes in `ALLOWED` (timings
   are the span's own start and end): names, methods, status codes, hosts and paths, token counts,
   model names. A URL is kept without its query, fragment or user info. Everything else (prompts,
@@ -18,14 +23,17 @@ promised.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
+import threading
 from collections.abc import Mapping
 from importlib.metadata import entry_points
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
 from poisson_prove.episode import recording
+from prove_common.suggest import did_you_mean
 
 INSTRUMENTOR_GROUP = "opentelemetry_instrumentor"
 
@@ -54,6 +62,8 @@ _PREFIXES = tuple(key for key in ALLOWED if key.endswith("."))
 _URL_KEYS = frozenset({"http.url", "url.full"})
 _SETTINGS: dict[str, Any] = {"content": False, "limit": None}
 _ENABLED: dict[tuple[str, ...], dict[str, str]] = {}
+_ENABLING = threading.Lock()  # held while instrumentors are switched on (see enable_capture)
+INSTRUMENTATION_PREFIX = "opentelemetry-instrumentation-"
 
 
 def allowed(key: str) -> bool:
@@ -116,14 +126,40 @@ def _episode_span_processor() -> Any:
     return EpisodeSpanProcessor()
 
 
+def _normalized(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _meant(name: str, installed: Mapping[str, Any]) -> str | None:
+    """The installed entry point `name` was probably meant as: the one its package provides
+    (by the package's name, with or without `opentelemetry-instrumentation-`), else the
+    closest name."""
+    wanted = _normalized(name).removeprefix(INSTRUMENTATION_PREFIX)
+    by_package = []
+    for entry_name, entry in installed.items():
+        dist = getattr(entry, "dist", None)
+        package = _normalized(getattr(dist, "name", "") or "").removeprefix(INSTRUMENTATION_PREFIX)
+        if package and package == wanted:
+            by_package.append(entry_name)
+    if by_package:  # a package with several (httpx gives httpx and httpx2): the nearest name
+        return min(by_package, key=lambda n: (n not in wanted, len(n), n))
+    close = did_you_mean(wanted, installed)
+    return close.split('"')[1] if close else None
+
+
+def not_installed(name: str, installed: Mapping[str, Any]) -> str:
+    """Why `name` cannot be switched on when no entry point has that name: with the name it was
+    probably meant as, and what is installed."""
+    names = ", ".join(sorted(installed)) or "none"
+    meant = _meant(name, installed)
+    hint = f', did you mean "{meant}"?' if meant else ""
+    return f"not installed (no {INSTRUMENTOR_GROUP} entry point named {name!r}{hint}; installed: {names})"
+
+
 def missing_instrumentors(names: tuple[str, ...] | list[str]) -> dict[str, str]:
     """name -> why it cannot be switched on, for each named instrumentor not installed."""
-    installed = {ep.name for ep in entry_points(group=INSTRUMENTOR_GROUP)}
-    return {
-        name: f"not installed (no {INSTRUMENTOR_GROUP} entry point named {name!r})"
-        for name in names
-        if name not in installed
-    }
+    installed = {ep.name: ep for ep in entry_points(group=INSTRUMENTOR_GROUP)}
+    return {name: not_installed(name, installed) for name in names if name not in installed}
 
 
 def _instrument(name: str, entry: Any, provider: Any) -> str | None:
@@ -163,7 +199,15 @@ def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
         return {}
     if names in _ENABLED:
         return _ENABLED[names]
+    # Two threads of one worker start their first episodes together: without the lock both
+    # would add a span processor (every span stored twice) and instrument twice.
+    with _ENABLING:
+        if names not in _ENABLED:
+            _ENABLED[names] = _switch_on(names)
+    return _ENABLED[names]
 
+
+def _switch_on(names: tuple[str, ...]) -> dict[str, str]:
     from opentelemetry import trace  # opentelemetry: ~75 ms, only when [capture] is on
     from opentelemetry.sdk.trace import TracerProvider  # opentelemetry: ~75 ms, only when [capture] is on
 
@@ -180,8 +224,7 @@ def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
             why = _instrument(name, found[name], provider)
             if why is not None:
                 missing[name] = why
-    _ENABLED[names] = {name: missing[name] for name in names if name in missing}  # spec order
-    return _ENABLED[names]
+    return {name: missing[name] for name in names if name in missing}  # spec order
 
 
 def probe_instrumentors(names: tuple[str, ...] | list[str], *, timeout: float = 120) -> dict[str, str]:
@@ -204,6 +247,17 @@ def probe_instrumentors(names: tuple[str, ...] | list[str], *, timeout: float = 
 def short_reason(why: str) -> str:
     """`not installed`, `fails to load` or `failed to instrument`: the plan line's words."""
     return why.split(" (", 1)[0].split(":", 1)[0]
+
+
+def plan_reason(why: str) -> str:
+    """What the plan says of an instrumentor that will not switch on: `not installed: no spans`,
+    with `; did you mean "openai"?` or `; installed: httpx, requests` for a name no entry point has."""
+    text = f"{short_reason(why)}: no spans"
+    meant = re.search(r'did you mean "[^"]+"\?', why)
+    if meant:
+        return f"{text}; {meant.group(0)}"
+    listed = re.search(r"; installed: ([^)]*)\)$", why)
+    return f"{text}; installed: {listed.group(1)}" if listed else text
 
 
 if __name__ == "__main__":  # the probe's child: print {name: why not} as one JSON line

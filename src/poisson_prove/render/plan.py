@@ -14,7 +14,7 @@ from poisson_prove.design.conditions import format_value
 from poisson_prove.design.plan import Plan
 from poisson_prove.design.pooled import PooledDesign
 from poisson_prove.design.spec import Axis
-from poisson_prove.episode.capture import short_reason
+from poisson_prove.episode.capture import plan_reason
 from poisson_prove.errors import ProveError
 from poisson_prove.render.json import SWEEP_SCHEMA
 from poisson_prove.sweep import PreparedSweep, SweepResult
@@ -119,7 +119,7 @@ def _seeds_line(prepared: PreparedSweep) -> str:
 def capture_line(instrument: tuple[str, ...] | list[str], missing: dict[str, str] | Any) -> str:
     parts = []
     for name in instrument:
-        parts.append(f"{name} ({short_reason(missing[name])}: no spans)" if name in missing else name)
+        parts.append(f"{name} ({plan_reason(missing[name])})" if name in missing else name)
     return ", ".join(parts)
 
 
