@@ -189,15 +189,17 @@ def describe_fault(fault: Mapping[str, Any]) -> str:
 
 
 def chaos_summary(chaos: Mapping[str, Any]) -> dict[str, Any]:
-    """The [chaos] table as the manifest and the `--json` plan show it: the faults, each one's
-    description, and that they are injected (and into which clients)."""
+    """The [chaos] table as the `--json` plan and a new run's manifest show it: the faults, each
+    one's description, the clients chaos can fault and how calls are chosen. `injected` (the
+    run's and each fault's) is false here: it says what happened, and nothing has yet; once the
+    episodes are stored, `reach.chaos_after_run` sets it from the calls they faulted."""
     if not chaos.get("faults"):
         return {}
 
     return {
         **{k: v for k, v in chaos.items() if k != "faults"},
-        "faults": [{**f, "injected": True, "description": describe_fault(f)} for f in chaos["faults"]],
-        "injected": True,
+        "faults": [{**f, "injected": False, "description": describe_fault(f)} for f in chaos["faults"]],
+        "injected": False,
         "clients": list(CLIENTS),
         "decision": "blake2b keyed by the run salt and chaos seed, of (episode seed, call index, fault name)",
     }

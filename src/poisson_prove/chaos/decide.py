@@ -51,7 +51,8 @@ class CallFaults:
 
 
 class EpisodeChaos:
-    """One episode's faults with their rates resolved for its condition, and its call counter."""
+    """One episode's faults with their rates resolved for its condition, its call counter and
+    what reached it: the calls through each client chaos can fault, and the calls each fault hit."""
 
     def __init__(self, chaos: Mapping[str, Any], cfg: Mapping[str, Any], seed: int) -> None:
         self.key = fault_key(str(chaos.get("salt", "")), chaos.get("seed"))
@@ -63,12 +64,18 @@ class EpisodeChaos:
                 self.faults.append({**fault, "rate": rate})
         self._counter = itertools.count()
         self._lock = threading.Lock()
+        self.calls = 0  # calls through a client chaos can fault
+        self.faulted = 0  # of those, the calls a fault hit (a latency counts)
+        self.clients: dict[str, int] = {}  # client -> calls, in the order first used
+        self.hits: dict[str, int] = {}  # fault name -> calls it hit
 
-    def next_call(self, host: str, path: str) -> CallFaults:
-        """Count one call and decide its faults: every latency that fires adds up; the first
-        other fault that fires (in the spec's order) ends the call."""
+    def next_call(self, host: str, path: str, client: str = "") -> CallFaults:
+        """Count one call (made through `client`) and decide its faults: every latency that
+        fires adds up; the first other fault that fires (in the spec's order) ends the call."""
         with self._lock:
             index = next(self._counter)
+            self.calls += 1
+            self.clients[client] = self.clients.get(client, 0) + 1
         call = CallFaults(index)
         for fault in self.faults:
             if not _matches(fault, host, path):
@@ -80,4 +87,10 @@ class EpisodeChaos:
                 call.delayed_by.append(fault)
             elif call.terminal is None:
                 call.terminal = fault
+        hit = [*call.delayed_by, *([call.terminal] if call.terminal is not None else [])]
+        if hit:
+            with self._lock:
+                self.faulted += 1
+                for fault in hit:
+                    self.hits[fault["name"]] = self.hits.get(fault["name"], 0) + 1
         return call

@@ -1,4 +1,5 @@
-"""Looking inside one run: errors by kind, episodes without an outcome, one episode in full.
+"""Looking inside one run: errors by kind, episodes without an outcome, what its [chaos]
+faults reached, one episode in full.
 
 Library only: returns immutable results, raises ProveError; `poisson-prove inspect` draws them.
 """
@@ -9,12 +10,13 @@ import datetime as dt
 import json
 import math
 import os
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from poisson_prove.chaos.reach import chaos_after_run, reach_totals
 from poisson_prove.design.conditions import cfg_of, condition_key, condition_label, format_value
 from poisson_prove.errors import ProveError
 from poisson_prove.inspection.trail import common_trails
@@ -65,6 +67,8 @@ class Inspection:
     errors: tuple[ErrorKind, ...]  # most frequent first
     coverage: tuple[ConditionCoverage, ...]  # conditions with episodes without an outcome
     trails: tuple[FailureTrails, ...] = ()  # failed episodes' spans, by failure outcome / error kind
+    # the manifest's [chaos] block with what the faults reached, from every episode's spans ({}: none)
+    chaos: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -156,7 +160,23 @@ def inspect_run(ref: str | RunInfo = "latest", *, store: str | os.PathLike[str] 
         errors=tuple(errors),
         coverage=coverage,
         trails=_failure_trails(info, outcome, kind),
+        chaos=chaos_reached(info),
     )
+
+
+def _stored_spans(info: RunInfo) -> Iterator[str | None]:
+    for path in info.batch_files():  # one batch at a time: a long run's spans are never all in memory
+        yield from info.read_batch(path, ["spans"]).column("spans").to_pylist()
+
+
+def chaos_reached(info: RunInfo) -> dict[str, Any]:
+    """The run's [chaos] block with what its faults reached, totalled over every stored
+    episode's spans (chaos.reach), as the sweep wrote it into the manifest and also for a run
+    whose sweep was killed before it could; {} for a run without faults."""
+    block = info.manifest.get("chaos")
+    if not isinstance(block, Mapping) or not block.get("faults"):
+        return {}
+    return chaos_after_run(block, reach_totals(_stored_spans(info)))
 
 
 def _failure_trails(info: RunInfo, outcome: Any, kind: Any) -> tuple[FailureTrails, ...]:

@@ -18,6 +18,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from poisson_prove.chaos.reach import is_reach
+
 MAX_ERROR_TEXT = 80
 
 
@@ -29,7 +31,11 @@ def _spans(spans: str | Sequence[Any] | None) -> list[dict[str, Any]]:
             spans = json.loads(spans)
         except ValueError:
             return []
-    return [s for s in spans if isinstance(s, dict)] if isinstance(spans, list) else []
+    if not isinstance(spans, list):
+        return []
+    # chaos's accounting entry (chaos.reach) is no step of the episode; it is the last entry, so
+    # leaving it out moves no other entry's index (the parents stay right).
+    return [s for s in spans if isinstance(s, dict) and not is_reach(s)]
 
 
 def _path(spans: list[dict[str, Any]], index: int) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from poisson_prove.chaos.reach import reach_text
 from poisson_prove.inspection.run import EpisodeDetail, Inspection
 from prove_common.tables import Table, plain_lines
 
@@ -81,6 +82,9 @@ def inspection_summary(result: Inspection) -> list[str]:
     ]
     if not result.errors:
         lines.append("no errors: every episode has an outcome")
+    reach = reach_text(result.chaos)
+    if reach is not None:
+        lines.append(reach)
     return lines
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from poisson_prove.chaos.config import chaos_summary, describe_fault
+from poisson_prove.chaos.reach import reach_line
 from poisson_prove.design.conditions import format_value
 from poisson_prove.design.plan import Plan
 from poisson_prove.design.pooled import PooledDesign
@@ -152,7 +153,7 @@ def plan_lines(prepared: PreparedSweep) -> list[str]:
     if faults:
         described = "; ".join(describe_fault(f) for f in faults)
         lines.append(
-            f"chaos {described}: injected into httpx and requests calls, "
+            f"chaos {described}: injected into httpx, httpx2, requests and aiohttp calls, "
             "the same calls faulted in runs paired with --pair-with"
         )
     if prepared.request.episode_timeout is not None:
@@ -200,6 +201,9 @@ def result_lines(result: SweepResult) -> list[str]:
     if result.capture_missing:
         names = ", ".join(f"{n} ({why})" for n, why in result.capture_missing.items())
         lines.append(f"capture without spans from {names}")
+    reach = reach_line(result.chaos)  # faults that reached no call are never called injected
+    if reach is not None:
+        lines.append(reach)
     return lines
 
 
@@ -280,6 +284,8 @@ def result_dict(document: dict[str, Any], result: SweepResult) -> dict[str, Any]
         out["sequential"] = dict(result.sequential)
     out["seconds"] = round(result.seconds, 3)
     out["interrupted"] = result.verdict == "interrupted"
+    if result.chaos:
+        out["chaos"] = dict(result.chaos)  # what the faults reached, as the manifest now says
     return out
 
 

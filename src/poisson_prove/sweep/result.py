@@ -35,6 +35,8 @@ class SweepResult:
     # because their condition settled (the rollouts saved)
     sequential: Mapping[str, Any] | None = None
     saved: int = 0
+    # [chaos]: the manifest's chaos block with what the faults reached ({} without faults)
+    chaos: Mapping[str, Any] = field(default_factory=dict)
 
     @property
     def exit_code(self) -> int:

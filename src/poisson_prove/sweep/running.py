@@ -25,6 +25,7 @@ from typing import Any
 from poisson_prove.backends import make_executor
 from poisson_prove.backends.base import Executor
 from poisson_prove.chaos.config import chaos_summary, job_chaos
+from poisson_prove.chaos.reach import chaos_after_run, reach_totals
 from poisson_prove.design.plan import Plan, cost_error
 from poisson_prove.episode.run import Job, ProcessExit, load_target, os_exit_guard, run_into
 from poisson_prove.errors import ProveError, ProveExit
@@ -154,9 +155,11 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         counts = {"planned": plan.rollouts, "done": done, "errored": errored}
         if watcher is not None:
             counts["settled_skipped"] = saved
+        chaos = _chaos_reached(writer)
         writer.update_manifest(
             status=status,
             counts=counts,
+            chaos=chaos,  # what the faults reached ({} without faults, as the run began)
             finished=utc_now().isoformat(timespec="seconds").replace("+00:00", "Z") if complete else None,
             **({"sequential": sequential} if sequential is not None else {}),
         )
@@ -192,6 +195,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             process_exit=None if halted is None else _halt_text(halted, plan),
             sequential=sequential,
             saved=saved,
+            chaos=chaos,
         )
     finally:
         writer.release()
@@ -230,6 +234,17 @@ def _job(prepared: PreparedSweep, run_id: str) -> Job:
         scope=job_chaos(prepared.spec.chaos, plan.salt),
         options=dict(settings),
     )
+
+
+def _chaos_reached(writer: RunWriter) -> dict[str, Any]:
+    """The manifest's chaos block with what the faults reached, totalled over every stored
+    episode's spans, one batch at a time ({} without faults)."""
+    block = writer.manifest.get("chaos") or {}
+    if not block.get("faults"):
+        return {}
+    info = writer.info
+    batches = (info.read_batch(path, ["spans"]).column("spans") for path in info.batch_files())
+    return chaos_after_run(block, reach_totals(text for spans in batches for text in spans.to_pylist()))
 
 
 def _discard_empty_run(store: RunStore, writer: RunWriter, store_existed: bool, failure: Exception) -> None:

@@ -1,4 +1,5 @@
-"""A real HTTP server on 127.0.0.1 counting the calls it answers, and chaos projects around it."""
+"""A real HTTP server on 127.0.0.1 counting the calls it answers, and chaos projects around it
+(rollouts through httpx, httpx2, requests and aiohttp, and through urllib, which chaos cannot fault)."""
 
 from __future__ import annotations
 
@@ -61,21 +62,21 @@ def tool_server() -> Iterator[ToolServer]:
 # A rollout making CALLS calls through one client; each call's result is kept in meta, so the
 # test can hold what the agent saw against what Prove recorded.
 AGENT = '''
-import asyncio, json, os
-import httpx, requests
+import asyncio, json, os, time, urllib.request
+import aiohttp, httpx, httpx2, requests
 from poisson_prove import Episode
 
 URL = os.environ["TOOL_URL"]
 CALLS = 5
 
-def _result_httpx(client, n):
+def _result_httpx(client, n, lib=httpx):
     try:
         r = client.get(f"{URL}/tool/{n}", timeout=5)
-    except httpx.TimeoutException:
+    except lib.TimeoutException:
         return "timeout"
-    except httpx.ConnectError:
+    except lib.ConnectError:
         return "connection_error"
-    except httpx.ReadError:
+    except lib.ReadError:
         return "connection_reset"
     if r.status_code != 200:
         return f"status_{r.status_code}"
@@ -100,12 +101,58 @@ def _result_requests(session, n):
         return "malformed_body"
     return "ok"
 
+async def _result_aiohttp(session, n):
+    try:
+        async with session.get(f"{URL}/tool/{n}", timeout=aiohttp.ClientTimeout(total=5)) as r:
+            if r.status != 200:
+                return f"status_{r.status}"
+            body = await r.read()
+    except asyncio.TimeoutError:
+        return "timeout"
+    except aiohttp.ClientConnectorError:
+        return "connection_error"
+    except aiohttp.ClientOSError as exc:
+        return "connection_reset" if exc.errno == 104 else "connection_error"
+    try:
+        json.loads(body)
+    except ValueError:
+        return "malformed_body"
+    return "ok"
+
+async def _aiohttp_calls():
+    async with aiohttp.ClientSession() as session:
+        return [await _result_aiohttp(session, n) for n in range(CALLS)]
+
 def _episode(results):
     return Episode("ok" if all(r == "ok" for r in results) else "hit", CALLS, CALLS, {"calls": results})
 
 def rollout_httpx(cfg, seed):
     with httpx.Client() as client:
         return _episode([_result_httpx(client, n) for n in range(CALLS)])
+
+def rollout_httpx2(cfg, seed):
+    """httpx2, the transport of the current openai client."""
+    with httpx2.Client() as client:
+        return _episode([_result_httpx(client, n, httpx2) for n in range(CALLS)])
+
+def rollout_aiohttp(cfg, seed):
+    return _episode(asyncio.run(_aiohttp_calls()))
+
+def rollout_urllib(cfg, seed):
+    """The standard library's urllib: a client chaos cannot fault."""
+    results = []
+    for n in range(CALLS):
+        with urllib.request.urlopen(f"{URL}/tool/{n}", timeout=5) as r:
+            json.loads(r.read())
+        results.append("ok")
+    return _episode(results)
+
+def rollout_httpx_then_hang(cfg, seed):
+    """Makes its calls, then never returns: --episode-timeout stops it before it ends."""
+    with httpx.Client() as client:
+        for n in range(CALLS):
+            _result_httpx(client, n)
+    time.sleep(120)
 
 def rollout_requests(cfg, seed):
     with requests.Session() as session:
@@ -166,6 +213,19 @@ def rows_of(store: Path, run_dir: Path) -> list[dict[str, Any]]:
 
 def chaos_spans(row: dict[str, Any]) -> list[dict[str, Any]]:
     return [s for s in json.loads(row["spans"] or "[]") if s.get("source") == "chaos"]
+
+
+def reach_entries(row: dict[str, Any]) -> list[dict[str, Any]]:
+    """The episode's accounting entries of what chaos reached (one expected, its last span)."""
+    return [s for s in json.loads(row["spans"] or "[]") if s.get("source") == "prove"]
+
+
+def manifest_named(store: Path, name: str) -> dict[str, Any]:
+    for path in store.glob("*/manifest.json"):
+        manifest = json.loads(path.read_text(encoding="utf-8"))
+        if manifest["name"] == name:
+            return manifest
+    raise AssertionError(f"no run named {name!r} in {store}")
 
 
 # One http_status fault, at a rate that hits some calls of every episode and spares others.

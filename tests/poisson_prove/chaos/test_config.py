@@ -1,5 +1,5 @@
-"""[chaos] as the spec declares it: the plan's JSON names the faults, a backend that cannot
-inject them and every malformed fault are refused with one error line."""
+"""[chaos] as the spec declares it: the plan's JSON names the faults (none injected yet), a
+backend that cannot inject them and every malformed fault are refused with one error line."""
 
 from __future__ import annotations
 
@@ -11,15 +11,18 @@ import pytest
 from tests.poisson_prove.chaos.conftest import FAULT, chaos_project
 
 
-def test_json_plan_names_the_faults_as_injected(prove, workdir: Path, tool_server) -> None:
+def test_json_plan_names_the_faults_and_injects_nothing_yet(prove, workdir: Path, tool_server) -> None:
     chaos_project(workdir, "rollout_httpx", FAULT, replicates=8)
     result = prove("sweep", "--dry-run", "--json", "--max-mde", "1", env={"TOOL_URL": tool_server.url})
     assert result.returncode == 0, result.stderr
     chaos = json.loads(result.stdout)["chaos"]
-    assert chaos["injected"] is True
+    # `injected` says what happened: nothing has, in a plan (the run's manifest says what did).
+    assert chaos["injected"] is False
+    assert chaos["faults"][0]["injected"] is False
     assert chaos["faults"][0]["name"] == "throttled"
     assert chaos["faults"][0]["description"] == "http_status 429 (throttled) at 0.4"
-    assert "httpx" in chaos["clients"] and "requests" in chaos["clients"]
+    assert chaos["clients"] == ["httpx", "httpx (async)", "httpx2", "httpx2 (async)", "requests", "aiohttp"]
+    assert "reach" not in chaos
     assert tool_server.total == 0  # a dry run makes no call
 
 

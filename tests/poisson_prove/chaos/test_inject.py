@@ -1,6 +1,6 @@
-"""[chaos] against a real HTTP server on 127.0.0.1: the faults reach the agent's httpx and
-requests calls at the configured rates, are recorded on the episode, and land on the same
-calls in a run paired with --pair-with."""
+"""[chaos] against a real HTTP server on 127.0.0.1: the faults reach the agent's httpx, httpx2,
+requests and aiohttp calls at the configured rates, are recorded on the episode, and land on
+the same calls in a run paired with --pair-with, whichever of these clients makes them."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from scipy.stats import binomtest
 
-from tests.poisson_prove.chaos.conftest import chaos_project, chaos_spans, rows_of, stored_rows
+from tests.poisson_prove.chaos.conftest import chaos_project, chaos_spans, reach_entries, rows_of, stored_rows
 
 SALT = "5eed0c4a05"
 CALLS = 5
@@ -61,6 +61,15 @@ def _sweep(prove, *args: str, server_url: str):
     )
 
 
+CLIENT_OF = {"rollout_httpx2": "httpx2", "rollout_aiohttp": "aiohttp", "rollout_requests": "requests"}
+
+
+def _rows_named(workdir: Path, name: str) -> list[dict]:
+    manifests = (workdir / "runs").glob("*/manifest.json")
+    run = next(p.parent for p in manifests if json.loads(p.read_text())["name"] == name)
+    return rows_of(workdir / "runs", run)
+
+
 def _check_rates_and_records(rows: list[dict], server_hits: int) -> None:
     calls = len(rows) * CALLS
     placed: Counter[str] = Counter()
@@ -77,6 +86,12 @@ def _check_rates_and_records(rows: list[dict], server_hits: int) -> None:
             assert span["attributes"]["server.address"] == "127.0.0.1"
             assert span["attributes"]["url.path"].startswith("/tool/")
         assert row["outcome"] == ("ok" if not terminal else "hit")
+        # The episode's last span counts its calls and the calls a fault hit (a latency counts).
+        (reach,) = reach_entries(row)
+        assert json.loads(row["spans"])[-1] == reach
+        faulted = {s["attributes"]["chaos.call"] for s in chaos_spans(row)}
+        assert reach["attributes"]["chaos.calls"] == CALLS
+        assert reach["attributes"]["chaos.faulted"] == len(faulted)
     for name, rate in EFFECTIVE.items():
         test = binomtest(placed[name], calls, rate)
         assert test.pvalue > 0.001, (name, placed[name], calls, rate)
@@ -84,7 +99,7 @@ def _check_rates_and_records(rows: list[dict], server_hits: int) -> None:
     assert server_hits == calls - never_sent  # a faulted call never reaches the server
 
 
-@pytest.mark.parametrize("target", ["rollout_httpx", "rollout_requests"])
+@pytest.mark.parametrize("target", ["rollout_httpx", "rollout_requests", "rollout_httpx2", "rollout_aiohttp"])
 def test_faults_reach_the_calls_at_their_rates_and_are_recorded(
     prove, workdir: Path, tool_server, target: str
 ) -> None:
@@ -92,7 +107,8 @@ def test_faults_reach_the_calls_at_their_rates_and_are_recorded(
     result = _sweep(prove, "--salt", SALT, server_url=tool_server.url)
     assert result.returncode == 0, result.stderr
     assert "chaos http_status 503 at 0.2; timeout at 0.1; connection_reset at 0.1" in result.stdout
-    assert "injected into httpx and requests calls" in result.stdout
+    assert "injected into httpx, httpx2, requests and aiohttp calls" in result.stdout
+    assert "[chaos] reached no call" not in result.stdout
     rows = stored_rows(workdir / "runs")
     assert len(rows) == 60
     _check_rates_and_records(rows, tool_server.total)
@@ -126,6 +142,42 @@ def test_paired_runs_see_the_same_faults_on_the_same_calls(prove, workdir: Path,
     assert len(before) > 20
     assert before == after
     assert before != fresh  # the placement follows the salt, not a fixed pattern
+
+
+def test_every_client_sees_the_same_faults_on_the_same_calls(prove, workdir: Path, tool_server) -> None:
+    # The current openai client sends through httpx2; aiohttp is the other common async client.
+    # Paired with an httpx run, each gets the same keyed decisions: the same faults on the same
+    # calls, and the agent sees each one as that client's own error.
+    chaos_project(workdir, "rollout_httpx", FAULTS, replicates=30)
+    first = _sweep(prove, "--name", "httpx", "--salt", SALT, server_url=tool_server.url)
+    assert first.returncode == 0, first.stderr
+    for target in CLIENT_OF:
+        paired = _sweep(
+            prove, "--name", target, "--pair-with", "httpx", "--target", f"agent:{target}",
+            server_url=tool_server.url,
+        )
+        assert paired.returncode == 0, paired.stderr
+        assert "Traceback" not in paired.stderr
+        assert f'done 30 rollouts in run "{target}" (complete)' in paired.stdout
+
+    rows = {name: _rows_named(workdir, name) for name in ("httpx", *CLIENT_OF)}
+
+    def seen(name: str) -> dict[tuple[str, int], list[str]]:
+        return {(r["cell"], r["replicate"]): json.loads(r["meta"])["calls"] for r in rows[name]}
+
+    def placement(name: str) -> set[tuple[str, int, int, str]]:
+        return {
+            (row["cell"], row["seed"], s["attributes"]["chaos.call"], s["attributes"]["chaos.fault"])
+            for row in rows[name]
+            for s in chaos_spans(row)
+        }
+
+    assert len(placement("httpx")) > 30
+    assert sum(r != "ok" for calls in seen("httpx").values() for r in calls) > 20
+    for target, client in CLIENT_OF.items():
+        assert placement(target) == placement("httpx"), target
+        assert seen(target) == seen("httpx"), target
+        assert {s["attributes"]["chaos.client"] for row in rows[target] for s in chaos_spans(row)} == {client}
 
 
 def test_a_rate_axis_makes_the_fault_rate_a_condition(prove, workdir: Path, tool_server) -> None:

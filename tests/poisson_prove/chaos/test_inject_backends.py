@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.poisson_prove.chaos.conftest import FAULT, chaos_project, chaos_spans, stored_rows
+from tests.poisson_prove.chaos.conftest import FAULT, chaos_project, chaos_spans, reach_entries, stored_rows
 
 
 def _faulted_ok(rows: list[dict], server_hits: int, calls: int = 5) -> int:
@@ -16,6 +16,9 @@ def _faulted_ok(rows: list[dict], server_hits: int, calls: int = 5) -> int:
         seen = json.loads(row["meta"])["calls"]
         spans = chaos_spans(row)
         assert seen.count("status_429") == len(spans)
+        (reach,) = reach_entries(row)  # counted where the episode ran, once
+        assert reach["attributes"]["chaos.calls"] == calls
+        assert reach["attributes"]["chaos.faulted"] == len(spans)
         recorded += len(spans)
     assert recorded > 0
     assert server_hits == len(rows) * calls - recorded
@@ -46,7 +49,10 @@ def test_inspect_episode_shows_which_call_got_which_fault(prove, workdir: Path, 
     assert result.returncode == 0, result.stderr
     shown = prove("--store", "runs", "inspect", "--episode", "x a/0")
     assert shown.returncode == 0, shown.stderr
-    assert "spans 5" in shown.stdout
+    assert "spans 6" in shown.stdout  # the five faults, then what chaos reached
     assert shown.stdout.count("chaos throttled") == 5
     assert '"chaos.call": 4' in shown.stdout
+    reach = shown.stdout.splitlines()[-1]
+    assert reach.startswith("  chaos reach ")
+    assert '"chaos.calls": 5' in reach and '"chaos.faulted": 5' in reach
     assert "error" in shown.stdout

@@ -22,8 +22,8 @@ def test_declared_chaos_faults_are_named_on_the_plan_as_injected(prove, workdir)
     result = prove("sweep", "--dry-run", "--max-mde", "0.5")
     assert result.returncode == 0, result.stderr
     assert (
-        "chaos latency 1 s at 0.1; http_status 503 at 0.05: injected into httpx and requests calls, "
-        "the same calls faulted in runs paired with --pair-with"
+        "chaos latency 1 s at 0.1; http_status 503 at 0.05: injected into httpx, httpx2, requests and "
+        "aiohttp calls, the same calls faulted in runs paired with --pair-with"
         in result.stdout.splitlines()
     )
 
