@@ -10,7 +10,7 @@ promised.
   instrument once.
 - A name that is no entry point gets the entry point it was probably meant as (a package's
   name, `openai-v2` or `opentelemetry-instrumentation-openai-v2`, gives its entry point
-  `openai`; a near miss gives the closest), or else the list of those installed.
+  `openai`; a near miss gives the closest) and the list of those installed.
 - With `content = false` (the default) a span keeps only the attributes in `ALLOWED` (timings
   are the span's own start and end): names, methods, status codes, hosts and paths, token counts,
   model names. A URL is kept without its query, fragment or user info. Everything else (prompts,
@@ -251,13 +251,11 @@ def short_reason(why: str) -> str:
 
 def plan_reason(why: str) -> str:
     """What the plan says of an instrumentor that will not switch on: `not installed: no spans`,
-    with `; did you mean "openai"?` or `; installed: httpx, requests` for a name no entry point has."""
+    with `; did you mean "openai"?` for a name no entry point has but one is close to (the done
+    line and the manifest give the whole reason, with the names installed)."""
     text = f"{short_reason(why)}: no spans"
     meant = re.search(r'did you mean "[^"]+"\?', why)
-    if meant:
-        return f"{text}; {meant.group(0)}"
-    listed = re.search(r"; installed: ([^)]*)\)$", why)
-    return f"{text}; installed: {listed.group(1)}" if listed else text
+    return f"{text}; {meant.group(0)}" if meant else text
 
 
 if __name__ == "__main__":  # the probe's child: print {name: why not} as one JSON line

@@ -1,7 +1,7 @@
 """[capture] instrument names as people type them, through the installed `poisson-prove`: an
 instrumentor named by its package (`openai-v2`, `opentelemetry-instrumentation-openai-v2`) gets
-its entry point's name as a did-you-mean, and a name nothing is close to lists what is installed,
-in the plan, the done line and the manifest."""
+its entry point's name as a did-you-mean (in the plan, the done line and the manifest), and the
+reason lists the names installed (in the done line and the manifest)."""
 
 from __future__ import annotations
 
@@ -86,15 +86,19 @@ def test_a_name_nothing_is_close_to_lists_the_installed_instrumentors(
     prove: Any, workdir: Path, tool_server: Any
 ) -> None:
     names = ", ".join(sorted(_installed()))
+    why = f"not installed (no opentelemetry_instrumentor entry point named 'zzzz'; installed: {names})"
     _project(workdir, ["httpx", "zzzz"])
     plan = prove("sweep", "--dry-run", "--max-mde", "1", env={"TOOL_URL": tool_server.url})
     assert plan.returncode == 0, plan.stderr
     assert _capture_line(plan.stdout) == (
-        f"capture httpx, zzzz (not installed: no spans; installed: {names}); "
-        "content left out, values up to 256 bytes"
+        "capture httpx, zzzz (not installed: no spans); content left out, values up to 256 bytes"
     )
     as_json = prove("sweep", "--dry-run", "--json", "--max-mde", "1", env={"TOOL_URL": tool_server.url})
     assert as_json.returncode == 0, as_json.stderr
-    assert json.loads(as_json.stdout)["capture"]["missing"] == {
-        "zzzz": f"not installed (no opentelemetry_instrumentor entry point named 'zzzz'; installed: {names})"
-    }
+    assert json.loads(as_json.stdout)["capture"]["missing"] == {"zzzz": why}
+
+    result = prove("sweep", "--yes", "--max-mde", "1", "--store", "runs", env={"TOOL_URL": tool_server.url})
+    assert result.returncode == 0, result.stderr
+    assert f"capture without spans from zzzz ({why})" in result.stdout.splitlines()
+    manifest = json.loads(next((workdir / "runs").glob("*/manifest.json")).read_text())
+    assert manifest["capture"]["missing"] == {"zzzz": why}
