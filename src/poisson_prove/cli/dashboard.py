@@ -92,7 +92,7 @@ def _serve(args: argparse.Namespace, path: Path) -> int:
     sys.stdout.write(f"wrote {path}\nserving http://{host}:{port}/ (Ctrl-C to stop)\n")
     sys.stdout.flush()
     try:
-        server.serve_forever(poll_interval=0.2)
+        server.serve_forever()
     except KeyboardInterrupt:
         sys.stderr.write("stopped serving\n")
     finally:

@@ -2,17 +2,38 @@
 
 The page carries a `<meta http-equiv="refresh">` (no script), and each request re-renders
 only when the store's signature (run manifests, batch folders, the comparisons log) moved.
+
+The server is one asyncio event loop plus one rendering thread, whatever the clients do: a
+connection costs a socket, not a thread; its request head must arrive within HEAD_TIMEOUT_S
+(an idle or half-sent connection is then closed), each response ends the connection, at most
+MAX_CONNECTIONS are open at once (more are answered 503 and closed), and a client that gives
+up mid-answer costs nothing but its socket. Only GET of `/` (or `/dashboard.html`) addressed
+to 127.0.0.1 or localhost is served: another Host is refused (403), so a web page cannot read
+the dashboard by DNS rebinding.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
+import socket
 import threading
 from collections.abc import Callable
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from poisson_prove.dashboard.page import CSP
+
+HOST = "127.0.0.1"
+LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost"})  # what a local client's Host names
+HEAD_TIMEOUT_S = 10.0  # for the request line and headers to arrive
+SEND_TIMEOUT_S = 30.0  # for a client to take the answer
+MAX_CONNECTIONS = 512
+MAX_LINE_BYTES = 65536  # of the request line (longer: 414), and of each header line (431)
+MAX_HEADERS = 100
+BACKLOG = 512
+SERVED_PATHS = ("/", "/dashboard.html")
 
 Signature = tuple[tuple[str, int], ...]
 
@@ -57,27 +78,130 @@ class PageCache:
             return self._page
 
 
-def make_server(cache: PageCache, port: int = 0) -> ThreadingHTTPServer:
-    """A server bound to 127.0.0.1 only (port 0: a free one)."""
+class _Refusal(Exception):
+    """A request answered with an error status instead of the page."""
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            if self.path.split("?", 1)[0] not in ("/", "/dashboard.html"):
-                self.send_error(404, "only / is served")
-                return
-            body = cache.page()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Security-Policy", CSP)
-            self.send_header("X-Content-Type-Options", "nosniff")
-            self.send_header("Cache-Control", "no-store")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def __init__(self, status: int, reason: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.reason, self.message = status, reason, message
 
-        def log_message(self, format: str, *args: object) -> None:
-            pass  # the terminal shows the URL, not every request
 
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    server.daemon_threads = True
-    return server
+def _host_name(authority: str) -> str:
+    """The host of a Host header value (`127.0.0.1:8000` -> `127.0.0.1`)."""
+    authority = authority.strip().lower()
+    if authority.startswith("["):
+        return authority.split("]", 1)[0] + "]"
+    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
+
+
+def _response(status: int, reason: str, body: bytes, content_type: str) -> bytes:
+    head = [
+        f"HTTP/1.1 {status} {reason}",
+        f"Content-Type: {content_type}",
+        f"Content-Security-Policy: {CSP}",
+        "X-Content-Type-Options: nosniff",
+        "Cache-Control: no-store",
+        f"Content-Length: {len(body)}",
+        "Connection: close",
+    ]
+    return ("\r\n".join(head) + "\r\n\r\n").encode("latin-1") + body
+
+
+async def _read_head(reader: asyncio.StreamReader) -> tuple[str, str, dict[str, str]]:
+    """(method, path, headers by lower-case name) of one request head; _Refusal when it is
+    too long or malformed, asyncio.IncompleteReadError when the client left."""
+    try:
+        line = await reader.readuntil(b"\n")
+    except asyncio.LimitOverrunError:
+        raise _Refusal(414, "URI Too Long", "the request line is too long") from None
+    parts = line.decode("latin-1").strip().split()
+    if len(parts) != 3 or not parts[2].startswith("HTTP/1."):
+        raise _Refusal(400, "Bad Request", "not an HTTP/1 request line")
+    headers: dict[str, str] = {}
+    for _ in range(MAX_HEADERS + 1):
+        try:
+            raw = await reader.readuntil(b"\n")
+        except asyncio.LimitOverrunError:
+            raise _Refusal(431, "Request Header Fields Too Large", "a header line is too long") from None
+        text = raw.decode("latin-1").strip()
+        if not text:
+            return parts[0], parts[1], headers
+        name, _, value = text.partition(":")
+        headers[name.strip().lower()] = value.strip()
+    raise _Refusal(431, "Request Header Fields Too Large", f"more than {MAX_HEADERS} headers")
+
+
+class DashboardServer:
+    """The page served on a socket bound to 127.0.0.1 (see the module's docstring)."""
+
+    def __init__(self, cache: PageCache, sock: socket.socket) -> None:
+        self.cache = cache
+        self.socket = sock
+        self.server_address = sock.getsockname()[:2]
+        self.open_connections = 0
+        self._render = ThreadPoolExecutor(max_workers=1, thread_name_prefix="dashboard-render")
+
+    def serve_forever(self) -> None:
+        """Serve until Ctrl-C (KeyboardInterrupt is raised to the caller)."""
+        asyncio.run(self._serve())
+
+    def server_close(self) -> None:
+        self._render.shutdown(wait=False, cancel_futures=True)
+        self.socket.close()
+
+    async def _serve(self) -> None:
+        server = await asyncio.start_server(
+            self._connection, sock=self.socket, limit=MAX_LINE_BYTES, backlog=BACKLOG
+        )
+        async with server:
+            await server.serve_forever()
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self.open_connections += 1
+        try:
+            if self.open_connections > MAX_CONNECTIONS:
+                answer = _response(503, "Service Unavailable", b"503 too many connections\n", "text/plain")
+            else:
+                answer = await self._answer(reader)
+            if answer:
+                writer.write(answer)
+                await asyncio.wait_for(writer.drain(), SEND_TIMEOUT_S)
+        except (TimeoutError, OSError, asyncio.IncompleteReadError):
+            pass  # the client left, or never sent (or never took) a whole request: only its socket
+        finally:
+            self.open_connections -= 1
+            writer.close()
+            with contextlib.suppress(OSError, asyncio.TimeoutError):
+                await asyncio.wait_for(writer.wait_closed(), SEND_TIMEOUT_S)
+
+    async def _answer(self, reader: asyncio.StreamReader) -> bytes:
+        """The whole answer to the connection's one request (b"" when its head never came)."""
+        try:
+            method, path, headers = await asyncio.wait_for(_read_head(reader), HEAD_TIMEOUT_S)
+            if "host" in headers and _host_name(headers["host"]) not in LOOPBACK_NAMES:
+                raise _Refusal(403, "Forbidden", f"Host {headers['host']!r} is not this machine")
+            if method != "GET":
+                raise _Refusal(501, "Not Implemented", f"unsupported method ({method!r})")
+            if path.split("?", 1)[0] not in SERVED_PATHS:
+                raise _Refusal(404, "Not Found", "only / is served")
+        except _Refusal as refusal:
+            body = f"{refusal.status} {refusal.message}\n".encode()
+            return _response(refusal.status, refusal.reason, body, "text/plain; charset=utf-8")
+        except TimeoutError:
+            body = b"408 the request did not arrive in time\n"
+            return _response(408, "Request Timeout", body, "text/plain; charset=utf-8")
+        page = await asyncio.get_running_loop().run_in_executor(self._render, self.cache.page)
+        return _response(200, "OK", page, "text/html; charset=utf-8")
+
+
+def make_server(cache: PageCache, port: int = 0) -> DashboardServer:
+    """A server bound to 127.0.0.1 only (port 0: a free one); OSError when the port is taken."""
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((HOST, port))
+        sock.listen(BACKLOG)
+    except OSError:
+        sock.close()
+        raise
+    return DashboardServer(cache, sock)
