@@ -64,8 +64,10 @@ def wilson_from_rate(rate, n, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
     denominator = 1.0 + z2 / safe_n
     center = (rate + z2 / (2.0 * safe_n)) / denominator
     half = z * np.sqrt(np.maximum(rate * (1.0 - rate), 0.0) / safe_n + z2 / (4.0 * safe_n**2)) / denominator
-    low = np.where(positive, np.clip(center - half, 0.0, 1.0), 0.0)
-    high = np.where(positive, np.clip(center + half, 0.0, 1.0), 1.0)
+    # The bounds are exactly 0 at a rate of 0 and exactly 1 at a rate of 1 (center - half
+    # is 0 there only up to rounding: JSON would carry 1.7e-18), and never outside [0, 1].
+    low = np.where(positive & (rate > 0.0), np.clip(center - half, 0.0, 1.0), 0.0)
+    high = np.where(positive & (rate < 1.0), np.clip(center + half, 0.0, 1.0), 1.0)
     return low, high
 
 

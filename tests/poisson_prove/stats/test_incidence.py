@@ -218,3 +218,10 @@ def test_results_are_immutable_arrays_included() -> None:
         result.incidence[0] = 0.5
     with pytest.raises(AttributeError):
         result.n = 3  # type: ignore[misc]
+
+
+def test_wilson_is_exactly_0_and_1_at_the_edges_never_rounding_past_them() -> None:
+    low, high = wilson_from_rate(np.array([0.0, 1.0, 0.0, 1.0]), np.array([7.0, 7.0, 1e6, 3.3]))
+    assert low[0] == 0.0 and low[2] == 0.0  # not 1.7e-18
+    assert high[1] == 1.0 and high[3] == 1.0
+    assert 0.0 < low[1] < 1.0 and 0.0 < high[0] < 1.0
