@@ -140,11 +140,25 @@ def _check_interpreter(recorded: Any) -> None:
         return  # no interpreter recorded: this one
     if not _PYTHON_NAME.fullmatch(re.split(r"[\\/]", recorded)[-1]):  # a Windows pin's path too
         raise _Refusal(f"{recorded} is not a Python interpreter")
-    if os.path.exists(recorded) and os.path.abspath(recorded) != os.path.abspath(sys.executable):
+    if os.path.exists(recorded) and not _this_interpreter(recorded):
         raise _Refusal(
             f"{recorded} is not the interpreter running proveai ({sys.executable}); "
             f"verify with that one ({shlex.quote(recorded)} -m proveai snapshot verify) or re-pin"
         )
+
+
+def _this_interpreter(path: str) -> bool:
+    """True when `path` is sys.executable under another of its names: the same file in the
+    same folder (a venv's python, python3 and python3.12; /usr/bin/python3 and python3.12). A
+    venv's python is a link to the base interpreter, but another environment: not this one."""
+    here = os.path.abspath(sys.executable)
+    there = os.path.abspath(path)
+    if there == here:
+        return True
+    try:
+        return os.path.dirname(there) == os.path.dirname(here) and os.path.samefile(there, here)
+    except OSError:
+        return False
 
 
 def _check_options(options: Sequence[tuple[str, str | None]]) -> None:

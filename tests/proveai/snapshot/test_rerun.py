@@ -135,3 +135,25 @@ def test_the_refusal_names_the_snapshot_that_asked(project: Path) -> None:
         "snapshot 'nightly' asks to run /usr/bin/perl x.pl: /usr/bin/perl is not a Python interpreter"
     )
     assert (refused.value.snapshot, refused.value.command) == ("nightly", "/usr/bin/perl x.pl")
+
+
+def test_this_interpreter_under_another_of_its_names_is_this_one(
+    project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A venv's python3 beside its python is the same interpreter; a link elsewhere to the same
+    file (as a venv's python is a link to the base interpreter) is another environment."""
+    real = Path(sys.executable).resolve()
+    venv, other = tmp_path / "venv" / "bin", tmp_path / "other" / "bin"
+    for folder in (venv, other):
+        folder.mkdir(parents=True)
+    for link in (venv / "python", venv / "python3", other / "python3"):
+        link.symlink_to(real)
+    monkeypatch.setattr(sys, "executable", str(venv / "python"))
+    invocation = {"argv": ["pipeline.py"], "script": "pipeline.py"}
+    command, _ = checked_command({**invocation, "python": str(venv / "python3")}, project)
+    assert command[0] == str(venv / "python")
+    with pytest.raises(InvocationRefused) as refused:
+        checked_command({**invocation, "python": str(other / "python3")}, project)
+    assert f"{other / 'python3'} is not the interpreter running proveai ({venv / 'python'})" in (
+        refused.value.message
+    )
