@@ -20,7 +20,7 @@ runs carrying a `source` (imports) get the fields whose values differ (`source_d
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -262,7 +262,9 @@ def compare(
     )
 
 
-def source_differences(before: dict[str, Any], after: dict[str, Any]) -> tuple[SourceDifference, ...] | None:
+def source_differences(
+    before: Mapping[str, Any], after: Mapping[str, Any]
+) -> tuple[SourceDifference, ...] | None:
     """The fields of the two runs' `source` (what ran an imported eval: model, task args,
     scorer, ...) whose values differ; None unless both runs carry one. Its `logs` (each log
     file's own record) are left out: two imports always differ there."""

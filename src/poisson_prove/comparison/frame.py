@@ -180,9 +180,9 @@ def _pair_rows_dense(
     if low < 0 or high >= max(4 * (before_keys.size + after_keys.size), 1_000_000):
         return None
     index = np.int32 if max(before_keys.size, after_keys.size) < 2**31 else np.intp
-    rows = []
+    rows: list[np.ndarray] = []
     for keys in (before_keys, after_keys):
-        row_of = np.full(high + 1, -1, dtype=index)  # each key's row, -1 where absent
+        row_of: np.ndarray = np.full(high + 1, -1, dtype=index)  # each key's row, -1 where absent
         row_of[keys] = np.arange(keys.size, dtype=index)
         if np.count_nonzero(row_of >= 0) != keys.size:
             return None  # a repeated key: the sorting path keeps its first row

@@ -278,7 +278,9 @@ def compare_pooled(
     pending = [(g, j) for g in range(len(groups.keys)) if members[g].size for j in range(len(events))]
     m = len(pending)
     flips = [sign_flip(counts.b[members[g], j], counts.c[members[g], j]) for g, j in pending]
-    q_values = np.asarray(stats_tests.benjamini_hochberg([f.p_mid for f in flips]), dtype=float) if m else []
+    q_values: np.ndarray = np.zeros(0)
+    if m:
+        q_values = np.asarray(stats_tests.benjamini_hochberg([f.p_mid for f in flips]), dtype=float)
     results: dict[int, list[OutcomeResult]] = {}
     for (g, j), flip, q_value in zip(pending, flips, q_values, strict=True):
         cases = members[g][counts.per_case[members[g]] > 0]
@@ -313,14 +315,14 @@ def compare_pooled(
     pooled = dataclasses.replace(
         pooled, conditions=tuple(dataclasses.replace(c, family="pooled") for c in pooled.conditions)
     )
-    cases, warnings = _case_rows(case_results, groups, keys, labels, compared, events, adverse)
+    case_rows, warnings = _case_rows(case_results, groups, keys, labels, compared, events, adverse)
     if counts.left_out:
         warnings.append(
             f"{counts.left_out:,} episodes with an outcome are left out of the pooled test (a case's "
             "episodes beyond the other run's count of that case); the rates count them"
         )
     test = "sign_flip" if paired else "sign_flip_unpaired"
-    return Benchmark(test, pooled, m, cases, tuple(warnings))
+    return Benchmark(test, pooled, m, case_rows, tuple(warnings))
 
 
 def _untested(name: str) -> OutcomeResult:

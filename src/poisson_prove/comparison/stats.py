@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -105,7 +105,8 @@ def rates_by_horizon(
             fits = incidence.aalen_johansen_grouped(
                 t[rows], observed[rows], condition[rows], horizon, causes=universe
             )
-        for c, fit in fits.items():
+        for label, fit in fits.items():
+            c = cast(int, label)  # the condition codes given as groups
             share[c] = fit.incidence
             variance[c] = fit.variance
             starred[c] = fit.censored
@@ -269,8 +270,8 @@ def condition_tests(
             continue
         rows = []
         for j, e in enumerate(event_index):
-            i = position.get((condition, j))
-            verdict = "not tested" if i is None else str(verdicts[i])
+            at = position.get((condition, j))
+            verdict = "not tested" if at is None else str(verdicts[at])
             rise, fall = mde.get((condition, j), (None, None)) if verdict == "no change" else (None, None)
             rows.append(
                 OutcomeResult(
@@ -280,15 +281,15 @@ def condition_tests(
                     pairs=None if pairs is None else int(pairs[condition]),
                     b=None if b is None else int(b[condition, e]),
                     c=None if c_ is None else int(c_[condition, e]),
-                    statistic=None if i is None or not np.isfinite(statistic[i]) else float(statistic[i]),
-                    p=None if i is None else float(p[i]),
-                    p_exact=None if i is None or not np.isfinite(p_exact[i]) else float(p_exact[i]),
-                    q_value=None if i is None else float(q_values[i]),
+                    statistic=None if at is None or not np.isfinite(statistic[at]) else float(statistic[at]),
+                    p=None if at is None else float(p[at]),
+                    p_exact=None if at is None or not np.isfinite(p_exact[at]) else float(p_exact[at]),
+                    q_value=None if at is None else float(q_values[at]),
                     verdict=verdict,
                     mde_rise=rise,
                     mde_fall=fall,
                     note=None,
-                    **({} if case_d is None else {"family": "case", "d": int(case_d[condition, j])}),
+                    **({} if case_d is None else {"family": "case", "d": int(case_d[condition, j])}),  # type: ignore[arg-type]  # family: str, d: int
                 )
             )
         if method == "logrank_bh":
@@ -317,7 +318,7 @@ def _mde_lookup(
     tables: Tables, tested: Sequence[tuple[int, int]], event_index: Sequence[int], alpha: float, pairs: Any
 ) -> dict[tuple[int, int], tuple[float | None, float | None]]:
     """The smallest rise and fall each test could have shown (STATISTICS.md section 1)."""
-    out = {}
+    out: dict[tuple[int, int], tuple[float | None, float | None]] = {}
     for condition, j in tested:
         e = event_index[j]
         rate = float(tables.before.share[condition, e])

@@ -376,7 +376,7 @@ def _print_condition_blocks(comparison: Comparison, console: Any) -> None:
     """Narrow terminals: per condition a heading line, then one line per event."""
     from rich.text import Text  # rich: ~40 ms, only on a terminal
 
-    console.print(Text(condition_table(comparison).title, style="italic"))
+    console.print(Text(condition_table(comparison).title or "", style="italic"))
     paired = comparison.method == "mcnemar"
     width = max(len(name) for name in comparison.outcomes)
     for condition in comparison.conditions:
