@@ -64,10 +64,17 @@ def default_runs(
     stored = runs.runs()
     if len(stored) < 2:
         names = "".join(f' ("{r.name}")' for r in stored)
+        imported = bool(stored) and stored[0].manifest.get("backend") == "import"
         raise ProveError(
             f"the store {runs.root} holds {len(stored)} run{'' if len(stored) == 1 else 's'}{names}; "
             "a comparison needs two",
-            suggestions=["poisson-prove sweep SPEC --yes --pair-with latest"],
+            suggestions=[
+                # an imported run pairs with the next import of the same task, not with a sweep
+                "poisson-prove import inspect|lm-eval LOGS (the other run's logs: imports of the "
+                "same task pair by sample)"
+                if imported
+                else "poisson-prove sweep SPEC --yes --pair-with latest"
+            ],
         )
     latest = stored[-1]
     if before is not None:
@@ -362,6 +369,7 @@ def _run_side(side: Side) -> RunSide:
         horizon=side.horizon,
         salt=manifest.get("salt"),
         paired_with=manifest.get("paired_with"),
+        backend=manifest.get("backend"),
     )
 
 
@@ -409,9 +417,14 @@ def _partial_warnings(sides: Sequence[RunSide]) -> list[str]:
         if side.status != "complete":
             planned = f" of {side.planned:,} planned" if side.planned else ""
             resumed = " (resumed, not finished)" if side.resumed_at else ""
+            what_next = (
+                "its logs did not finish: finish the eval (inspect eval-retry LOG) and import it "
+                "again before trusting this comparison"
+                if side.backend == "import"
+                else "resume its sweep before trusting this comparison"
+            )
             warnings.append(
-                f'run "{side.name}" is partial: {side.done:,}{planned} episodes{resumed}; '
-                "resume its sweep before trusting this comparison"
+                f'run "{side.name}" is partial: {side.done:,}{planned} episodes{resumed}; {what_next}'
             )
     return warnings
 

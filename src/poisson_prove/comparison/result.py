@@ -50,6 +50,7 @@ class RunSide:
     horizon: float
     salt: str | None
     paired_with: str | None
+    backend: str | None = None  # "import" for a run brought in by `poisson-prove import`
 
 
 @dataclass(frozen=True)

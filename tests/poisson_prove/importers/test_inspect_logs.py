@@ -288,3 +288,20 @@ def test_t_sets_the_time_unit(prove: CLI, workdir: Path, inspect_logs: dict[str,
     assert manifest["t_unit"] == {"none": "sample", "messages": "messages"}[t]
     times = {r["t"] for r in stored_rows(_run(workdir, document))}
     assert times == {1.0} if t == "none" else min(times) >= 2.0
+
+
+def test_next_lines_on_imported_runs_speak_of_imports(
+    prove: CLI, workdir: Path, inspect_logs: dict[str, Path]
+) -> None:
+    assert prove("import", "inspect", str(inspect_logs["before"]), "--name", "before").returncode == 0
+    alone = prove("diff")
+    assert_clean_error(alone, 1, 'holds 1 run ("before"); a comparison needs two')
+    assert "next: poisson-prove import inspect|lm-eval LOGS" in alone.stderr
+    assert "sweep" not in alone.stderr
+    assert prove("import", "inspect", str(inspect_logs["cancelled"]), "--name", "cancelled").returncode == 0
+    compared = prove("diff", "before", "cancelled", "--json")
+    assert compared.returncode == 0, compared.stderr
+    warnings = "\n".join(json.loads(compared.stdout)["warnings"])
+    assert 'run "cancelled" is partial' in warnings
+    assert "finish the eval (inspect eval-retry LOG) and import it again" in warnings
+    assert "resume its sweep" not in warnings
