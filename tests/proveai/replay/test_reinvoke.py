@@ -178,7 +178,7 @@ def test_snapshot_verify_override_re_executes_the_httpx_agent(
     env = _project(workdir, model_server, home)
     pinned = proveai_cli("snapshot", "init", env=env)
     assert pinned.returncode == 0, pinned.stderr
-    (snapshot_file,) = (workdir / "proveai" / "snapshots").glob("*.json")
+    (snapshot_file,) = (workdir / "proveai" / "snapshots").glob("[!.]*.json")  # not the local trust record
     snapshot = json.loads(snapshot_file.read_text(encoding="utf-8"))
     assert snapshot["agents"]["draft"]["function"] == "agents:draft"
     before = len(model_server.chat_requests())
