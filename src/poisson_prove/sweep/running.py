@@ -161,7 +161,7 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
             counts=counts,
             chaos=chaos,  # what the faults reached ({} without faults, as the run began)
             finished=utc_now().isoformat(timespec="seconds").replace("+00:00", "Z") if complete else None,
-            **({"sequential": sequential} if sequential is not None else {}),
+            **_sequential_field(sequential),
         )
         verdict = _verdict(interrupted, halted is not None, complete, all_errored=errored == done)
         writer.event(
@@ -322,11 +322,17 @@ def _run_planned(
             close()  # the executor's `finally` cancels what is still in flight
 
 
+def _sequential_field(sequential: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The manifest's `sequential` field, only for a sweep that stopped when settled."""
+    return {} if sequential is None else {"sequential": sequential}
+
+
 def _halt_text(halted: ProcessExit, plan: Plan) -> str:
     """Which episode ended the sweep's process, and how, for the error line."""
     row = halted.row or {}
     labels = {condition.key: condition.label for condition in plan.conditions}
-    where = f"{labels.get(row.get('cell'), row.get('cell'))}/{row.get('replicate')}"
+    cell = row.get("cell")
+    where = f"{labels.get(str(cell), cell)}/{row.get('replicate')}"
     return f"the target called os._exit({halted.code!r}) in episode {where}"
 
 
