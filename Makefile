@@ -34,10 +34,12 @@ demo: install
 	$(BIN)/poisson-prove --store $(STORE) dashboard
 
 lint: install-dev
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/mypy
 
 test: install-dev
-	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/mypy
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
 test-ray: install-dev
