@@ -47,7 +47,9 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (1.0 / 0.5): before (.json, by eval_set: its folder holds eval-set.json and logs.json too),
     after (.eval, the change), errors (q7 raising), other_model (the after answers from a model
     of another name), and three evals that did not finish: failed (status error), cancelled
-    (Ctrl-C while two samples run) and killed (SIGKILL: status started, no sample)."""
+    (Ctrl-C while two samples run) and killed (SIGKILL: status started, no sample); and
+    alike_before / alike_after, a model answering every epoch of a sample alike, the change
+    fixing 3 of its 10 samples."""
     root = tmp_path_factory.mktemp("inspect")
     both = "--two-scorers"
     return {
@@ -58,6 +60,8 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
         "failed": run_inspect(root / "failed", "eval", "failed", both),
         "cancelled": run_inspect(root / "cancelled", "eval", "cancelled", both),
         "killed": run_inspect(root / "killed", "eval", "killed", both),
+        "alike_before": run_inspect(root / "alike_before", "eval", "alike_before"),
+        "alike_after": run_inspect(root / "alike_after", "eval", "alike_after"),
     }
 
 

@@ -11,6 +11,9 @@ would. Variants beyond `before` / `after` (they answer as `before`):
   user: status `cancelled`, the sample still running cancelled (a `CancelledError`);
 - `killed`: when q5 starts, the process is SIGKILLed: the log stays `started`.
 
+`alike_before` / `alike_after` answer every epoch of a sample alike (as a temperature-0 or cached
+model does): before gets q0-q3 wrong, after fixes q0, q1 and q2 (3 samples x every epoch).
+
 `--set` runs it through `inspect_ai.eval_set` (the folder then holds eval-set.json and
 logs.json beside the log); `--two-scorers` scores with `includes()` (C/I) and `closeness`
 (1.0 for the answer, 0.5 for an answer one off).
@@ -36,6 +39,10 @@ asked: Counter[str] = Counter()
 
 
 def right(variant: str, i: int, epoch: int) -> bool:
+    if variant == "alike_before":
+        return i > 3
+    if variant == "alike_after":
+        return i != 3
     if variant == "after":
         return (5 * i + epoch) % 3 != 0 or i == 2
     return (3 * i + epoch) % 4 != 0 and i != 2
@@ -104,7 +111,8 @@ def main(argv: list[str]) -> None:
         epochs=EPOCHS,
         name="times_seven",
     )
-    model = get_model(model_name, custom_outputs=answer("after" if variant == "after" else "before"))
+    answers = variant if variant in {"after", "alike_before", "alike_after"} else "before"
+    model = get_model(model_name, custom_outputs=answer(answers))
     common = dict(
         model=model,
         log_dir=log_dir,

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from poisson_prove.stats.tests import mcnemar
 from tests.conftest import CLI, assert_clean_error
 from tests.poisson_prove.importers.pairs import (
     cancelled,
@@ -305,3 +306,30 @@ def test_next_lines_on_imported_runs_speak_of_imports(
     assert 'run "cancelled" is partial' in warnings
     assert "finish the eval (inspect eval-retry LOG) and import it again" in warnings
     assert "resume its sweep" not in warnings
+
+
+def test_epochs_that_answer_alike_are_counted_by_sample_not_by_epoch(
+    prove: CLI, workdir: Path, inspect_logs: dict[str, Path]
+) -> None:
+    """The issue's example: a model answering every epoch of a sample alike, the change fixing
+    3 samples of 10. Counting (sample, epoch) pairs as independent, McNemar says p 0.004
+    ("safer"); the evidence is 3 samples, and the pooled row says what 3 samples can say."""
+    _import(prove, str(inspect_logs["alike_before"]))
+    _import(prove, str(inspect_logs["alike_after"]))
+    before, after = inspect_scores(inspect_logs["alike_before"]), inspect_scores(inspect_logs["alike_after"])
+    b, c, _ = mcnemar_exact(before, after, failed={"I"})
+    assert (b, c) == (9, 0)  # 3 samples x 3 epochs fixed, none broken
+    assert mcnemar(b, c).p_exact < 0.005  # what the pairs counted as independent claimed
+    result = prove("diff", "--json")
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout)
+    assert report["pooled_test"] == "sign_flip"
+    (group,) = report["conditions"]
+    (row,) = [r for r in group["outcomes"] if r["outcome"] == "incorrect"]
+    assert (row["b"], row["c"], row["cases_down"], row["cases_up"]) == (9, 0, 3, 0)
+    assert row["p_exact"] == pytest.approx(0.25) and row["p"] == pytest.approx(0.125)
+    assert row["verdict"] == "no change" and row["within_case_correlation"] == pytest.approx(1.0)
+    assert report["headline"]["word"] == "no change"
+    text = prove("diff", "--plain")
+    assert text.returncode == 0
+    assert text.stdout.splitlines()[0].startswith("no change incorrect: 0 safer, 0 worse")
