@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING
 
 from poisson_prove.cli.dashboard import refresh_after
 from poisson_prove.errors import ProveExit
@@ -12,6 +12,11 @@ from poisson_prove.render.json import comparison_document, dumps
 from poisson_prove.render.text import CASE_CHOICES, CASES_SHOWN, plain_report, print_rich
 from poisson_prove.store import compared
 from prove_common.console import is_pretty
+
+if TYPE_CHECKING:
+    from poisson_prove.comparison.gate import GateResult
+    from poisson_prove.comparison.result import Comparison
+    from poisson_prove.store.info import RunInfo
 
 HELP = "compare two runs, per condition and failure outcome"
 DESCRIPTION = (
@@ -63,7 +68,7 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
     store = getattr(args, "store", None)
     before, after = default_runs(args.before, args.after, store=store)
     comparison = compare(before, after, method=args.method, event=args.event, q=args.q, store=store)
-    code = ProveExit.WORSE if command == "check" and comparison.any_worse else ProveExit.OK
+    code: int = ProveExit.WORSE if command == "check" and comparison.any_worse else ProveExit.OK
     gated = _gate(args, comparison, after) if command == "check" else None
     if gated is not None:
         code = gated.exit_code
@@ -87,7 +92,7 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
     return code
 
 
-def _gate(args: argparse.Namespace, comparison: Any, after: Any) -> Any:
+def _gate(args: argparse.Namespace, comparison: Comparison, after: RunInfo) -> GateResult:
     from poisson_prove.comparison.gate import (  # numpy: only when gating (`check --help`)
         gate,
         planned_max_mde,
@@ -99,7 +104,7 @@ def _gate(args: argparse.Namespace, comparison: Any, after: Any) -> Any:
     return gate(comparison, max_mde, allow_inconclusive=bool(getattr(args, "allow_inconclusive", False)))
 
 
-def _print_gate(gated: Any) -> None:
+def _print_gate(gated: GateResult) -> None:
     message = gated.message()
     if message is None:
         return

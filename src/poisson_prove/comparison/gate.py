@@ -9,6 +9,7 @@ pairs the cases are worth), and the way out it names is more cases, not more rep
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from poisson_prove.comparison.result import Comparison
@@ -121,7 +122,7 @@ def gate(comparison: Comparison, max_mde: float, *, allow_inconclusive: bool = F
     return GateResult("inconclusive", max_mde, weak, needed, allow_inconclusive)
 
 
-def planned_max_mde(manifest: dict[str, object]) -> float:
+def planned_max_mde(manifest: Mapping[str, object]) -> float:
     """The max-mde the run's plan accepted (the default when the run does not say)."""
     design = manifest.get("design")
     if isinstance(design, dict) and design.get("max_mde"):

@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+from prove_common.files import write_text_atomic
 from proveai.diff.verdict import ROOT, AgentVerdict
 from proveai.render.report import panel_row, render_page, trace_section
 from proveai.render.verify import SYMBOLS
@@ -142,5 +143,5 @@ def write_verify_page(result: VerifyResult) -> Path:
     fresh_files = sorted((result.run_dir / "fresh").glob("*.json"))
     fresh_trace = load_trace_file(fresh_files[0]) if fresh_files else None
     path = result.run_dir / "report.html"
-    path.write_text(render_verify_html(result, fresh_trace), encoding="utf-8")
+    write_text_atomic(path, render_verify_html(result, fresh_trace), durable=False)
     return path
