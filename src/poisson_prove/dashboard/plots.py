@@ -127,9 +127,18 @@ def _row_color(verdict: str, adverse: bool) -> str:
     return NEUTRAL
 
 
+def error_bar(share: float, lo: float | None, hi: float | None) -> tuple[float, float]:
+    """The lengths left and right of `share` to its interval's ends, never negative: an end
+    missing, or a rounding hair inside the share, draws no bar on that side."""
+    low = share - lo if lo is not None and math.isfinite(lo) else 0.0
+    high = hi - share if hi is not None and math.isfinite(hi) else 0.0
+    return max(low, 0.0), max(high, 0.0)
+
+
 def forest_svg(comparison: Comparison, salt: str) -> str:
     """Per condition and event: before (grey) and after (the verdict's colour), each with its
-    95% interval as the comparison reports it; a trade condition is marked."""
+    95% interval as the comparison reports it; a trade condition is marked. For runs with a
+    case axis the conditions are the pooled groups: one line per pooled row."""
     matplotlib, Figure = _matplotlib()
     rows = [(c, o) for c in comparison.conditions for o in c.outcomes if o.verdict != "not tested"]
     with matplotlib.rc_context(_rc(salt)):
@@ -140,8 +149,7 @@ def forest_svg(comparison: Comparison, salt: str) -> str:
             for rate, shade, dy in ((result.before, BEFORE, -0.12), (result.after, color, 0.12)):
                 if rate.share is None:
                     continue
-                low = rate.share - (rate.lo if rate.lo is not None else rate.share)
-                high = (rate.hi if rate.hi is not None else rate.share) - rate.share
+                low, high = error_bar(rate.share, rate.lo, rate.hi)
                 ax.errorbar(rate.share, y + dy, xerr=[[low], [high]], fmt="o", ms=3.5, color=shade,
                             ecolor=shade, elinewidth=1.2, capsize=2)
             if condition.verdict == "trade":
@@ -150,7 +158,8 @@ def forest_svg(comparison: Comparison, salt: str) -> str:
         ax.set_yticks(range(len(rows)), labels)
         ax.invert_yaxis()
         ax.set_xlim(0, 1)
-        ax.set_xlabel(f"rate by {comparison.horizon:g} {comparison.t_unit} (grey: before; "
+        pooled = f"pooled over the {comparison.case_axis} cases, " if comparison.case_axis else ""
+        ax.set_xlabel(f"{pooled}rate by {comparison.horizon:g} {comparison.t_unit} (grey: before; "
                       "red worse, green safer; yellow diamond: trade)")
         ax.grid(axis="x", alpha=0.3, lw=0.5)
         return _svg(figure)
