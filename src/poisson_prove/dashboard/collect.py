@@ -4,21 +4,27 @@ Rates are `comparison.stats.rates_by_horizon` on the run's own horizon (Aalen-Jo
 or starred Wilson, exactly as `diff` computes them); the incidence curves are
 `stats.incidence.aalen_johansen_grouped` evaluated at each time of a grid (the estimator at
 horizon s is the curve at s), with the same starred-Wilson band; comparisons are
-`compare()` results. Nothing here computes a statistic of its own.
+`compare()` results. A benchmark run (its spec declares a case axis) is shown per pooled group:
+its rates and curves are `comparison.pooled.pooled_rates` (the pooled Aalen-Johansen incidence,
+Wilson on the delete-one-case jackknife's effective n, as `diff` pools a benchmark), and only
+its cases with the most failure events are listed. Nothing here computes a statistic of its own.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
 
-from poisson_prove.comparison.frame import read_frame, recode
-from poisson_prove.comparison.stats import rates_by_horizon
+from poisson_prove.comparison.frame import RunFrame, Side, align_horizons, read_frame, recode, side_of
+from poisson_prove.comparison.pooled import Groups, declared_case_axis, pooled_groups, pooled_rates
+from poisson_prove.comparison.result import Rate
+from poisson_prove.comparison.stats import RateTable, rates_by_horizon
 from poisson_prove.design.conditions import cfg_of, condition_label
+from poisson_prove.errors import ProveError
 from poisson_prove.stats.incidence import aalen_johansen_grouped, starred_wilson
 from poisson_prove.store.columns import read_columns
 from poisson_prove.store.info import RunInfo
@@ -27,6 +33,7 @@ from poisson_prove.sweep.stop_when_settled import settled_lines
 CURVE_POINTS = 60  # at most this many times per curve: a summary, not every row
 FAILED_SHOWN = 12  # failed episodes listed per plotted run
 TEXT_LIMIT = 20_000  # characters of one episode's meta or spans put on the page
+CASES_LISTED = 20  # a benchmark run's cases in its rates table: those with the most failure events
 
 
 @dataclass(frozen=True)
@@ -45,6 +52,17 @@ class ConditionRates:
     key: str
     label: str
     rows: int
+    rates: tuple[OutcomeRate, ...]
+
+
+@dataclass(frozen=True)
+class GroupRates:
+    """A benchmark run's pooled group: every outcome's rate pooled over its cases."""
+
+    key: str
+    label: str
+    cases: int
+    rows: int  # episodes, with or without an outcome
     rates: tuple[OutcomeRate, ...]
 
 
@@ -106,6 +124,12 @@ class RunView:
     # a --stop-when-settled run: where and why each condition stopped, one line each
     settled: tuple[str, ...] = ()
     saved: int | None = None  # planned rollouts not run because their condition settled
+    # A benchmark run (its spec declares a case axis): the rates and curves are its pooled
+    # groups'; `conditions` lists only its CASES_LISTED cases with the most failure events,
+    # of `cases` cases in all
+    case_axis: str | None = None
+    groups: tuple[GroupRates, ...] = ()
+    cases: int = 0
 
 
 def _num(value: Any) -> float | None:
@@ -127,8 +151,9 @@ def _cost(manifest: Mapping[str, Any]) -> str:
 
 def _condition_order(info: RunInfo, present: tuple[str, ...]) -> list[str]:
     order = [c["key"] for c in info.manifest.get("cells") or [] if isinstance(c, dict) and c.get("key")]
-    order = [key for key in order if key in present]
-    return order + sorted(set(present) - set(order))
+    here = set(present)
+    order = [key for key in order if key in here]
+    return order + sorted(here - set(order))
 
 
 def _grid(t: np.ndarray, horizon: float) -> np.ndarray:
@@ -166,6 +191,77 @@ def _curves(
         )
         out.append(ConditionCurves(labels[c], curves))
     return tuple(out)
+
+
+def _case_axis(manifest: Mapping[str, Any]) -> str | None:
+    try:
+        return declared_case_axis(manifest)
+    except ProveError:  # two axes say cases = true (no sweep stores that): shown as conditions
+        return None
+
+
+def _outcome_rate(outcome: str, rate: Rate | None) -> OutcomeRate:
+    if rate is None:  # a group without an episode with an outcome
+        return OutcomeRate(outcome, 0, 0, None, None, None, False)
+    return OutcomeRate(outcome, rate.k, rate.n, rate.share, rate.lo, rate.hi, rate.starred)
+
+
+def _pooled_curves(
+    side: Side, groups: Groups, codes: np.ndarray, universe: list[str], horizon: float
+) -> tuple[ConditionCurves, ...]:
+    """Per pooled group, each failure outcome's pooled incidence over t: the pooled rate of
+    `comparison.pooled.pooled_rates` at each time of the grid, with its jackknife band."""
+    times = _grid(side.t[(side.condition >= 0) & np.isfinite(side.t)], horizon)
+    everything = np.ones(groups.of_condition.size, dtype=bool)
+    values = np.full((3, len(groups.keys), codes.size, times.size), np.nan)  # share, lo, hi
+    for j, at in enumerate(times):
+        for g, rates in enumerate(pooled_rates(side, groups, everything, codes, len(universe), float(at))):
+            for i, rate in enumerate(rates or ()):
+                for v, value in enumerate((rate.share, rate.lo, rate.hi)):
+                    values[v, g, i, j] = np.nan if value is None else value
+    grid = tuple(times.tolist())
+    return tuple(
+        ConditionCurves(label, tuple(
+            Curve(universe[code - 1], grid, *(tuple(values[v, g, i].tolist()) for v in range(3)))
+            for i, code in enumerate(codes.tolist())
+        ))
+        for g, label in enumerate(groups.labels)
+    )
+
+
+@dataclass(frozen=True)
+class _Benchmark:
+    groups: tuple[GroupRates, ...]
+    listed: list[int]  # the conditions (cases) listed: the most failure events first
+    curves: tuple[ConditionCurves, ...] | None
+
+
+def _benchmark(
+    info: RunInfo, frame: RunFrame, order: list[str], universe: list[str], failures: list[str], axis: str,
+    table: RateTable, plot: bool,
+) -> _Benchmark:
+    """A benchmark run's pooled groups (rates and, when plotted, curves) and its listed cases;
+    `table` is the run's per-condition rates_by_horizon."""
+    groups = pooled_groups(order, axis, info.manifest.get("axis_order"))
+    side = side_of(frame, order, universe, False)
+    horizon = align_horizons([side])  # the run's own horizon, times and early flags set as compare()'s
+    everything = np.ones(len(order), dtype=bool)
+    pooled = pooled_rates(side, groups, everything, np.arange(1, len(universe) + 1), len(universe), horizon)
+    rows = table.rows_by_condition
+    summary = []
+    for g, key in enumerate(groups.keys):
+        members = groups.of_condition == g
+        rates: Sequence[Rate | None] = pooled[g] or [None] * len(universe)
+        summary.append(GroupRates(
+            key, groups.labels[g], int(members.sum()), int(rows[members].sum()),
+            tuple(_outcome_rate(name, rate) for name, rate in zip(universe, rates, strict=True)),
+        ))
+    failing = sorted({universe.index(f) for f in failures if f in universe})
+    events = table.k[:, failing].sum(axis=1)
+    listed = np.argsort(-events, kind="stable")[:CASES_LISTED].tolist()  # ties in the run's order
+    codes = np.array(failing, dtype=np.int64) + 1
+    curves = _pooled_curves(side, groups, codes, universe, horizon) if plot else None
+    return _Benchmark(tuple(summary), listed, curves)
 
 
 def _text(value: Any) -> str | None:
@@ -213,19 +309,26 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
     t = frame.t.copy()
     conditions: list[ConditionRates] = []
     curves = None
+    case_fields: dict[str, Any] = {}
     if np.isfinite(horizon) and has.any():
         t[np.isnan(t) & has] = horizon
         # as compare(): an episode cut off by its own, shorter horizon is censored at its t
         early = has & (frame.horizon < horizon) & (t >= frame.horizon)
         table = rates_by_horizon(condition_codes, cause, t, len(order), len(universe), horizon, early)
-        for c, key in enumerate(order):
+        axis = _case_axis(manifest)
+        shown: Sequence[int] = range(len(order))
+        if axis is not None:
+            benchmark = _benchmark(info, frame, order, universe, failures, axis, table, plot)
+            case_fields = {"case_axis": axis, "groups": benchmark.groups, "cases": len(order)}
+            shown, curves = benchmark.listed, benchmark.curves
+        for c in shown:
             rates = tuple(
                 OutcomeRate(name, int(table.k[c, e]), int(table.n[c]), _num(table.share[c, e]),
                             _num(table.lo[c, e]), _num(table.hi[c, e]), bool(table.starred[c, e]))
                 for e, name in enumerate(universe)
             )
-            conditions.append(ConditionRates(key, labels[c], int(table.rows_by_condition[c]), rates))
-        if plot:
+            conditions.append(ConditionRates(order[c], labels[c], int(table.rows_by_condition[c]), rates))
+        if axis is None and plot:
             observed = np.where(early, 0, cause)
             curves = _curves(
                 condition_codes, observed, t, len(order), universe, failures, horizon, labels, table.n
@@ -253,7 +356,7 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
         mde=float(mde) if isinstance(mde, (int, float)) else None, created=info.created,
         t_unit=str(manifest.get("t_unit") or "t"), horizon=_num(horizon),
         outcomes=tuple(universe), failures=tuple(failures), conditions=tuple(conditions),
-        curves=curves, failed=failed, failed_total=int(failed_rows.size), **_settled(manifest),
+        curves=curves, failed=failed, failed_total=int(failed_rows.size), **_settled(manifest), **case_fields,
     )
 
 

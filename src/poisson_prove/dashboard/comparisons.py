@@ -3,6 +3,11 @@
 Every one is a `compare()` result, the very object `diff --json` prints, so the page's
 numbers are diff's numbers. A logged comparison that cannot be made again (a run deleted,
 declarations changed) is shown as its refusal, not dropped silently.
+
+A comparison of benchmark runs (a case axis) also gets a `BenchmarkView`: per pooled row the
+cases that moved (d_k != 0), most-moved first, and the per-case detail that `diff` prints by
+default (the cases that moved, most-moved first, each with the events that moved), each list
+capped at CASES_SHOWN with a count of the rest; it only picks and orders the comparison's rows.
 """
 
 from __future__ import annotations
@@ -15,10 +20,75 @@ from typing import Any
 
 from poisson_prove.comparison import Comparison, compare, default_runs
 from poisson_prove.comparison.gate import GateResult, gate, planned_max_mde
+from poisson_prove.comparison.result import ConditionResult, OutcomeResult
 from poisson_prove.errors import ProveError
 from poisson_prove.store.runs import RunStore
 
 MAX_LOGGED = 8  # the most recent distinct comparisons from the log
+CASES_SHOWN = 10  # cases listed per pooled row and in the per-case detail, as diff's default
+
+
+@dataclass(frozen=True)
+class MovedCase:
+    """One case that moved on one pooled row: its row of that event (d_k, both rates)."""
+
+    condition: ConditionResult
+    row: OutcomeResult
+
+
+@dataclass(frozen=True)
+class PooledMoves:
+    """The cases that moved on one pooled row (group x event), most-moved first."""
+
+    group: str  # the pooled group's key
+    outcome: str
+    up: int  # cases with d_k > 0 (more events after)
+    down: int
+    shown: tuple[MovedCase, ...]
+    more: int  # cases that moved beyond the shown ones
+
+
+@dataclass(frozen=True)
+class CaseDetail:
+    """A case of the per-case detail and the rows shown: the events whose d_k is not 0."""
+
+    condition: ConditionResult
+    rows: tuple[OutcomeResult, ...]
+
+
+@dataclass(frozen=True)
+class BenchmarkView:
+    moves: dict[tuple[str, str], PooledMoves]  # (group key, outcome) -> its moved cases
+    detail: tuple[CaseDetail, ...]
+    detail_more: int  # cases that moved beyond the detail's
+    cases: int  # every case compared
+
+
+def _movement(condition: ConditionResult) -> int:
+    return sum(abs(row.d or 0) for row in condition.outcomes)
+
+
+def benchmark_view(comparison: Comparison) -> BenchmarkView | None:
+    """The benchmark part of the page; None for runs without a case axis."""
+    if comparison.case_axis is None:
+        return None
+    moves: dict[tuple[str, str], PooledMoves] = {}
+    for group in comparison.conditions:
+        members = [case for case in comparison.cases if case.group == group.label]
+        for pooled in group.outcomes:
+            moved = [
+                MovedCase(case, row)
+                for case in members for row in case.outcomes if row.outcome == pooled.outcome and row.d
+            ]
+            moved.sort(key=lambda m: -abs(m.row.d or 0))  # stable: ties keep the runs' order
+            up = sum(1 for m in moved if (m.row.d or 0) > 0)
+            moves[(group.key, pooled.outcome)] = PooledMoves(
+                group.key, pooled.outcome, up, len(moved) - up, tuple(moved[:CASES_SHOWN]),
+                max(0, len(moved) - CASES_SHOWN),
+            )
+    ranked = sorted((c for c in comparison.cases if _movement(c)), key=lambda c: -_movement(c))
+    detail = tuple(CaseDetail(c, tuple(row for row in c.outcomes if row.d)) for c in ranked[:CASES_SHOWN])
+    return BenchmarkView(moves, detail, max(0, len(ranked) - CASES_SHOWN), len(comparison.cases))
 
 
 @dataclass(frozen=True)
@@ -29,14 +99,18 @@ class ComparisonView:
     comparison: Comparison | None
     refusal: str | None
     gate: GateResult | None = None  # what `check` would say, at the after run's planned --max-mde
+    benchmark: BenchmarkView | None = None  # runs with a case axis: their moved cases
 
 
 def _gated(view: ComparisonView, manifests: dict[str, Any]) -> ComparisonView:
-    """The view with `check`'s gate at the after run's planned max MDE (cheap: no recount)."""
+    """The view with `check`'s gate at the after run's planned max MDE (cheap: no recount), and
+    a benchmark's moved cases."""
     if view.comparison is None:
         return view
     manifest = manifests.get(view.comparison.after.run_id) or {}
-    return replace(view, gate=gate(view.comparison, planned_max_mde(manifest)))
+    return replace(
+        view, gate=gate(view.comparison, planned_max_mde(manifest)), benchmark=benchmark_view(view.comparison)
+    )
 
 
 def _logged(log: Path | None, run_ids: set[str]) -> list[dict[str, Any]]:

@@ -7,6 +7,7 @@ the rounded text, so a reader (or a test) can check them against `diff --json`.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from collections.abc import Sequence
@@ -15,8 +16,9 @@ from typing import Any
 
 from markupsafe import Markup
 
+from poisson_prove.comparison.result import METHOD_NAMES
 from poisson_prove.dashboard.collect import RunView
-from poisson_prove.dashboard.comparisons import ComparisonView
+from poisson_prove.dashboard.comparisons import CASES_SHOWN, ComparisonView
 
 CSP = (
     "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
@@ -41,6 +43,10 @@ def pvalue(value: float | None) -> str:
     return f"{value:.1e}" if value < 0.001 else f"{value:.3f}"
 
 
+def plural(count: int, word: str) -> str:
+    return f"{count:,} {word}{'' if count == 1 else 's'}"
+
+
 def mde_text(rise: float | None, fall: float | None) -> str:
     up = f"+{math.ceil(rise * 1000) / 1000:.3f}" if rise is not None else "no rise"
     down = f"-{math.ceil(fall * 1000) / 1000:.3f}" if fall is not None else "no fall"
@@ -48,6 +54,17 @@ def mde_text(rise: float | None, fall: float | None) -> str:
 
 
 TEMPLATE = Path(__file__).with_name("dashboard.html.j2")
+
+
+@functools.lru_cache(maxsize=1)
+def _template() -> Any:
+    """The page's template, compiled once per process (compiling is most of writing the page;
+    `--serve` writes it again and again)."""
+    from jinja2 import Environment  # jinja2: ~30 ms, only when the dashboard page is written
+
+    env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env.filters.update(exact=exact, share=share, pvalue=pvalue)
+    return env.from_string(TEMPLATE.read_text(encoding="utf-8"))
 
 
 def render_page(
@@ -61,14 +78,9 @@ def render_page(
     plotted: int,
     refresh: int | None = None,
 ) -> str:
-    from jinja2 import Environment  # jinja2: ~30 ms, only when the dashboard page is written
-
-    env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
-    env.filters.update(exact=exact, share=share, pvalue=pvalue)
-    template = env.from_string(TEMPLATE.read_text(encoding="utf-8"))
-    return template.render(
+    return _template().render(
         csp=CSP, store=store, written=written, runs=list(runs), comparisons=list(comparisons),
         forests=[Markup(svg) for svg in forests],  # matplotlib's SVG: its text is XML-escaped
         incidence={k: Markup(v) for k, v in incidence.items()}, plotted=plotted,
-        refresh=refresh, mde_text=mde_text,
+        refresh=refresh, mde_text=mde_text, plural=plural, method_names=METHOD_NAMES, cases_shown=CASES_SHOWN,
     )

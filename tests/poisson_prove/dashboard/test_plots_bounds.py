@@ -13,7 +13,9 @@ import pytest
 
 from poisson_prove.comparison import compare
 from poisson_prove.dashboard.plots import error_bar, forest_svg
+from tests.poisson_prove.comparison.cases_kit import write_benchmark
 from tests.poisson_prove.dashboard.pages import comparison_rows, number, read, tags
+from tests.poisson_prove.dashboard.stores import pooled_groups
 from tests.poisson_prove.runs import from_outcomes, write_run
 
 # n where the Wilson bound of 0/n or n/n was not exactly 0 or 1 (the review's list starts so)
@@ -64,6 +66,36 @@ def test_rates_of_0_and_1_draw_and_the_page_says_0_and_1(prove, workdir: Path) -
         (a["data-lo"] == "0.0" if a["data-share"] == "0.0" else a["data-hi"] == "1.0") for a in cells
     )
     assert html.count("<svg") == 3  # the forest and both runs' incidence panels
+    # runs without a case axis: none of the benchmark's parts
+    assert "data-family" not in html and "pooled" not in html
+
+
+def _never_and_always():
+    """Two pooled groups of 40 cases x 3 repeats: in one no case ever fails, in the other every
+    case always ends unresolved."""
+    return pooled_groups({0.0: [["resolved"] * 3] * 40, 0.7: [["unresolved"] * 3] * 40})
+
+
+def test_a_benchmark_whose_cases_never_or_always_fail_draws(prove, workdir: Path) -> None:
+    store = workdir / "prove-runs"
+    before = write_benchmark(store, _never_and_always(), name="before")
+    write_benchmark(store, _never_and_always(), name="after", paired_with=before)
+    made = prove("dashboard")
+    assert (made.returncode, made.stderr) == (0, ""), made.stderr
+    document = json.loads(prove("diff", "--json").stdout)
+    html = read(store)
+    pooled = [a for t, a in tags(html) if t == "tr" and a.get("data-family") == "pooled"]
+    expected = [o for c in document["conditions"] for o in c["outcomes"]]
+    assert [o["before"]["share"] for o in expected] == [0.0, 0.0, 1.0, 0.0]
+    assert len(pooled) == len(expected)
+    for attrs, result in zip(pooled, expected, strict=True):
+        for side in ("before", "after"):
+            for field in ("share", "lo", "hi"):
+                assert number(attrs[f"data-{side}-{field}"]) == result[side][field]
+            end = "lo" if result[side]["share"] == 0.0 else "hi"
+            assert attrs[f"data-{side}-{end}"] == ("0.0" if end == "lo" else "1.0")
+    groups = [a for t, a in tags(html) if t == "td" and "data-share" in a]  # the runs' tables
+    assert all((a["data-lo"] == "0.0" if a["data-share"] == "0.0" else a["data-hi"] == "1.0") for a in groups)
 
 
 def test_the_forest_bars_are_never_negative(workdir: Path) -> None:
