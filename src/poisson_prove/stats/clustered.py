@@ -102,8 +102,8 @@ class PooledIncidence:
 
     `incidence[k - 1]` is cause k's Aalen-Johansen F(h) over every episode of the group;
     `variance[k - 1]` its delete-one-case jackknife variance; `n_eff[k - 1]` the effective n of
-    its Wilson interval (F(1 - F) / V, capped at the episodes; the number of cases where F is 0
-    or 1 or V is 0); `low`/`high` the 95% Wilson interval on that n.
+    its Wilson interval (F(1 - F) / V, capped at the episodes, so V = 0 with 0 < F < 1 gives the
+    episodes; the number of cases where F is 0 or 1); `low`/`high` the 95% Wilson interval on it.
     """
 
     cases: int
