@@ -80,22 +80,11 @@ class Grade:
     sampling_noise: bool = False
 
 
-@dataclass(frozen=True)
-class EdgeVerdict:
-    """The grade of one parent→child edge of one trace.
+class Graded:
+    """What a verdict reads from its one Grade: a verdict is a subject (an edge, an agent) and a
+    Grade, never a second copy of the grade's fields."""
 
-    change: "direct edit" (the agent was overridden), "downstream" (only its inputs changed)
-    or None. `inconclusive` is True exactly when the outputs' texts differ and the judge could
-    not decide (no provider, an error, a malformed reply): the status is then inconclusive.
-    """
-
-    parent: str | None
-    child: str
-    span_id: str
     grade: Grade
-    old_output: Any = None
-    new_output: Any = None
-    change: str | None = None
 
     @property
     def status(self) -> Status:
@@ -116,6 +105,28 @@ class EdgeVerdict:
     @property
     def unified(self) -> str:
         return self.grade.unified
+
+    @property
+    def sampling_noise(self) -> bool:
+        return self.grade.sampling_noise
+
+
+@dataclass(frozen=True)
+class EdgeVerdict(Graded):
+    """The grade of one parent→child edge of one trace.
+
+    change: "direct edit" (the agent was overridden), "downstream" (only its inputs changed)
+    or None. `inconclusive` is True exactly when the outputs' texts differ and the judge could
+    not decide (no provider, an error, a malformed reply): the status is then inconclusive.
+    """
+
+    parent: str | None
+    child: str
+    span_id: str
+    grade: Grade
+    old_output: Any = None
+    new_output: Any = None
+    change: str | None = None
 
     @property
     def inconclusive(self) -> bool:
@@ -145,7 +156,7 @@ class EdgeVerdict:
 
 
 @dataclass(frozen=True)
-class AgentVerdict:
+class AgentVerdict(Graded):
     """One agent of a snapshot verify: its grade (the worst of its calls', or the replicate
     test's), whether it is a direct edit or downstream, and its calls.
 
@@ -163,22 +174,6 @@ class AgentVerdict:
     source_file: str | None = None
     fresh_prompt_hash: str | None = None
     fresh_model_hash: str | None = None
-
-    @property
-    def status(self) -> Status:
-        return self.grade.status
-
-    @property
-    def tier(self) -> Tier:
-        return self.grade.tier
-
-    @property
-    def rationale(self) -> str:
-        return self.grade.rationale
-
-    @property
-    def sampling_noise(self) -> bool:
-        return self.grade.sampling_noise
 
     @property
     def fails_gate(self) -> bool:
