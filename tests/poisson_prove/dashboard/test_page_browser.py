@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from tests.poisson_prove.dashboard.browser_kit import CHROMIUM, Watched, opened
 from tests.poisson_prove.runs import Episodes, write_run
 
-CHROMIUM = Path("/usr/bin/chromium")
 XSS_SCRIPT = "<script>window.__pwned = 1; alert('x')</script>"
 XSS_IMG = '<img src=x onerror="window.__pwned = 2; alert(2)">'
 XSS_SVG = "</text><script>window.__pwned = 3</script><text>"
@@ -38,8 +38,6 @@ def _episodes(shift: int) -> Episodes:
 
 @pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed")
 def test_agent_text_never_runs_and_the_plots_draw_in_chromium(prove, workdir: Path, tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
     store = workdir / "prove-runs"
     first = write_run(store, _episodes(0), outcomes=OUTCOMES, failures=OUTCOMES[1:], name="before " + XSS_IMG)
     write_run(store, _episodes(3), outcomes=OUTCOMES, failures=OUTCOMES[1:], paired_with=first,
@@ -51,42 +49,24 @@ def test_agent_text_never_runs_and_the_plots_draw_in_chromium(prove, workdir: Pa
     assert "<script>" not in html and "<img" not in html
     assert "&lt;script&gt;window.__pwned = 1" in html
 
-    dialogs: list[str] = []
-    console_errors: list[str] = []
-    requests: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-default-apps", "--disable-sync", "--no-first-run"],
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: console_errors.append(str(e)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(page_path.as_uri())
-            page.wait_for_load_state("load")
-            assert page.evaluate("typeof window.__pwned") == "undefined"
-            assert page.locator("script").count() == 0 and page.locator("img").count() == 0
-            body = page.inner_text("body")
-            assert XSS_IMG in body and "after " + XSS_SCRIPT in body
-            svgs = page.locator("svg")
-            assert svgs.count() >= 3  # the forest plot and both runs' incidence panels
-            for i in range(svgs.count()):
-                if svgs.nth(i).is_visible():
-                    box = svgs.nth(i).bounding_box()
-                    assert box and box["width"] > 100 and box["height"] > 50
-                    assert svgs.nth(i).locator("path").count() > 0
-            episode = page.locator("details.episode").first
-            episode.locator("summary").click()
-            assert XSS_SVG in episode.inner_text()  # the span's name, as text
-            page.screenshot(path=str(tmp_path / "dashboard.png"), full_page=True)
-        finally:
-            browser.close()
-    assert dialogs == [] and console_errors == []
-    assert all(url.startswith("file:") for url in requests)
+    watched = Watched()
+    with opened(page_path, watched) as page:
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        assert page.locator("script").count() == 0 and page.locator("img").count() == 0
+        body = page.inner_text("body")
+        assert XSS_IMG in body and "after " + XSS_SCRIPT in body
+        svgs = page.locator("svg")
+        assert svgs.count() >= 3  # the forest plot and both runs' incidence panels
+        for i in range(svgs.count()):
+            if svgs.nth(i).is_visible():
+                box = svgs.nth(i).bounding_box()
+                assert box and box["width"] > 100 and box["height"] > 50
+                assert svgs.nth(i).locator("path").count() > 0
+        episode = page.locator("details.episode").first
+        episode.locator("summary").click()
+        assert XSS_SVG in episode.inner_text()  # the span's name, as text
+        page.screenshot(path=str(tmp_path / "dashboard.png"), full_page=True)
+    watched.assert_inert()
     assert (tmp_path / "dashboard.png").stat().st_size > 20_000
     keep = os.environ.get("POISSON_PROVE_TEST_SCREENSHOT")
     if keep:  # opt-in: keep the screenshot to look at the page

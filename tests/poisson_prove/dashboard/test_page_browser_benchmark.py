@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from tests.poisson_prove.comparison.cases_kit import benchmark_episodes, write_benchmark
-from tests.poisson_prove.dashboard.test_page_browser import CHROMIUM, XSS_IMG, XSS_SCRIPT, XSS_SVG
+from tests.poisson_prove.dashboard.browser_kit import CHROMIUM, Watched, opened
+from tests.poisson_prove.dashboard.test_page_browser import XSS_IMG, XSS_SCRIPT, XSS_SVG
 
 OUTCOMES = ("resolved", "unresolved", "timeout" + XSS_SVG)
 CASES = [XSS_SCRIPT, XSS_IMG, *(f"ticket-{k:03d}" for k in range(58))]
@@ -33,8 +34,6 @@ def _rows(after: bool) -> list[list[str]]:
 def test_the_pooled_forest_and_the_moved_cases_show_and_agent_text_never_runs(
     prove, workdir: Path, tmp_path: Path
 ) -> None:
-    from playwright.sync_api import sync_playwright
-
     store = workdir / "prove-runs"
     declared = {"outcomes": OUTCOMES, "failures": OUTCOMES[1:]}
     runs = [benchmark_episodes(_rows(after), case_names=CASES, others={"temperature": 0.0})
@@ -47,47 +46,29 @@ def test_the_pooled_forest_and_the_moved_cases_show_and_agent_text_never_runs(
     html = page_path.read_text(encoding="utf-8")
     assert "<script>" not in html and "<img" not in html
 
-    dialogs: list[str] = []
-    console_errors: list[str] = []
-    requests: list[str] = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=str(CHROMIUM),
-            args=["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-default-apps", "--disable-sync", "--no-first-run"],
-        )
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 900})
-            page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-            page.on("console", lambda m: console_errors.append(m.text) if m.type == "error" else None)
-            page.on("pageerror", lambda e: console_errors.append(str(e)))
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(page_path.as_uri())
-            page.wait_for_load_state("load")
-            assert page.evaluate("typeof window.__pwned") == "undefined"
-            assert page.locator("script").count() == 0 and page.locator("img").count() == 0
-            # the pooled forest plot: drawn, visible, with its rows' labels as text
-            forest = page.locator("details.comparison div.forest.pooled svg")
-            assert forest.count() == 1 and forest.is_visible()
-            box = forest.bounding_box()
-            assert box and box["width"] > 300 and box["height"] > 60
-            assert forest.locator("path").count() > 4
-            assert "temperature 0.0 · unresolved" in (forest.text_content() or "")  # SVG text, as text
-            pooled = page.locator("tr[data-family='pooled']")
-            assert pooled.first.locator("td.worse").count() == 1  # unresolved rose: worse
-            # the moved cases under it: the payload cases moved most, shown as text
-            moved = page.locator("div.moved[data-outcome='unresolved'] tr[data-case]")
-            assert moved.count() == 10 and moved.first.is_visible()
-            assert [moved.nth(i).get_attribute("data-case") for i in range(2)] == [XSS_SCRIPT, XSS_IMG]
-            assert XSS_SCRIPT in moved.nth(0).inner_text() and XSS_IMG in moved.nth(1).inner_text()
-            body = page.inner_text("body")
-            assert "more cases that moved" in body and "after " + XSS_SCRIPT in body
-            assert "timeout" + XSS_SVG in body
-            page.screenshot(path=str(tmp_path / "benchmark.png"), full_page=True)
-        finally:
-            browser.close()
-    assert dialogs == [] and console_errors == []
-    assert all(url.startswith("file:") for url in requests)
+    watched = Watched()
+    with opened(page_path, watched) as page:
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        assert page.locator("script").count() == 0 and page.locator("img").count() == 0
+        # the pooled forest plot: drawn, visible, with its rows' labels as text
+        forest = page.locator("details.comparison div.forest.pooled svg")
+        assert forest.count() == 1 and forest.is_visible()
+        box = forest.bounding_box()
+        assert box and box["width"] > 300 and box["height"] > 60
+        assert forest.locator("path").count() > 4
+        assert "temperature 0.0 · unresolved" in (forest.text_content() or "")  # SVG text, as text
+        pooled = page.locator("tr[data-family='pooled']")
+        assert pooled.first.locator("td.worse").count() == 1  # unresolved rose: worse
+        # the moved cases under it: the payload cases moved most, shown as text
+        moved = page.locator("div.moved[data-outcome='unresolved'] tr[data-case]")
+        assert moved.count() == 10 and moved.first.is_visible()
+        assert [moved.nth(i).get_attribute("data-case") for i in range(2)] == [XSS_SCRIPT, XSS_IMG]
+        assert XSS_SCRIPT in moved.nth(0).inner_text() and XSS_IMG in moved.nth(1).inner_text()
+        body = page.inner_text("body")
+        assert "more cases that moved" in body and "after " + XSS_SCRIPT in body
+        assert "timeout" + XSS_SVG in body
+        page.screenshot(path=str(tmp_path / "benchmark.png"), full_page=True)
+    watched.assert_inert()
     assert (tmp_path / "benchmark.png").stat().st_size > 20_000
     keep = os.environ.get("POISSON_PROVE_TEST_SCREENSHOT_BENCHMARK")
     if keep:  # opt-in: keep the screenshot to look at the page
