@@ -121,6 +121,11 @@ class ConditionResult:
     group: str | None = None
     case: str | None = None
 
+    @property
+    def movement(self) -> int:
+        """How far a case moved: the sum of |d_k| over its events (0 for a case that did not)."""
+        return sum(abs(row.d or 0) for row in self.outcomes)
+
 
 @dataclass(frozen=True)
 class HeadlineCount:
@@ -216,6 +221,11 @@ class Comparison:
         """What `check` gates on: a failure outcome rose (or a success fell) anywhere (in a
         pooled group, for runs with a case axis)."""
         return any(c.verdict in ("worse", "trade") for c in self.conditions)
+
+    def cases_by_movement(self) -> list[ConditionResult]:
+        """The per-case rows, most-moved first (ties keep the runs' order): the one order the
+        text, the JSON's readers and the dashboard show cases in."""
+        return sorted(self.cases, key=lambda c: -c.movement)  # stable: ties keep their order
 
     def log_entry(self, command: str) -> dict[str, Any]:
         """This comparison as one line of the comparisons log (store.compared.record)."""

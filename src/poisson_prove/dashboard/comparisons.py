@@ -64,10 +64,6 @@ class BenchmarkView:
     cases: int  # every case compared
 
 
-def _movement(condition: ConditionResult) -> int:
-    return sum(abs(row.d or 0) for row in condition.outcomes)
-
-
 def benchmark_view(comparison: Comparison) -> BenchmarkView | None:
     """The benchmark part of the page; None for runs without a case axis."""
     if comparison.case_axis is None:
@@ -86,7 +82,7 @@ def benchmark_view(comparison: Comparison) -> BenchmarkView | None:
                 group.key, pooled.outcome, up, len(moved) - up, tuple(moved[:CASES_SHOWN]),
                 max(0, len(moved) - CASES_SHOWN),
             )
-    ranked = sorted((c for c in comparison.cases if _movement(c)), key=lambda c: -_movement(c))
+    ranked = [c for c in comparison.cases_by_movement() if c.movement]
     detail = tuple(CaseDetail(c, tuple(row for row in c.outcomes if row.d)) for c in ranked[:CASES_SHOWN])
     return BenchmarkView(moves, detail, max(0, len(ranked) - CASES_SHOWN), len(comparison.cases))
 

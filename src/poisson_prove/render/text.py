@@ -213,18 +213,14 @@ def pooled_table(comparison: Comparison) -> Table:
     return _results_table(comparison, comparison.conditions, title, pooled=True)
 
 
-def _movement(condition: ConditionResult) -> int:
-    return sum(abs(row.d or 0) for row in condition.outcomes)
-
-
 def shown_cases(comparison: Comparison, cases: str = "moved") -> tuple[list[ConditionResult], int]:
     """(the per-case rows to draw, how many more cases moved): the cases that moved (some
     d_k != 0), most-moved first (the sum of |d_k| over the events; ties in the runs' order), at
     most CASES_SHOWN of them; with `cases="all"` every case, in the same order."""
-    order = sorted(comparison.cases, key=lambda c: -_movement(c))  # stable: ties keep their order
+    order = comparison.cases_by_movement()
     if cases == "all":
         return order, 0
-    moved = [c for c in order if _movement(c)]
+    moved = [c for c in order if c.movement]
     return moved[:CASES_SHOWN], max(0, len(moved) - CASES_SHOWN)
 
 
