@@ -105,6 +105,7 @@ class _Child:
         try:
             kind, payload = parent_end.recv()
         except EOFError:
+            process.join(timeout=5.0)  # the pipe closes before the exit is reaped: wait for the code
             code = process.exitcode
             self.kill()
             raise ProveError(

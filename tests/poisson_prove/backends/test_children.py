@@ -186,7 +186,7 @@ def test_a_target_that_fails_or_exits_while_importing_is_one_error(job: Job) -> 
     for target, message in [
         ("broken:rollout", "RuntimeError: no config file"),
         ("quits:rollout", 'target "quits:rollout" called os._exit(7) while importing'),
-        ("killed:rollout", 'target "killed:rollout" ended its process while importing (exit code '),
+        ("killed:rollout", 'target "killed:rollout" ended its process while importing (exit code -9)'),
     ]:
         slots = ChildSlots(replace(job, target=target), 1)
         try:
