@@ -34,11 +34,11 @@ demo: install
 	$(BIN)/poisson-prove --store $(STORE) dashboard
 
 lint: install-dev
-	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff check --no-cache src tests benchmarks scripts
 	$(BIN)/mypy
 
 test: install-dev
-	$(BIN)/ruff check src tests benchmarks scripts
+	$(BIN)/ruff check --no-cache src tests benchmarks scripts
 	$(BIN)/mypy
 	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
 
