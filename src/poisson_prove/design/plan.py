@@ -203,28 +203,45 @@ def cost_error(plan: Plan) -> ProveError | None:
     )
 
 
+def fraction_text(value: float) -> str:
+    """A --max-mde as typed to the grid: 3 decimals, a 4th only when it has one (0.2001)."""
+    return f"{value:.3f}" if abs(round(value, 3) - value) < 1e-12 else f"{value:.4f}"
+
+
+def mde_above_text(mde: float, limit: float) -> str:
+    """An MDE above `limit`, printed so that it never reads as at or under the limit: 3
+    decimals, a 4th (the planner's grid is 0.0001, so exact) when 3 would round to `limit` or
+    below it (0.2001 against 0.200 prints "0.2001", not "0.200")."""
+    text = f"{mde:.3f}"
+    if mde > limit + 1e-12 and float(text) <= limit + 1e-12:
+        return f"{mde:.4f}"
+    return text
+
+
 def underpowered_message(plan: Plan) -> str:
     d = plan.design
+    accept = fraction_text(plan.max_mde)
     if plan.pooled is not None:
         flagged = (
             "could not be flagged for any change"
             if d.mde is None
-            else f"would be flagged for a change of {d.mde:.3f}"
+            else f"would be flagged for a change of {mde_above_text(d.mde, plan.max_mde)}"
         )
         return (
             f"underpowered benchmark: with {plan.pooled.cases:,} cases, one pooled group alone "
             f"{flagged} at its worst base rate, "
             f"{d.base_rate:.3f}, when a case's repeats always agree (within-case correlation 1), "
-            f"and you accept {plan.max_mde:.3f}"
+            f"and you accept {accept}"
         )
     if d.mde is None:
         return (
             "underpowered design: one condition alone could not be flagged for any change at its "
-            f"worst base rate, {d.base_rate:.3f}, and you accept {plan.max_mde:.3f}"
+            f"worst base rate, {d.base_rate:.3f}, and you accept {accept}"
         )
     return (
         "underpowered design: one condition alone would be flagged for a change of "
-        f"{d.mde:.3f} at its worst base rate, {d.base_rate:.3f}, and you accept {plan.max_mde:.3f}"
+        f"{mde_above_text(d.mde, plan.max_mde)} at its worst base rate, {d.base_rate:.3f}, "
+        f"and you accept {accept}"
     )
 
 
