@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+from proveai.capture.reads import dependencies
 from proveai.store import project_root
 from proveai.traces.context import FRAME, current_span
 from proveai.traces.jsonsafe import to_jsonable
@@ -118,6 +119,7 @@ class SpanBuilder:
     output_messages: list[dict[str, Any]] | None = None
     usage: dict[str, int] | None = None
     request: dict[str, Any] | None = None
+    opened: list[str] | None = None  # paths opened for reading during the call (capture.reads)
 
     def __init__(self, frame: Any, meta: AgentMeta, inputs: dict[str, Any]) -> None:
         owner = frame._owner
@@ -200,11 +202,17 @@ class SpanBuilder:
             source_file=meta.source_file, start_ns=self.start_ns, end_ns=end_ns, status=status,
             error=error, inputs=self.inputs, output=output, input_messages=self.input_messages,
             output_messages=self.output_messages, usage=self.usage, request=self.request,
-            code_hash=meta.code_hash, function=meta.function,
+            code_hash=meta.code_hash, function=meta.function, **self._dependencies(),
         )
         # the same attributes a reader gets back from the OTLP file, so live == loaded
         span.attributes.update(span_attributes(span))
         return span
+
+    def _dependencies(self) -> dict[str, tuple[str, ...] | None]:
+        """The span's `reads` and `imports` (capture.reads); None each when not tracked."""
+        root = (self._owner.invocation or {}).get("project_root") or str(project_root(Path.cwd()))
+        found = dependencies(self.opened, self.meta.function, self.meta.source_file, str(root))
+        return {"reads": found[0] if found else None, "imports": found[1] if found else None}
 
 
 def _open(frame: Any, meta: AgentMeta, args: tuple[Any, ...], kwargs: dict[str, Any]) -> SpanBuilder:

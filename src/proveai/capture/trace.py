@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Self
 from proveai.capture.checking import CheckLike, composite_outcome, run_check
 from proveai.capture.exporters import Exporter, global_exporters
 from proveai.capture.invocation import capture_invocation
+from proveai.capture.reads import install as install_read_tracking
 from proveai.traces.context import FRAME
 from proveai.traces.otlp import send_to_tracer_provider
 from proveai.traces.trace import Trace
@@ -64,6 +65,7 @@ class LiveTrace(Trace, live=True):
         if self._closed:
             raise RuntimeError("this Trace is closed; open a new one with trace(...)")
         self.invocation = capture_invocation()
+        install_read_tracking()  # once per process: the files agent calls open (capture.reads)
         self.started_ns = time.time_ns()
         self._token = FRAME.set(self)
         return self

@@ -55,6 +55,9 @@ def span_attributes(span: Span) -> dict[str, Any]:
         attrs["gen_ai.output.messages"] = _dumps(span.output_messages)
     if span.request is not None:
         attrs["proveai.request"] = _dumps(span.request)
+    for key, paths in (("proveai.reads", span.reads), ("proveai.imports", span.imports)):
+        if paths is not None:
+            attrs[key] = _dumps(list(paths))
     for key in ("input_tokens", "output_tokens"):
         if span.usage and span.usage.get(key) is not None:
             attrs[f"gen_ai.usage.{key}"] = int(span.usage[key])
@@ -262,7 +265,17 @@ def decode_span(raw: dict[str, Any], trace_id: str) -> Span:
         attributes=attrs,
         code_hash=attrs.get("proveai.code_hash"),
         function=attrs.get("proveai.function"),
+        reads=_paths(attrs.get("proveai.reads")),
+        imports=_paths(attrs.get("proveai.imports")),
     )
+
+
+def _paths(text: Any) -> tuple[str, ...] | None:
+    """A JSON list of paths as a tuple; None (not recorded) for anything else."""
+    value = _json_or_raw(text)
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    return None
 
 
 def decode_trace(document: dict[str, Any], fallback_trace_id: str = "") -> Trace:

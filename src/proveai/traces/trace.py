@@ -48,6 +48,8 @@ class Span:
     attributes: dict[str, Any] = field(default_factory=dict)
     code_hash: str | None = None  # sha256 of the monitored function's source (code identity)
     function: str | None = None  # "module:qualname" of the monitored function (replay re-invokes it)
+    reads: tuple[str, ...] | None = None  # project files the call opened for reading; None: not tracked
+    imports: tuple[str, ...] | None = None  # project modules the agent's module imports; None: not tracked
 
     @property
     def duration_ms(self) -> float:
