@@ -17,6 +17,8 @@ names. docs/shared-building-blocks.md says what each module holds and why.
 - `files`    — atomic writes under one temporary-name scheme, stale-temporary cleanup, `lock`
 - `children` — child processes in their own session whose whole group is killed on timeout
 - `suggest`  — "did you mean" for unknown names
+- `step_summary` — the GitHub Actions run page: Markdown tables for $GITHUB_STEP_SUMMARY and
+               `::warning` annotations, for both CI gates
 - `lazy`     — `lazy_exports`: a package's public names imported on first use
 - `version`  — the installed distribution's version, read on first use
 """

@@ -20,7 +20,7 @@ def test_ci_recipe_is_valid_yaml_with_real_commands(capsys) -> None:
     workflow = yaml.safe_load(block.group(1))
     steps = workflow["jobs"]["prove"]["steps"]
     commands = [s["run"] for s in steps if "run" in s and s["run"].startswith("poisson-prove ")]
-    assert [c.split()[1] for c in commands] == ["sweep", "sweep", "check"]
+    assert [c.split()[1] for c in commands] == ["sweep", "sweep", "check", "dashboard"]
     assert "--pair-with latest" in commands[1]
     for command in commands:
         argv = shlex.split(re.sub(r"\$\{\{[^}]*\}\}", "x", command.split("#")[0]))[1:]

@@ -5,8 +5,15 @@ case axis: in a pooled row)."""
 from __future__ import annotations
 
 import argparse
+import sys
+from typing import TYPE_CHECKING
 
 from poisson_prove.cli.diff import add_comparison_arguments, run_comparison
+from prove_common.step_summary import append_step_summary, in_github_actions
+
+if TYPE_CHECKING:
+    from poisson_prove.comparison.gate import GateResult
+    from poisson_prove.comparison.result import Comparison
 
 HELP = "the CI gate: compare two runs, exit 4 when a failure outcome rose"
 DESCRIPTION = (
@@ -36,7 +43,29 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
 
 
 def run(args: argparse.Namespace) -> int:
-    return run_comparison(args, "check")
+    return run_comparison(
+        args, "check", report=lambda comparison, gated, code: github_report(args, comparison, gated, code)
+    )
+
+
+def github_report(
+    args: argparse.Namespace, comparison: Comparison, gated: GateResult | None, exit_code: int
+) -> None:
+    """On the GitHub Actions run page: the verdict table appended to $GITHUB_STEP_SUMMARY (when
+    set) and, on a runner (GITHUB_ACTIONS=true), one `::warning` annotation per condition that
+    got worse, on stderr (stdout stays the report, or --json's one document)."""
+    from poisson_prove.render.step_summary import check_markdown, worse_annotations  # numpy: as diff's
+    from poisson_prove.store.runs import RunStore  # pyarrow: only once compared (`check --help`)
+
+    problem = append_step_summary(check_markdown(comparison, gated, exit_code))
+    if problem:
+        sys.stderr.write(f"warning: {problem}\n")
+    if in_github_actions():
+        after = RunStore(getattr(args, "store", None)).resolve(comparison.after.run_id)
+        spec = after.manifest.get("spec_path")
+        for line in worse_annotations(comparison, spec=spec):
+            sys.stderr.write(line + "\n")
+        sys.stderr.flush()
 
 
 def _fraction(text: str) -> float:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from poisson_prove.cli.dashboard import refresh_after
@@ -60,7 +61,11 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     parser.set_defaults(func=run)
 
 
-def run_comparison(args: argparse.Namespace, command: str) -> int:
+# what a verb does with the finished comparison besides printing it (check: the CI run page)
+Reporter = Callable[["Comparison", "GateResult | None", int], None]
+
+
+def run_comparison(args: argparse.Namespace, command: str, report: Reporter | None = None) -> int:
     """Compare, print the report (text or JSON), log it; the exit code for `command`."""
     # numpy, pyarrow: ~250 ms, only when comparing (`diff --help` stays instant)
     from poisson_prove.comparison import compare, default_runs
@@ -87,6 +92,8 @@ def run_comparison(args: argparse.Namespace, command: str) -> int:
     if gated is not None and not args.json:
         _print_gate(gated)
     sys.stdout.flush()
+    if report is not None:
+        report(comparison, gated, code)
     compared.record(comparison.log_entry(command))
     refresh_after(args)  # the store's dashboard, if it has one
     return code

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from prove_common.step_summary import md_cell, md_table
 from prove_common.tables import Column, Table, clip_text
 from proveai.diff.verdict import Status
 from proveai.snapshot.verify import GateVerdict, VerifyResult
@@ -120,36 +121,19 @@ def step_summary_markdown(
     if targeting_reason:
         lines += [f"_{targeting_reason}_", ""]
     for failure in failures:
-        lines += [f"> **error:** {_md(clip_text(failure, 500))}", ""]
+        lines += [f"> **error:** {md_cell(clip_text(failure, 500))}", ""]
     for result in results:
         lines += [
             f"### Snapshot `{result.snapshot.name}` v{result.snapshot.version} — "
             f"{verdict_word(result)}",
             "",
         ]
-        lines += ["| Agent | Verdict | Change | Rationale |", "| --- | --- | --- | --- |"]
-        for agent, verdict, change, rationale in verdict_cells(result):
-            rationale = clip_text(rationale, 300)
-            lines.append(f"| {_md(agent)} | {_md(verdict)} | {_md(change)} | {_md(rationale)} |")
+        cells = [(*row[:3], clip_text(row[3], 300)) for row in verdict_cells(result)]
+        lines += md_table(VERDICT_HEADERS, cells)
         if result.replicate_verdicts:
-            lines += [
-                "",
-                "| Agent | Fresh | Pinned | p | p (BH) | Gate |",
-                "| --- | --- | --- | --- | --- | --- |",
-            ]
-            for row in replicate_rows(result):
-                lines.append("| " + " | ".join(_md(c) for c in row) + " |")
+            headers = ("Agent", "Fresh", "Pinned", "p", "p (BH)", "Gate")
+            lines += ["", *md_table(headers, replicate_rows(result))]
         for note in result.notes:
-            lines.append(f"\n> {_md(note)}")
+            lines.append(f"\n> {md_cell(note)}")
         lines.append("")
     return "\n".join(lines) + "\n"
-
-
-_MD_SPECIAL = str.maketrans({c: f"&#{ord(c)};" for c in "|<>&`*[]\\"})
-
-
-def _md(text: str) -> str:
-    """A table cell that renders as the text it holds: agent names and judge rationales are
-    untrusted (HTML, links, emphasis or a `|` would change the page), so every character
-    markdown or HTML gives a meaning to becomes an HTML entity."""
-    return " ".join(str(text).split()).translate(_MD_SPECIAL)
