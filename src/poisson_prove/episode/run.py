@@ -15,8 +15,11 @@ or a remote machine, so everything here is importable by name and works on pickl
 Neither raises for what the rollout does: an exception, a `sys.exit`, a non-Episode, an
 undeclared outcome or a `t` outside [0, horizon], a `meta` JSON cannot hold (an object, NaN,
 infinity) becomes a row with no outcome, `error_kind` (the exception's type name,
-`system_exit` or `invalid_episode`) and `error_message`. Only KeyboardInterrupt passes, and
-`ProcessExit` (see `os_exit_guard`), which carries the episode's `process_exit` row.
+`system_exit` or `invalid_episode`) and `error_message` (UTF-8 safe, and set even when the
+exception's own __str__ raises); a BaseException of the rollout's own is an error like any.
+Only KeyboardInterrupt passes, and `ProcessExit` (see `os_exit_guard`), which carries the
+episode's `process_exit` row. A rollout that forks and returns in both processes has its copy
+ended at once (`_forked_child`): only the sweep's own process goes on.
 `started_at` is the start time as float seconds since the epoch (store.table.rows_to_table
 also takes a datetime or ISO text there).
 """
@@ -245,8 +248,30 @@ def _outcomes_of(job: Job) -> frozenset[str]:
 
 
 def _message(exc: BaseException) -> str:
-    text = str(exc)
+    """The exception's text as stored: cut to MAX_ERROR_MESSAGE, UTF-8 safe, never raising (an
+    exception whose own __str__ raises gets a message saying so)."""
+    try:
+        text = str(exc)
+    except Exception as failed:  # the rollout's exception type is at fault: say so, keep the kind
+        text = f"(its message cannot be shown: str() of it raised {type(failed).__name__})"
+    if not text.isascii():
+        text = utf8_safe(text)
     return text if len(text) <= MAX_ERROR_MESSAGE else text[: MAX_ERROR_MESSAGE - 1] + "…"
+
+
+def utf8_safe(text: str) -> str:
+    """`text` with any lone surrogate (which UTF-8 cannot hold) written as its \\udXXX escape."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _forked_child() -> None:
+    """The rollout forked and returned in its child too: that copy of the sweep must not go on
+    running episodes and writing batches (each copy would fork again); it ends here, quietly."""
+    _REAL_EXIT(0)
 
 
 def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
@@ -328,6 +353,7 @@ def run_into(
         META_ENCODERS.append(new_meta_encoder())
     encode = META_ENCODERS[0] if META_ENCODERS else None
     wall0, clock0 = time.time(), clock()
+    getpid, pid = os.getpid, os.getpid()  # a rollout that forks and returns twice: see _forked_child
     spans, token = begin_episode()  # one list for the call, emptied after each episode's row
     ran = 0
     if full is None:
@@ -347,9 +373,13 @@ def run_into(
                 halted, kind, message = exc, PROCESS_EXIT, process_exit_message(exc.code)
             except SystemExit as exc:
                 kind, message = SYSTEM_EXIT, f"the rollout called sys.exit({exc.code!r})"
-            except Exception as exc:
+            except KeyboardInterrupt:
+                raise
+            except BaseException as exc:  # a BaseException of the rollout's own is its error too
                 kind, message = type(exc).__name__, _message(exc)
             end = clock()
+            if getpid() != pid:
+                _forked_child()
             if kind is None:
                 meta = value.meta if type(value) is episode_type else None
                 if (
@@ -375,9 +405,17 @@ def run_into(
                     if encode is not None:  # its circular-reference markers may hold entries
                         encode = META_ENCODERS[0] = new_meta_encoder()
                     kind, message = INVALID_EPISODE, f"meta cannot be stored as JSON: {exc}"
+                else:
+                    if not meta_text.isascii() and utf8_safe(meta_text) is not meta_text:
+                        kind, message = INVALID_EPISODE, (
+                            "meta cannot be stored as JSON: it holds a lone surrogate (such as "
+                            "'\\ud800'), which UTF-8 cannot encode"
+                        )
             traced = spans_json(spans) if spans else None
             if traced is not None:
                 spans.clear()
+                if not traced.isascii():
+                    traced = utf8_safe(traced)
             if kind is None:
                 case = meta.get("case_id")  # type: ignore[union-attr]  # a dict here: checked above
                 append(
