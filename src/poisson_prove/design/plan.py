@@ -168,7 +168,8 @@ def make_plan(
     else:
         design = design_mde(n, len(chosen), len(spec.failures), q=q, max_mde=max_mde)
     rollouts = len(chosen) * n
-    cost = float(estimate_cost(backend, rollouts, settings))
+    # the backend's estimate plus the spec's own cost per episode (model calls), as --budget prices it
+    cost = float(estimate_cost(backend, rollouts, settings)) + rollouts * own_cost_per_episode(settings)
     concurrency = settings.get("concurrency") or 1
     return Plan(
         target=target or spec.target,
@@ -190,6 +191,15 @@ def make_plan(
         settings=settings,
         pooled=pooled,
     )
+
+
+def own_cost_per_episode(settings: Mapping[str, Any]) -> float:
+    """The backend table's `cost_per_episode` (what the user's model calls cost per episode), 0
+    when it does not say; refused unless a finite number of at least 0."""
+    own = settings.get("cost_per_episode", 0.0)
+    if isinstance(own, bool) or not isinstance(own, (int, float)) or not 0 <= own < float("inf"):
+        raise ProveError(f"cost_per_episode must be a number of dollars of at least 0, got {own!r}")
+    return float(own)
 
 
 def cost_error(plan: Plan) -> ProveError | None:

@@ -12,7 +12,7 @@ from typing import Any
 from poisson_prove.chaos.config import chaos_summary, describe_fault
 from poisson_prove.chaos.reach import reach_line
 from poisson_prove.design.conditions import format_value
-from poisson_prove.design.plan import Plan
+from poisson_prove.design.plan import Plan, own_cost_per_episode
 from poisson_prove.design.pooled import PooledDesign
 from poisson_prove.design.spec import Axis
 from poisson_prove.episode.capture import plan_reason
@@ -35,10 +35,17 @@ def _plural(n: int, word: str) -> str:
 
 
 def _cost(plan: Plan) -> str:
-    """`$0 (local)`, `$3.42 (modal)`: the estimate, then where it is paid."""
+    """`$0 (local)`, `$3.42 (modal)`: the estimate, then where it is paid; with the spec's own
+    `cost_per_episode`, both parts: `$17.46 (local $0 + cost_per_episode $0.01 x 1,746)`."""
     if not plan.cost_usd:
         return f"$0 ({plan.backend})"
-    return f"${plan.cost_usd:,.2f} ({plan.backend})"
+    own = own_cost_per_episode(plan.settings)
+    if not own:
+        return f"${plan.cost_usd:,.2f} ({plan.backend})"
+    backend = max(0.0, plan.cost_usd - own * plan.rollouts)
+    where = "$0" if backend < 0.005 else f"${backend:,.2f}"
+    own_part = f"cost_per_episode ${own:g} x {_count(plan.rollouts)}"
+    return f"${plan.cost_usd:,.2f} ({plan.backend} {where} + {own_part})"
 
 
 def sentence(plan: Plan) -> str:

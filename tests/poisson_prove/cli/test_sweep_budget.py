@@ -67,7 +67,7 @@ def test_a_budgeted_run_records_its_budget_and_the_dashboard_shows_it(prove, wor
     manifest = json.loads(manifest_path.read_text())
     budget = manifest["budget"]
     assert budget["budget_usd"] == 8 and budget["replicates"] == manifest["replicates"] == 400
-    assert manifest["cost_usd"] == 0  # the local backend's own estimate; the model calls are the budget's
+    assert manifest["cost_usd"] == 8  # the estimate counts the own cost per episode, as the budget does
     page = prove("dashboard")
     assert page.returncode == 0, page.stderr
     html = (workdir / "prove-runs" / "dashboard.html").read_text()
