@@ -39,6 +39,8 @@ from poisson_prove.sweep.resume import resume_state
 
 DEFAULT_BATCH_SIZE = 25_000  # rows; a batch is also written once its rows waited a second
 DEFAULT_SPEC = "prove.toml"
+#: The most episodes (threads, containers) `--concurrency` may ask for at once.
+MAX_CONCURRENCY = 1_000
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_SPEC",
@@ -184,6 +186,14 @@ def _check_flags(request: SweepRequest) -> None:
         raise ProveError("--max-mde must be a fraction in (0, 1]", exit_code=ProveExit.USAGE)
     if request.replicates is not None and request.replicates < 1:
         raise ProveError("--replicates must be at least 1", exit_code=ProveExit.USAGE)
+    concurrency = request.overrides.get("concurrency")
+    if concurrency is not None and not (isinstance(concurrency, int) and 1 <= concurrency <= MAX_CONCURRENCY):
+        raise ProveError(
+            f"--concurrency must be a whole number from 1 to {MAX_CONCURRENCY:,} (episodes at once), "
+            f"got {concurrency}",
+            suggestions=["leave --concurrency out for the backend table's (1 on the local machine)"],
+            exit_code=ProveExit.USAGE,
+        )
 
 
 def _refuse_settling_cases(request: SweepRequest, spec: SweepSpec) -> None:
