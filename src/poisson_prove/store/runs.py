@@ -19,10 +19,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import poisson_prove.version as version
 from poisson_prove.errors import ProveError
 from poisson_prove.store.checks import listing_problem
 from poisson_prove.store.info import RunInfo
-from poisson_prove.store.table import DICTIONARY_COLUMNS, STATISTICS_COLUMNS, episode_schema
+from poisson_prove.store.table import DICTIONARY_COLUMNS, STATISTICS_COLUMNS, batch_metadata, episode_schema
 from prove_common.files import HeldLock, LockTimeout, atomic_path, clear_stale_temps, lock
 from prove_common.jsonio import utc_iso, utc_now, utc_now_iso, write_json_atomic
 
@@ -73,6 +74,9 @@ class RunWriter:
         if table.num_rows == 0:
             return 0
         table = table.cast(schema) if table.schema != schema else table
+        # The file says what it is to any reader: schema id, run, column meanings, spans' schema.
+        metadata = batch_metadata(str(self.manifest["run_id"]), version.__version__)
+        table = table.replace_schema_metadata(metadata)
         self._seq += 1
         final = self.info.episodes_dir / f"batch-{self._seq:06d}-{secrets.token_hex(3)}.parquet"
         with atomic_path(final) as tmp:  # fsynced, then renamed into place

@@ -9,6 +9,7 @@ commands which never read or write a batch (a refused sweep, --help) do not pay 
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -24,15 +25,22 @@ if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
+    "COLUMN_MEANINGS",
     "DICTIONARY_COLUMNS",
     "EPISODE_COLUMNS",
     "ERROR_KIND_AT",
     "ERROR_MESSAGE_AT",
     "OUTCOME_AT",
     "ROW_FIELDS",
+    "SCHEMA_ID",
+    "SPANS_DUCKDB_TYPE",
+    "SPAN_FIELDS",
     "STATISTICS_COLUMNS",
+    "batch_metadata",
     "episode_schema",
     "rows_to_table",
+    "spans_json_schema",
+    "spans_polars_dtype",
     "tuples_to_table",
 ]
 
@@ -44,6 +52,95 @@ DICTIONARY_COLUMNS = ("run_id", "cell", "cfg", "outcome", "case_id", "meta", "er
 STATISTICS_COLUMNS = ("cell", "replicate", "seed", "outcome", "error_kind", "started_at")
 
 _SCHEMA: list[Any] = []
+
+#: The id of the episode table's layout, in every batch file's metadata (`poisson_prove.schema`).
+SCHEMA_ID = "poisson-prove.episodes/1"
+#: The prefix of the store's own Parquet key-value metadata keys.
+METADATA_PREFIX = "poisson_prove."
+
+#: What each column means, as the batch files' metadata says it (`poisson_prove.columns`).
+COLUMN_MEANINGS: dict[str, str] = {
+    "run_id": "the run's id: the same in every row of a batch, and the run's folder name",
+    "cell": "the condition's canonical key: its cfg as compact JSON with sorted keys",
+    "cfg": "the condition's cfg as JSON (the same canonical text as cell)",
+    "replicate": "0-based replicate of the condition",
+    "seed": "the episode's seed, derived from the run's salt, cell and replicate",
+    "outcome": "how the episode ended; null when it errored or timed out",
+    "t": "when it ended, in the run's t_unit; null when errored",
+    "horizon": "the most t could have been; null when errored",
+    "case_id": "meta's case_id as text, if given",
+    "meta": "the episode's meta as JSON",
+    "error_kind": "why the episode has no outcome: the exception's type name, system_exit, "
+    "invalid_episode, episode_timeout, process_exit or infrastructure; null when it ended",
+    "error_message": "the first 2,000 characters of the error",
+    "started_at": "when the call started (UTC)",
+    "duration_s": "how long the call took, in seconds",
+    "spans": "JSON list of the episode's steps, captured spans and injected faults "
+    "(null when none); each entry as poisson_prove.spans_schema says",
+}
+
+#: The fields of one `spans` entry: name -> (JSON Schema type, DuckDB type, meaning). The entry's
+#: `attributes` have keys of their own per span, so they stay JSON (DuckDB's JSON type).
+SPAN_FIELDS: dict[str, tuple[Any, str, str]] = {
+    "name": ("string", "VARCHAR", "the step's, span's or fault's name"),
+    "source": ("string", "VARCHAR", "step (the rollout's own), otel (captured), chaos (an injected fault) "
+               "or prove (the run's accounting)"),
+    "status": ("string", "VARCHAR", "ok or error"),
+    "start": (["number", "null"], "DOUBLE", "epoch seconds"),
+    "end": (["number", "null"], "DOUBLE", "epoch seconds; null while a step never closed"),
+    "parent": (["integer", "null"], "BIGINT", "the index in this list of the enclosing step"),
+    "error": (["string", "null"], "VARCHAR", "what went wrong, when status is error"),
+    "span_id": (["string", "null"], "VARCHAR", "the span's id, 16 hex digits, when it has one"),
+    "trace_id": (["string", "null"], "VARCHAR", "its trace's id, 32 hex digits, when it has one"),
+    "attributes": ("object", "JSON", "the span's attributes: key -> a JSON value"),
+}
+
+#: The `spans` text's structure for DuckDB's from_json: typed rows in one call,
+#: `unnest(from_json(spans, '<SPANS_DUCKDB_TYPE>'), recursive := true)`.
+SPANS_DUCKDB_TYPE = json.dumps(
+    [{name: duck for name, (_, duck, _) in SPAN_FIELDS.items()}], separators=(",", ":")
+)
+
+
+def spans_json_schema() -> dict[str, Any]:
+    """The JSON Schema (2020-12) of the `spans` text: a list of entries, SPAN_FIELDS each."""
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "$id": "poisson-prove.spans/1",
+        "type": "array",
+        "items": {
+            "type": "object",
+            "required": ["name", "source", "status", "start", "end", "parent", "attributes"],
+            "properties": {
+                name: {"type": kind, "description": meaning}
+                for name, (kind, _, meaning) in SPAN_FIELDS.items()
+            },
+        },
+    }
+
+
+def spans_polars_dtype() -> Any:
+    """The polars dtype that `pl.col("spans").str.json_decode(...)` reads the spans text with:
+    a list of structs of SPAN_FIELDS' typed fields (`attributes`, whose keys vary, is left out:
+    polars has no JSON type; DuckDB keeps it). Needs polars installed."""
+    import polars as pl  # polars: the user's reader, imported only when its dtype is asked for
+
+    types = {"VARCHAR": pl.String, "DOUBLE": pl.Float64, "BIGINT": pl.Int64}
+    fields = {name: types[duck] for name, (_, duck, _) in SPAN_FIELDS.items() if duck in types}
+    return pl.List(pl.Struct(fields))
+
+
+def batch_metadata(run_id: str, version: str) -> dict[str, str]:
+    """A batch file's Parquet key-value metadata: the schema's id, the run, the writer's version,
+    the columns' meanings and the spans entries' JSON Schema (values are JSON text or plain)."""
+    return {
+        f"{METADATA_PREFIX}schema": SCHEMA_ID,
+        f"{METADATA_PREFIX}run_id": run_id,
+        f"{METADATA_PREFIX}version": version,
+        f"{METADATA_PREFIX}columns": json.dumps(COLUMN_MEANINGS, ensure_ascii=False),
+        f"{METADATA_PREFIX}spans_schema": json.dumps(spans_json_schema(), ensure_ascii=False),
+        f"{METADATA_PREFIX}spans_duckdb": SPANS_DUCKDB_TYPE,
+    }
 
 
 def episode_schema() -> pa.Schema:
