@@ -65,7 +65,8 @@ def add_sweep_parser(
         "--backend",
         choices=BACKENDS,
         default="local",
-        help="where the rollouts run: local, modal or burla (burla is experimental; default: local)",
+        help="where the rollouts run: local (this machine), dask or ray (a cluster, local or at an "
+        "address), modal or burla (the cloud; burla is experimental) (default: local)",
     )
     seeds = p.add_mutually_exclusive_group()
     seeds.add_argument(
@@ -129,10 +130,14 @@ def add_sweep_parser(
         action="store_true",
         help="print the plan and the result as one JSON document instead of text",
     )
-    remote = p.add_argument_group(REMOTE)
-    remote.add_argument(
-        "--concurrency", type=int, metavar="N", help="containers at once (default: the table's)"
+    p.add_argument(
+        "--concurrency",
+        type=int,
+        metavar="N",
+        help="episodes at once, on every backend: local threads or processes, Dask and Ray in "
+        "flight, Modal containers, Burla parallelism (default: the backend table's; 1 on local)",
     )
+    remote = p.add_argument_group(REMOTE)
     remote.add_argument(
         "--infra-retries", type=int, metavar="N", help="retries per batch (default: the table's)"
     )
