@@ -1,8 +1,14 @@
-"""CI auto-targeting: verify only the snapshots whose agents' source files a pull request touched.
+"""CI auto-targeting: verify only the snapshots a pull request can have changed.
 
-The changed files come from `git diff --name-only <base>...HEAD` with <base> taken from
-$GITHUB_BASE_REF (tried as given, then as origin/<base>). When no diff can be computed the
-answer is "all snapshots", and the reason is said, never silently narrowed.
+A snapshot is targeted when a changed file is its own snapshot file, the script its
+invocation re-runs, one of its agents' source files, a project file an agent's calls read
+(a prompt file), or a project module an agent imports (a helper, transitively): the last two
+are recorded at capture (proveai.capture.reads). The changed files come from
+`git diff --name-only --no-renames <base>...HEAD` with <base> taken from $GITHUB_BASE_REF
+(tried as given, then as origin/<base>). In doubt the snapshot is verified and the reason
+says why: an agent without a recorded source file, a snapshot pinned before reads and imports
+were recorded, and when no diff can be computed, every snapshot. Each targeted snapshot is
+named with the files that made it a target; each skipped one with why it was skipped.
 """
 
 from __future__ import annotations
@@ -10,9 +16,9 @@ from __future__ import annotations
 import os
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import Protocol
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any, Protocol
 
 from proveai.store import project_root
 
@@ -21,16 +27,22 @@ class _Agent(Protocol):
     @property
     def source_file(self) -> str | None: ...
 
+    @property
+    def reads(self) -> tuple[str, ...] | None: ...
+
+    @property
+    def imports(self) -> tuple[str, ...] | None: ...
+
 
 class Targetable(Protocol):
     """What targeting reads of a snapshot (proveai.snapshot.model.Snapshot): its agents'
-    recorded source files."""
+    recorded source files, files read and modules imported, and the command it re-runs."""
 
     @property
     def agents(self) -> Mapping[str, _Agent]: ...
 
     @property
-    def source_files(self) -> set[str]: ...
+    def invocation(self) -> Mapping[str, Any] | None: ...
 
 
 def in_ci(env: Mapping[str, str] | None = None) -> bool:
@@ -49,6 +61,8 @@ class Targeting:
     mode: str  # "all" | "changed" | "fallback"
     reason: str
     changed_files: tuple[str, ...] = ()
+    # each selected snapshot: what made it a target ("prompts/qa.md read by qa_check", "in doubt: ...")
+    why: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
 
 def _git(args: Sequence[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
@@ -70,7 +84,8 @@ def changed_files(root: Path, base_ref: str | None) -> tuple[list[str] | None, s
     git_top = Path(top.stdout.strip()).resolve()
     attempts = [base_ref] if base_ref.startswith("origin/") else [base_ref, f"origin/{base_ref}"]
     for ref in attempts:
-        result = _git(["diff", "--name-only", f"{ref}...HEAD"], root)
+        # --no-renames: a renamed prompt file is listed under its old name too (the name agents read)
+        result = _git(["diff", "--name-only", "--no-renames", f"{ref}...HEAD"], root)
         if result is not None and result.returncode == 0:
             paths = []
             for line in result.stdout.splitlines():
@@ -85,6 +100,60 @@ def changed_files(root: Path, base_ref: str | None) -> tuple[list[str] | None, s
     return None, f"git diff against {' or '.join(attempts)} failed (shallow clone? fetch the base branch)"
 
 
+def _script_of(invocation: Mapping[str, Any] | None) -> str | None:
+    """The script a snapshot's invocation re-runs, relative to the project root, if it runs one."""
+    script = (invocation or {}).get("script")
+    if not isinstance(script, str) or not script or os.path.isabs(script):
+        return None
+    cwd = str((invocation or {}).get("cwd") or ".")
+    return PurePosixPath(os.path.normpath(os.path.join(cwd, script))).as_posix()
+
+
+def _listed(names: Sequence[str]) -> str:
+    return ", ".join(names)
+
+
+def why_targeted(
+    name: str, snapshot: Targetable, changed: set[str], snapshots_dir_rel: str
+) -> tuple[str, ...]:
+    """What makes `snapshot` a target of a change to `changed` (empty: nothing, skip it)."""
+    found: list[str] = []
+    own_file = f"{snapshots_dir_rel}/{name}.json"
+    if own_file in changed:
+        found.append(f"{own_file}, the snapshot itself")
+    script = _script_of(snapshot.invocation)
+    if script in changed:
+        found.append(f"{script}, the script verify re-runs")
+    by_file: dict[tuple[str, str], list[str]] = {}
+    for agent_name, agent in sorted(snapshot.agents.items()):
+        relations = [(agent.source_file, ", source of")] if agent.source_file else []
+        relations += [(path, " read by") for path in agent.reads or ()]
+        relations += [(path, " imported by") for path in agent.imports or ()]
+        for path, how in relations:
+            if path in changed:
+                by_file.setdefault((path, how), []).append(agent_name)
+    for (path, how), agents in sorted(by_file.items()):
+        found.append(f"{path}{how} {_listed(agents)}")
+    if found:
+        return tuple(found)
+    # in doubt: what cannot be shown untouched is verified
+    no_source = sorted(n for n, a in snapshot.agents.items() if not a.source_file)
+    if no_source:
+        return (f"in doubt: no source file recorded for {_listed(no_source)}",)
+    unrecorded = sorted(n for n, a in snapshot.agents.items() if a.reads is None or a.imports is None)
+    if unrecorded:
+        return (
+            f"in doubt: pinned before proveai recorded the files {_listed(unrecorded)} read and import "
+            f"(re-pin: proveai snapshot init {name})",
+        )
+    return ()
+
+
+def _shown(reasons: Sequence[str], limit: int = 3) -> str:
+    more = len(reasons) - limit
+    return "; ".join(reasons[:limit]) + (f"; +{more} more" if more > 0 else "")
+
+
 def select_snapshots(
     snapshots: Mapping[str, Targetable],
     *,
@@ -92,26 +161,32 @@ def select_snapshots(
     snapshots_dir_rel: str,
     base_ref: str | None,
 ) -> Targeting:
-    """Auto-target: a snapshot is selected when a changed file is one of its agents' sources
-    or the snapshot file itself, or when one of its agents has no recorded source file."""
+    """Auto-target: a snapshot is selected when a changed file is one it depends on (its file,
+    its script, an agent's source, a file an agent read, a module it imports) or when it is in
+    doubt (see the module's docstring); `why` says which, per selected snapshot."""
     names = tuple(sorted(snapshots))
     files, how = changed_files(root, base_ref)
     if files is None:
         return Targeting(names, (), "fallback", f"verifying all {len(names)} snapshot(s): {how}")
     changed = set(files)
-    selected = []
-    for name in names:
-        snapshot = snapshots[name]
-        own_file = f"{snapshots_dir_rel}/{name}.json"
-        unknown_source = any(not agent.source_file for agent in snapshot.agents.values())
-        # An agent whose source file was not recorded cannot be shown untouched: verify it.
-        if own_file in changed or snapshot.source_files & changed or unknown_source:
-            selected.append(name)
-    skipped = tuple(n for n in names if n not in selected)
+    why = {
+        name: reasons
+        for name in names
+        if (reasons := why_targeted(name, snapshots[name], changed, snapshots_dir_rel))
+    }
+    selected = tuple(name for name in names if name in why)
+    skipped = tuple(n for n in names if n not in why)
     reason = (
         f"auto-targeted {len(selected)} of {len(names)} snapshot(s) by {how} ({len(changed)} changed file(s))"
     )
-    return Targeting(tuple(selected), skipped, "changed", reason, tuple(sorted(changed)))
+    if selected:
+        reason += "; targeted: " + ", ".join(f"{name} ({_shown(why[name])})" for name in selected)
+    if skipped:
+        reason += (
+            f"; skipped: {_listed(skipped)} (no changed file is the snapshot, its script, or a source, "
+            "read file or imported module of its agents)"
+        )
+    return Targeting(selected, skipped, "changed", reason, tuple(sorted(changed)), why)
 
 
 def target_snapshots(
@@ -142,7 +217,4 @@ def target_snapshots(
     except ValueError:
         snapshots_rel = "proveai/snapshots"
     targeting = select_snapshots(snapshots, root=root, snapshots_dir_rel=snapshots_rel, base_ref=base_ref)
-    reason = targeting.reason
-    if targeting.skipped:
-        reason += f"; skipped: {', '.join(targeting.skipped)}"
-    return targeting.selected, reason
+    return targeting.selected, targeting.reason

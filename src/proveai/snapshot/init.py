@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +26,7 @@ from proveai.snapshot.stored_traces import (
     definitions_of,
     find_trace_path,
     load_trace_file,
+    merged_paths,
     varying_agents,
 )
 from proveai.store import check_name
@@ -49,7 +50,13 @@ def build_snapshot(
     definitions: dict[str, AgentDefinition] = {}
     for trace in traces:  # an agent seen only in a later replicate still gets its definition
         for agent, definition in definitions_of(trace, selected).items():
-            definitions.setdefault(agent, definition)
+            known = definitions.setdefault(agent, definition)
+            if known is not definition:  # what any replicate read or imported counts (CI targeting)
+                definitions[agent] = replace(
+                    known,
+                    reads=merged_paths((known.reads, definition.reads)),
+                    imports=merged_paths((known.imports, definition.imports)),
+                )
     candidate = Snapshot(
         name=name,
         version=1,

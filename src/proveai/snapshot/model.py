@@ -140,6 +140,10 @@ class AgentDefinition:
     settings: Mapping[str, Any] | None = None  # request kwargs but the seed (temperature, ...)
     code_hash: str | None = None  # sha256 of the agent function's source, when captured
     function: str | None = None  # "module:qualname" of the agent function (what-if re-invokes it)
+    # project files the agent's calls read and the project modules it imports (CI targeting);
+    # None: not recorded (pinned before proveai recorded them), which targeting treats as in doubt
+    reads: tuple[str, ...] | None = None
+    imports: tuple[str, ...] | None = None
 
     @property
     def prompt_hash(self) -> str:
@@ -167,6 +171,8 @@ class AgentDefinition:
             "settings_hash": self.settings_hash,
             **({"code_hash": self.code_hash} if self.code_hash else {}),
             **({"function": self.function} if self.function else {}),
+            **({"reads": list(self.reads)} if self.reads is not None else {}),
+            **({"imports": list(self.imports)} if self.imports is not None else {}),
         }
 
     @classmethod
@@ -184,7 +190,16 @@ class AgentDefinition:
             settings=data.get("settings") if isinstance(data.get("settings"), Mapping) else None,
             code_hash=data.get("code_hash") if isinstance(data.get("code_hash"), str) else None,
             function=data.get("function") if isinstance(data.get("function"), str) else None,
+            reads=_paths(data.get("reads")),
+            imports=_paths(data.get("imports")),
         )
+
+
+def _paths(value: Any) -> tuple[str, ...] | None:
+    """A pinned list of project paths; None (not recorded) when absent or not a list of strings."""
+    if isinstance(value, list) and all(isinstance(item, str) for item in value):
+        return tuple(value)
+    return None
 
 
 @dataclass(frozen=True)

@@ -141,7 +141,19 @@ def definition_from_spans(name: str, spans: Sequence[Span]) -> AgentDefinition:
         settings=settings or None,
         code_hash=first.code_hash,
         function=first.function,
+        reads=merged_paths(span.reads for span in spans),
+        imports=merged_paths(span.imports for span in spans),
     )
+
+
+def merged_paths(values: Iterable[tuple[str, ...] | None]) -> tuple[str, ...] | None:
+    """The union of several calls' recorded paths; None (not recorded) when any call's is."""
+    union: set[str] = set()
+    for value in values:
+        if value is None:
+            return None
+        union.update(value)
+    return tuple(sorted(union))
 
 
 def capture_of(trace: Trace, agents: Iterable[str] | None = None) -> Capture:

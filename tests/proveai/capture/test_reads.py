@@ -86,9 +86,8 @@ def spans_of_trace_file(root: Path) -> dict[str, dict[str, object]]:
     found = {}
     for span in document["resourceSpans"][0]["scopeSpans"][0]["spans"]:
         attrs = {a["key"]: a["value"].get("stringValue") for a in span["attributes"]}
-        found[attrs["gen_ai.agent.name"]] = {
-            key: json.loads(attrs[key]) if key in attrs else None for key in ("proveai.reads", "proveai.imports")
-        }
+        keys = ("proveai.reads", "proveai.imports")
+        found[attrs["gen_ai.agent.name"]] = {k: json.loads(attrs[k]) if k in attrs else None for k in keys}
     return found
 
 
