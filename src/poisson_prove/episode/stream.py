@@ -18,14 +18,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from poisson_prove.episode.recording import bounded
+from poisson_prove.episode.recording import EpisodeSpans, bounded
 from poisson_prove.episode.row import spans_json
 
 SPAN = "span"  # a streamed span message: (SPAN, episode, index, span)
 
-class StreamedSpans(list[Any]):
+
+class StreamedSpans(EpisodeSpans):
     """A span list that sends each span appended (and each step again as it ends) to `send`,
     tagged with `episode` (a thread a finished episode left running may still record)."""
+
+    streams = True
 
     def __init__(self, send: Callable[[Any], None], episode: Any) -> None:
         super().__init__()
