@@ -18,6 +18,12 @@ promised.
   under any convention) is left out; span events and status descriptions are never stored.
 - `max_observation_bytes` bounds every stored value, these and those of `record()`/`step()`
   (recording.bounded).
+- One trace per episode: while instrumentors are on, each open step (and each `@monitor` call
+  recorded into the episode) is OpenTelemetry's current span, so an instrumentor's span is its
+  child in the episode's trace; a span started with none open gets the episode's trace id from
+  the provider's id generator (`EpisodeIds`). The stored entry's `parent` is the index of its
+  real parent in the episode's list (a step, an agent call, or another instrumentor span, which
+  ends after its children and links them when it arrives).
 """
 
 from __future__ import annotations
@@ -98,6 +104,46 @@ def kept_attributes(attributes: Mapping[str, Any], content: bool, limit: int | N
     return out
 
 
+def _index_of(spans: list[Any], span_id: str) -> int | None:
+    for index in range(len(spans) - 1, -1, -1):
+        if spans[index].get("span_id") == span_id:
+            return index
+    return None
+
+
+def append_otel_span(spans: recording.EpisodeSpans, span: Any) -> None:
+    """Store one finished OpenTelemetry span in the episode's list, linked to its parent: the
+    entry at the parent's span id if it is there (a step, an agent call, an instrumentor span
+    already ended), else `parent_span_id` waits for that span, which links it when it ends."""
+    limit = _SETTINGS["limit"]
+    status = getattr(getattr(span, "status", None), "status_code", None)
+    span_id = f"{span.context.span_id:016x}"
+    parent_context = getattr(span, "parent", None)
+    parent_id = f"{parent_context.span_id:016x}" if parent_context is not None else None
+    parent = None if parent_id is None else _index_of(spans, parent_id)
+    entry: dict[str, Any] = {
+        "name": recording.bounded(span.name, limit),
+        "start": span.start_time / 1e9 if span.start_time else None,
+        "end": span.end_time / 1e9 if span.end_time else None,
+        "attributes": kept_attributes(span.attributes or {}, _SETTINGS["content"], limit),
+        "status": "error" if status is not None and status.name == "ERROR" else "ok",
+        "source": "otel",
+        "parent": parent,
+        "span_id": span_id,
+        "trace_id": f"{span.context.trace_id:032x}",
+    }
+    if parent is None and parent_id is not None:
+        entry["parent_span_id"] = parent_id  # its parent has not ended yet (or is not ours)
+    spans.append(entry)
+    index = len(spans) - 1
+    for earlier in range(index - 1, -1, -1):  # children that ended first wait for this span
+        child = spans[earlier]
+        if child.get("parent_span_id") == span_id and child.get("parent") is None:
+            child["parent"] = index
+            del child["parent_span_id"]
+            spans.resend(earlier)
+
+
 def _episode_span_processor() -> Any:
     """A SpanProcessor appending each finished span to the running episode's list (if any)."""
     from opentelemetry.sdk.trace import SpanProcessor  # opentelemetry: ~75 ms, only when [capture] is on
@@ -105,25 +151,48 @@ def _episode_span_processor() -> Any:
     class EpisodeSpanProcessor(SpanProcessor):
         def on_end(self, span: Any) -> None:
             spans = recording.current_spans()
-            if spans is None:
-                return
-            limit = _SETTINGS["limit"]
-            status = getattr(getattr(span, "status", None), "status_code", None)
-            spans.append(
-                {
-                    "name": recording.bounded(span.name, limit),
-                    "start": span.start_time / 1e9 if span.start_time else None,
-                    "end": span.end_time / 1e9 if span.end_time else None,
-                    "attributes": kept_attributes(span.attributes or {}, _SETTINGS["content"], limit),
-                    "status": "error" if status is not None and status.name == "ERROR" else "ok",
-                    "source": "otel",
-                    "parent": None,
-                    "span_id": f"{span.context.span_id:016x}",
-                    "trace_id": f"{span.context.trace_id:032x}",
-                }
-            )
+            if spans is not None:
+                append_otel_span(spans, span)
 
     return EpisodeSpanProcessor()
+
+
+def _episode_ids(inner: Any) -> Any:
+    """The provider's id generator, giving a span started with no parent the running episode's
+    trace id (any other span keeps its parent's; outside an episode: `inner`'s ids)."""
+    from opentelemetry.sdk.trace.id_generator import IdGenerator  # opentelemetry: only when [capture] is on
+
+    class EpisodeIds(IdGenerator):
+        def __init__(self) -> None:
+            self.inner = inner
+
+        def generate_span_id(self) -> int:
+            return int(self.inner.generate_span_id())
+
+        def generate_trace_id(self) -> int:
+            spans = recording.current_spans()
+            if spans is None:
+                return int(self.inner.generate_trace_id())
+            return int(spans.trace_id, 16)
+
+    return EpisodeIds()
+
+
+def _context_hook() -> Any:
+    """recording's context hook: an open step or agent call as OpenTelemetry's current span."""
+    # opentelemetry: ~75 ms, only when [capture] is on
+    from opentelemetry import context, trace
+    from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags  # opentelemetry: as above
+
+    sampled = TraceFlags(TraceFlags.SAMPLED)
+    attach, detach, in_context = context.attach, context.detach, trace.set_span_in_context
+
+    def make_current(trace_id: str, span_id: str) -> Any:
+        span = NonRecordingSpan(SpanContext(int(trace_id, 16), int(span_id, 16), False, sampled))
+        token = attach(in_context(span))
+        return lambda: detach(token)
+
+    return make_current
 
 
 def _normalized(name: str) -> str:
@@ -217,6 +286,8 @@ def _switch_on(names: tuple[str, ...]) -> dict[str, str]:
         provider = trace.get_tracer_provider()
     if not _ENABLED:  # one processor per process; it reads _SETTINGS
         provider.add_span_processor(_episode_span_processor())  # type: ignore[attr-defined]
+        provider.id_generator = _episode_ids(provider.id_generator)  # type: ignore[attr-defined]
+        recording.set_context_hook(_context_hook())
     missing = missing_instrumentors(names)
     found = {ep.name: ep for ep in entry_points(group=INSTRUMENTOR_GROUP)}
     for name in names:
