@@ -15,6 +15,7 @@ does.
 
 from __future__ import annotations
 
+import dataclasses
 import platform
 import shutil
 import time
@@ -30,6 +31,7 @@ from poisson_prove.design.plan import Plan, cost_error
 from poisson_prove.episode.run import Job, ProcessExit, load_target, os_exit_guard, run_into
 from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.checks import stored_keys
+from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore, RunWriter
 from poisson_prove.store.table import row_tuple, tuples_to_table
 from poisson_prove.sweep.batches import BatchSink
@@ -42,7 +44,7 @@ from poisson_prove.sweep.prepare import (
     prepare_sweep,
 )
 from poisson_prove.sweep.result import SweepResult
-from poisson_prove.sweep.stop_when_settled import watcher_for
+from poisson_prove.sweep.stop_when_settled import planned_record, watcher_for
 from poisson_prove.version import __version__
 from prove_common.jsonio import utc_now
 
@@ -82,6 +84,7 @@ def _manifest(prepared: PreparedSweep) -> dict[str, Any]:
         "episode_timeout": prepared.request.episode_timeout,
         "counts": {"planned": plan.rollouts, "done": 0, "errored": 0},
         "resumed_at": [],
+        **_sequential_field(planned_record(prepared)),
         "versions": {"poisson_prove": __version__, "python": platform.python_version()},
     }
 
@@ -92,8 +95,12 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
     Ctrl-C (KeyboardInterrupt) is caught: the rows already finished are written, the run stays
     partial and the result's verdict is "interrupted".
     """
+    prepared = _absolute(prepared)  # a rollout that calls os.chdir must not move the store
     request, plan = prepared.request, prepared.plan
     executor = make_executor(plan.backend, plan.settings)  # before anything is written
+    lacking = executor.capture_missing(prepared.spec.capture.instrument)  # a cluster's workers
+    if lacking:
+        prepared = dataclasses.replace(prepared, capture_missing={**lacking, **prepared.capture_missing})
     store = prepared.store
     store_existed = store.root.exists()
     writer, skip, errored_before = _open_run(prepared)
@@ -199,6 +206,24 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
         )
     finally:
         writer.release()
+
+
+def _absolute(prepared: PreparedSweep) -> PreparedSweep:
+    """`prepared` with its store and runs at absolute paths, resolved once, before any rollout
+    runs: a relative `--store` read after a rollout's os.chdir would name another folder."""
+    root = prepared.store.root.absolute()
+    if root == prepared.store.root:
+        return prepared
+
+    def moved(info: RunInfo | None) -> RunInfo | None:
+        return None if info is None else RunInfo(info.path.absolute(), info.manifest)
+
+    return dataclasses.replace(
+        prepared,
+        store=RunStore(root),
+        resume_run=moved(prepared.resume_run),
+        paired_with=moved(prepared.paired_with),
+    )
 
 
 def _open_run(prepared: PreparedSweep) -> tuple[RunWriter, set[tuple[str, int]], int]:

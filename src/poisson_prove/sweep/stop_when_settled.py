@@ -64,7 +64,8 @@ class SettleWatcher:
         self.skip = skip
         self.alpha = float(plan.design.alpha)
         self.replicates = plan.replicates
-        self.before = outcomes_by_replicate(paired, plan.replicates)
+        self._paired = paired
+        self._before: dict[str, list[str | None]] | None = None  # read at the first look
         self.paired_run = paired.run_id
         blank: list[str | None] = [None] * plan.replicates
         self.after = {c.key: list((stored or {}).get(c.key, blank)) for c in plan.conditions}
@@ -82,6 +83,14 @@ class SettleWatcher:
         }
         for key, entry in self.stops.items():  # a resumed run keeps its settled conditions stopped
             self._skip_rest(key, int(entry["stopped_at"]))
+
+    @property
+    def before(self) -> dict[str, list[str | None]]:
+        """The paired run's outcome per (condition, replicate), read once, when first needed: the
+        rule's record (`record()`) is written at the run's creation without reading it."""
+        if self._before is None:
+            self._before = outcomes_by_replicate(self._paired, self.replicates)
+        return self._before
 
     def observe(self, batch: Sequence[tuple[Any, ...]]) -> None:
         """Note a written batch's rows (errored rows are seen but have no outcome)."""
@@ -186,6 +195,15 @@ class SettleWatcher:
             "saved": self.not_run(),
             "conditions": conditions,
         }
+
+
+def planned_record(prepared: PreparedSweep) -> dict[str, Any] | None:
+    """The `sequential` block a new `--stop-when-settled` run is created with (every condition
+    still running, no look yet), or None: the rule is in the manifest from its first write, so
+    a sweep killed before its first batch resumes with it."""
+    if not prepared.request.stop_when_settled or prepared.paired_with is None:
+        return None
+    return SettleWatcher(prepared.plan, prepared.paired_with, set()).record()
 
 
 def watcher_for(
