@@ -1,5 +1,15 @@
-"""Files written one way for both packages: atomic writes under one temporary-name scheme, the
-cleanup of what a killed writer left, and one file lock.
+"""Files read and written one way for both packages: input read bounded, atomic writes under one
+temporary-name scheme, the cleanup of what a killed writer left, and one file lock.
+
+- `open_regular` / `read_regular_bytes` / `read_regular_text`: the one way an input file (a
+  spec, a prompt file, a log, a store's own file) is read. A path that is not a regular file
+  (a device such as /dev/zero, a FIFO, a socket, a folder) is refused before a byte is read:
+  it is opened without blocking (`O_NONBLOCK`, so a FIFO with no writer does not hang the
+  open) and checked with `fstat` on the descriptor itself, so a file swapped in between a
+  check and the open is refused too. A read never takes more than `limit` bytes
+  (MAX_INPUT_BYTES unless told): a larger file is refused, never read whole. Both refusals
+  are `OSError`s (`NotRegularFile`, `FileTooLarge`), so a caller that turns an unreadable file
+  into its package's error turns these into it too.
 
 - `write_bytes_atomic` / `write_text_atomic`: a reader sees the old file or the new one, never
   a torn one; `durable=True` (the default) also fsyncs, so the new file survives a power cut.
@@ -17,14 +27,16 @@ cleanup of what a killed writer left, and one file lock.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import secrets
+import stat
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, BinaryIO
 
 from prove_common.errors import UserError
 
@@ -33,12 +45,19 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_LOCK_TIMEOUT_S",
+    "MAX_INPUT_BYTES",
     "STALE_AFTER_S",
+    "FileTooLarge",
     "HeldLock",
     "LockTimeout",
+    "NotRegularFile",
     "atomic_path",
     "clear_stale_temps",
+    "file_kind",
     "lock",
+    "open_regular",
+    "read_regular_bytes",
+    "read_regular_text",
     "temp_path",
     "write_bytes_atomic",
     "write_text_atomic",
@@ -49,6 +68,99 @@ STALE_AFTER_S = 60.0  # a temporary file younger than this may still be written 
 _TEMP = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)-[0-9a-f]{8}\.tmp$")
 
 PathLike = str | os.PathLike[str]
+
+MAX_INPUT_BYTES = 64 << 20  # 64 MiB: the most any input file (a spec, a prompt, a store's JSON) is read
+_READ_CHUNK = 1 << 20
+
+_KINDS = {
+    stat.S_IFCHR: "a character device",
+    stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a FIFO (named pipe)",
+    stat.S_IFSOCK: "a socket",
+    stat.S_IFDIR: "a folder",
+}
+
+
+def file_kind(mode: int) -> str:
+    """What a file of this `st_mode` is, in words: "a regular file", "a FIFO (named pipe)", ..."""
+    if stat.S_ISREG(mode):
+        return "a regular file"
+    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
+
+
+class NotRegularFile(OSError):
+    """An input path that is not a regular file (a device, a FIFO, a socket, a folder): refused
+    before it is read. `kind` says what it is; `str()` is one line naming the path."""
+
+    def __init__(self, path: PathLike, mode: int) -> None:
+        self.kind = file_kind(mode)
+        code = errno.EISDIR if stat.S_ISDIR(mode) else errno.EINVAL
+        super().__init__(code, f"it is {self.kind}, not a regular file", os.fspath(path))
+        self.mode = mode
+
+    def __str__(self) -> str:
+        return f"{self.filename} is {self.kind}, not a regular file"
+
+
+class FileTooLarge(OSError):
+    """An input file larger than the reader's limit: refused, never read whole."""
+
+    def __init__(self, path: PathLike, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"it is larger than {_size(limit)}, the most read", os.fspath(path))
+        self.limit = limit
+
+    def __str__(self) -> str:
+        return f"{self.filename} is larger than {_size(self.limit)}, the most an input file is read"
+
+
+def _size(n: int) -> str:
+    return f"{n / (1 << 20):,.0f} MiB" if n >= 1 << 20 else f"{n:,} bytes"
+
+
+@contextlib.contextmanager
+def open_regular(path: PathLike) -> Iterator[BinaryIO]:
+    """`path` opened for reading in binary, or NotRegularFile before a byte is read when it is not
+    a regular file (a symlink to one is one). FileNotFoundError and the other OSErrors of
+    `open` are raised as they are."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+    fd = os.open(path, flags | getattr(os, "O_BINARY", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotRegularFile(path, mode)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)  # a regular file never blocks; reads behave as usual
+        handle = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with handle:
+        yield handle
+
+
+def read_regular_bytes(path: PathLike, *, limit: int = MAX_INPUT_BYTES) -> bytes:
+    """A regular file's bytes, at most `limit` of them: NotRegularFile for anything else,
+    FileTooLarge for a file larger than `limit` (one growing while it is read included)."""
+    with open_regular(path) as handle:
+        if os.fstat(handle.fileno()).st_size > limit:
+            raise FileTooLarge(path, limit)
+        chunks: list[bytes] = []
+        size = 0
+        while size <= limit:
+            chunk = handle.read(min(_READ_CHUNK, limit + 1 - size))
+            if not chunk:
+                break
+            chunks.append(chunk)
+            size += len(chunk)
+    if size > limit:
+        raise FileTooLarge(path, limit)
+    return b"".join(chunks)
+
+
+def read_regular_text(path: PathLike, *, encoding: str = "utf-8", limit: int = MAX_INPUT_BYTES) -> str:
+    """`read_regular_bytes` decoded (UnicodeDecodeError when it is not `encoding`), with no newline
+    translation: the text is exactly the file's."""
+    return read_regular_bytes(path, limit=limit).decode(encoding)
 
 
 def temp_path(final: PathLike) -> Path:

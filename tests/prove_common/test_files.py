@@ -18,10 +18,15 @@ import pytest
 from prove_common.errors import UserError
 from prove_common.files import (
     STALE_AFTER_S,
+    FileTooLarge,
     LockTimeout,
+    NotRegularFile,
     atomic_path,
     clear_stale_temps,
     lock,
+    open_regular,
+    read_regular_bytes,
+    read_regular_text,
     temp_path,
     write_bytes_atomic,
     write_text_atomic,
@@ -229,3 +234,55 @@ def test_a_lock_file_that_cannot_be_one_is_not_a_timeout(tmp_path: Path) -> None
     (tmp_path / ".store.lock").mkdir()  # an OS error, not contention: it propagates as itself
     with pytest.raises(OSError):
         lock(tmp_path / ".store.lock", timeout=0)
+
+
+def test_a_regular_file_is_read_byte_for_byte_and_a_symlink_to_one_too(tmp_path: Path) -> None:
+    path = tmp_path / "spec.toml"
+    path.write_bytes(b"a = 1\r\nb = '\xc3\xa9'\n")
+    (tmp_path / "link.toml").symlink_to(path)
+    assert read_regular_bytes(path) == b"a = 1\r\nb = '\xc3\xa9'\n"
+    assert read_regular_text(tmp_path / "link.toml") == "a = 1\r\nb = 'é'\n"  # no newline translation
+    with open_regular(path) as handle:
+        assert handle.read() == path.read_bytes()
+
+
+def test_devices_fifos_sockets_and_folders_are_refused_before_a_byte_is_read(tmp_path: Path) -> None:
+    import socket  # only this test binds a unix socket
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # no writer: opening it for a blocking read would hang this test
+    sock_path = tmp_path / "sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock_path))
+    (tmp_path / "zero-link").symlink_to("/dev/zero")
+    cases = {
+        "/dev/zero": "a character device",
+        str(tmp_path / "zero-link"): "a character device",
+        str(fifo): "a FIFO (named pipe)",
+        str(tmp_path): "a folder",
+    }
+    try:
+        for path, kind in cases.items():
+            with pytest.raises(NotRegularFile) as caught:
+                read_regular_text(path)
+            assert caught.value.kind == kind
+            assert str(caught.value) == f"{path} is {kind}, not a regular file"
+            assert isinstance(caught.value, OSError)  # callers turning OSError into their error get it
+        with pytest.raises(OSError):  # a socket cannot even be opened; never read
+            read_regular_bytes(sock_path)
+    finally:
+        server.close()
+
+
+def test_a_file_past_the_limit_is_refused_and_the_limit_itself_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "big"
+    path.write_bytes(b"x" * 1000)
+    assert read_regular_bytes(path, limit=1000) == b"x" * 1000
+    with pytest.raises(FileTooLarge) as caught:
+        read_regular_bytes(path, limit=999)
+    assert str(caught.value) == f"{path} is larger than 999 bytes, the most an input file is read"
+    with pytest.raises(FileNotFoundError):
+        read_regular_bytes(tmp_path / "missing")
+    with pytest.raises(UnicodeDecodeError):
+        path.write_bytes(b"\xff\xfe")
+        read_regular_text(path)

@@ -20,12 +20,11 @@ from __future__ import annotations
 
 import csv
 import json
-import os
-import stat
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from prove_common.files import FileTooLarge, NotRegularFile, read_regular_bytes
 from prove_common.suggest import did_you_mean
 
 #: The largest file `values_from` reads (64 MiB: a million ids of 60 bytes, or a dataset's
@@ -33,7 +32,6 @@ from prove_common.suggest import did_you_mean
 MAX_CASES_FILE_BYTES = 64 * 1024 * 1024
 #: The kinds of file `values_from` reads, by suffix.
 CASE_FILE_KINDS = (".txt", ".jsonl", ".csv")
-_READ_CHUNK = 1024 * 1024
 
 
 #: How the spec reports a mistake: error(table, key, message, next_=[...]) gives the exception
@@ -182,39 +180,22 @@ def read_case_ids(path: Path, column: str | None) -> tuple[str, ...]:
 
 def _read_text(path: Path) -> str:
     """The file's text, read bounded: a regular file of at most MAX_CASES_FILE_BYTES."""
-    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
     try:
-        fd = os.open(path, flags)
+        data = read_regular_bytes(path, limit=MAX_CASES_FILE_BYTES)
     except FileNotFoundError:
         raise CasesError(f"no file {path}", next_=["values_from is read from the spec's folder"]) from None
-    except OSError as err:
-        raise CasesError(f"cannot open {path}: {err.strerror or err}") from None
-    try:
-        mode = os.fstat(fd)
-        if stat.S_ISDIR(mode.st_mode):
-            raise CasesError(f"{path} is a folder, not a file of case ids")
-        if not stat.S_ISREG(mode.st_mode):
-            raise CasesError(
-                f"{path} is not a regular file (a FIFO, a device or a socket); case ids are read from a file",
-            )
-        if mode.st_size > MAX_CASES_FILE_BYTES:
-            raise _too_large(path)
-        chunks: list[bytes] = []
-        size = 0
-        while size <= MAX_CASES_FILE_BYTES:  # a file growing while it is read stops here too
-            chunk = os.read(fd, _READ_CHUNK)
-            if not chunk:
-                break
-            chunks.append(chunk)
-            size += len(chunk)
-        if size > MAX_CASES_FILE_BYTES:
-            raise _too_large(path)
+    except NotRegularFile as err:
+        if err.kind == "a folder":
+            raise CasesError(f"{path} is a folder, not a file of case ids") from None
+        raise CasesError(
+            f"{path} is not a regular file ({err.kind}); case ids are read from a file",
+        ) from None
+    except FileTooLarge:
+        raise _too_large(path) from None
     except OSError as err:
         raise CasesError(f"cannot read {path}: {err.strerror or err}") from None
-    finally:
-        os.close(fd)
     try:
-        return b"".join(chunks).decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         raise CasesError(f"{path} is not UTF-8 text (byte {err.start})") from None
 

@@ -25,6 +25,7 @@ from poisson_prove.chaos.config import parse_chaos
 from poisson_prove.design.cases import parse_case_axis
 from poisson_prove.design.conditions import condition_key, condition_label
 from poisson_prove.errors import ProveError
+from prove_common.files import NotRegularFile, read_regular_text
 from prove_common.suggest import did_you_mean
 
 TOP_KEYS = (
@@ -450,7 +451,12 @@ def load_spec(path: str | Path) -> SweepSpec:
             f"{spec_path} is a folder, not a sweep spec", suggestions=["name the spec's .toml file"]
         )
     try:
-        text = spec_path.read_text(encoding="utf-8")
+        text = read_regular_text(spec_path)
+    except NotRegularFile as err:
+        raise ProveError(
+            f"{spec_path} is {err.kind}, not a sweep spec; a spec is read from a regular file",
+            suggestions=["name the spec's .toml file (poisson-prove init writes one)"],
+        ) from None
     except (OSError, UnicodeDecodeError) as err:
         raise ProveError(f"cannot read the sweep spec {spec_path}: {err}") from None
     return parse_spec(text, spec_path)

@@ -1,8 +1,9 @@
 """The files an import reads, read within bounds.
 
 - A log is a regular file: a device (/dev/zero), a FIFO or a socket is refused before a byte is
-  read, and it is opened without blocking (`O_NONBLOCK`), so a FIFO put in a log's place between
-  the check and the open is refused too rather than waited on.
+  read, through the one reader of input files (`prove_common.files.open_regular`: opened without
+  blocking, so a FIFO put in a log's place between the check and the open is refused too rather
+  than waited on).
 - An Inspect AI `.eval` log is a zip archive that Inspect's reader inflates whole, member by
   member, into memory. Before it does, `check_eval_archive` refuses an archive whose members
   *declare* more than MAX_MEMBER_BYTES each or MAX_INFLATED_BYTES together, then inflates every
@@ -14,37 +15,25 @@
 from __future__ import annotations
 
 import hashlib
-import os
 import stat
 import zipfile
 import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import BinaryIO, cast
 
 from poisson_prove.errors import ProveError
+from prove_common.files import NotRegularFile, file_kind
+from prove_common.files import open_regular as open_input
 
 MAX_INFLATED_BYTES = 1 << 30  # 1 GiB: all members of one .eval log, inflated
 MAX_MEMBER_BYTES = 256 << 20  # 256 MiB: one member (a sample's transcript) inflated
 CHUNK = 1 << 20
 
-_KINDS = {
-    stat.S_IFCHR: "a character device",
-    stat.S_IFBLK: "a block device",
-    stat.S_IFIFO: "a FIFO (named pipe)",
-    stat.S_IFSOCK: "a socket",
-    stat.S_IFDIR: "a folder",
-}
-
-
-def _kind(mode: int) -> str:
-    return _KINDS.get(stat.S_IFMT(mode), "not a regular file")
-
-
 def not_regular(path: Path, mode: int) -> ProveError:
     return ProveError(
-        f"{path} is {_kind(mode)}, not a log file; an import reads regular files only",
+        f"{path} is {file_kind(mode)}, not a log file; an import reads regular files only",
         suggestions=["give the log files the tool wrote (or the folder holding them)"],
     )
 
@@ -52,21 +41,15 @@ def not_regular(path: Path, mode: int) -> ProveError:
 @contextmanager
 def open_regular(path: Path) -> Iterator[BinaryIO]:
     """`path` opened for reading in binary, refused (ProveError) unless it is a regular file."""
-    try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
-    except FileNotFoundError:
-        raise ProveError(f"{path} does not exist") from None
-    except OSError as exc:
-        raise ProveError(f"{path} cannot be read: {exc.strerror or exc}") from None
-    try:
-        mode = os.fstat(fd).st_mode
-        if not stat.S_ISREG(mode):
-            raise not_regular(path, mode)
-        handle = os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
-    with handle:
+    with ExitStack() as stack:
+        try:
+            handle = stack.enter_context(open_input(path))
+        except NotRegularFile as exc:
+            raise not_regular(path, exc.mode) from None
+        except FileNotFoundError:
+            raise ProveError(f"{path} does not exist") from None
+        except OSError as exc:
+            raise ProveError(f"{path} cannot be read: {exc.strerror or exc}") from None
         yield handle
 
 

@@ -16,10 +16,12 @@ from proveai.cli.status import (
     key_value_pairs,
     parse_filters,
 )
+from proveai.errors import ProveAIError
 from proveai.render.replay import print_summary, replay_progress
 from proveai.render.report import write_html_report
 from proveai.replay.runner import RunRequest, execute_run
 from proveai.store import Store, default_traces_dir
+from proveai.store.artifacts import split_override
 
 HELP = "replay traces against overrides, attribute edges, write the report"
 DESCRIPTION = (
@@ -107,8 +109,17 @@ def _jobs(text: str) -> int:
 
 
 def parse_assignments(flag: str, items: list[str], what: str) -> dict[str, str]:
-    """AGENT=VALUE pairs; a malformed one, or an agent given two values, is a usage error."""
-    return key_value_pairs(flag, items, f"AGENT={what}", f"e.g. {flag} qa_check=prompts/qa_v2.md")
+    """AGENT=VALUE pairs; a malformed one, or an agent given two values, is a usage error. For
+    AGENT=PATH an agent's name may hold `=` (store.artifacts.split_override says how it is split)."""
+    if what != "PATH":
+        return key_value_pairs(flag, items, f"AGENT={what}", f"e.g. {flag} qa_check=prompts/qa_v2.md")
+    pairs: dict[str, str] = {}
+    for item in items:
+        agent, path = split_override(item, flag)
+        if agent in pairs and pairs[agent] != path:
+            raise ProveAIError(f"{flag} {agent} given twice ({pairs[agent]!r} and {path!r})")
+        pairs[agent] = path
+    return pairs
 
 
 def split_list(items: list[str]) -> tuple[str, ...]:

@@ -1,5 +1,9 @@
 """`verify --override AGENT=PATH`: what-if prompt testing without editing the pipeline.
 
+The file is read as `proveai run --override` reads it (store.artifacts.prompt_override: a
+regular file of UTF-8 text; a device or a FIFO is refused unread), and AGENT=PATH is split the
+same way (an agent's name may hold `=`).
+
 For each overridden agent, every pinned request (its recorded chat messages, model and
 kwargs) is replayed through the provider registry with the system prompt replaced by the
 file's text, and the reply is graded against the pinned reply (`direct edit`). A later agent
@@ -26,16 +30,15 @@ from proveai.replay.engine import substitute
 from proveai.replay.reinvoke import NotReinvokable, reinvoke
 from proveai.snapshot.grading import DIRECT_EDIT, DOWNSTREAM, Grading, PairGrader, decisive, grade_iteration
 from proveai.snapshot.model import AgentDefinition, ExpectedIO, Snapshot, unknown_agent_error
+from proveai.store.artifacts import prompt_override, split_override
 
 
 def parse_overrides(values: Sequence[str]) -> dict[str, Path]:
     """`--override AGENT=PATH` values as {agent: path}; a value without both parts is refused."""
     overrides: dict[str, Path] = {}
     for value in values:
-        agent, sep, path = value.partition("=")
-        if not sep or not agent.strip() or not path.strip():
-            raise ProveAIError(f"--override {value!r}: expected AGENT=PATH", exit_code=ProveAIExit.USAGE)
-        overrides[agent.strip()] = Path(path.strip())
+        agent, path = split_override(value)
+        overrides[agent] = Path(path)
     return overrides
 
 
@@ -52,10 +55,7 @@ def read_overrides(snapshot: Snapshot, overrides: Mapping[str, Path]) -> dict[st
                 suggestions=["call the model through proveai.dispatch(...) inside the agent, then re-pin"],
                 exit_code=ProveAIExit.USAGE,
             )
-        try:
-            prompts[agent] = Path(path).read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ProveAIError(f"--override {agent}={path}: cannot read the file ({exc.strerror})") from exc
+        prompts[agent] = prompt_override(agent, path)["prompt"]
     return prompts
 
 

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prove_common.files import clear_stale_temps, write_text_atomic
+from prove_common.files import NotRegularFile, clear_stale_temps, read_regular_text, write_text_atomic
 from prove_common.jsonio import utc_now_iso
 from proveai.errors import ProveAIError
 from proveai.store.layout import Store, check_name
@@ -37,12 +37,39 @@ def _read_yaml(path: Path, kind: str) -> dict[str, Any]:
     import yaml  # yaml: ~20 ms, only for baselines and experiments
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
-    except (OSError, yaml.YAMLError) as exc:
+        data = yaml.safe_load(read_regular_text(path))
+    except (OSError, UnicodeDecodeError) as exc:
         raise ProveAIError(f"cannot read {kind} file {path}: {exc}") from None
+    except yaml.YAMLError as exc:
+        raise ProveAIError(f"cannot read {kind} file {path}: {yaml_problem(exc)}") from None
+    except RecursionError:
+        raise ProveAIError(f"cannot read {kind} file {path}: it is nested too deeply to be one") from None
     if not isinstance(data, dict):
         raise ProveAIError(f"{path} is not a {kind} file (expected a mapping)")
     return data
+
+
+def yaml_problem(exc: Exception) -> str:
+    """A YAML error in one line: `line L, column C: what is wrong` (PyYAML's own text spans
+    several lines, quoting the source under a caret)."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    words = [str(part) for part in (getattr(exc, "context", None), getattr(exc, "problem", None)) if part]
+    what = ": ".join(words) if words else str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return " ".join(f"{where}{what}".split())
+
+
+def split_override(value: str, flag: str = "--override") -> tuple[str, str]:
+    """AGENT=PATH split into (agent, path). An agent's name may hold `=`: of the ways to split at
+    an `=`, the first whose PATH names an existing file is taken, else the first `=`. A value
+    without both parts is a usage error."""
+    cuts = [i for i, char in enumerate(value) if char == "="]
+    pairs = [(value[:i].strip(), value[i + 1 :].strip()) for i in cuts]
+    pairs = [(agent, path) for agent, path in pairs if agent and path]
+    if not pairs:
+        example = f"e.g. {flag} qa_check=prompts/qa_v2.md"
+        raise ProveAIError(f"{flag} expects AGENT=PATH, got {value!r}", suggestions=[example])
+    return next(((agent, path) for agent, path in pairs if os.path.isfile(path)), pairs[0])
 
 
 # ---- Baseline ---------------------------------------------------------------------------------
@@ -275,11 +302,16 @@ def prompt_override(agent: str, file: str | os.PathLike[str]) -> dict[str, Any]:
     """{"prompt", "prompt_file", "prompt_sha256"} from a prompt file; ProveAIError naming the file."""
     path = Path(file)
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except FileNotFoundError:
         raise ProveAIError(
             f"--override {agent}={file}: no such file",
             suggestions=("the file's contents become the system prompt",),
+        ) from None
+    except NotRegularFile as exc:
+        raise ProveAIError(
+            f"--override {agent}={file}: it is {exc.kind}, not a prompt file",
+            suggestions=("write the new system prompt into a file and name that file",),
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise ProveAIError(f"--override {agent}={file}: cannot read it ({exc})") from None

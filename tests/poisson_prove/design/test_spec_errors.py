@@ -135,6 +135,31 @@ def test_spec_library_checks_that_need_no_process(tmp_path) -> None:
         assert fragment in caught.value.message, (fragment, caught.value.message)
 
 
+def test_a_spec_that_is_not_a_regular_file_is_refused_unread(tmp_path) -> None:
+    """/dev/zero (read forever) and a FIFO with no writer (a hang) are refused before a byte is
+    read, and so is a spec larger than the most an input file is read."""
+    import os  # only this test makes a FIFO
+
+    from poisson_prove.design.spec import load_spec
+    from poisson_prove.errors import ProveError
+
+    fifo = tmp_path / "fifo.toml"
+    os.mkfifo(fifo)
+    big = tmp_path / "big.toml"
+    with open(big, "wb") as handle:
+        handle.truncate((64 << 20) + 1)  # sparse: no 64 MiB written
+    cases = {
+        "/dev/zero": "/dev/zero is a character device, not a sweep spec",
+        str(fifo): f"{fifo} is a FIFO (named pipe), not a sweep spec",
+        str(big): f"{big} is larger than 64 MiB",
+    }
+    for path, fragment in cases.items():
+        with pytest.raises(ProveError) as caught:
+            load_spec(path)
+        assert fragment in caught.value.message, (fragment, caught.value.message)
+        assert caught.value.exit_code == 1
+
+
 def test_spec_reads_conditions_in_axis_order(tmp_path) -> None:
 
     from poisson_prove.design.conditions import condition_key

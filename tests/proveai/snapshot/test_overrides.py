@@ -57,7 +57,7 @@ def rows(grading: Any) -> dict[str, Any]:
 def test_an_override_without_both_parts_is_a_usage_error(value: str) -> None:
     with pytest.raises(ProveAIError) as caught:
         parse_overrides([value])
-    assert caught.value.message == f"--override {value!r}: expected AGENT=PATH"
+    assert caught.value.message == f"--override expects AGENT=PATH, got {value!r}"
     assert caught.value.exit_code == ProveAIExit.USAGE
 
 
@@ -67,6 +67,14 @@ def test_overrides_are_agent_to_path_the_last_one_winning() -> None:
         "qa": Path("b=c.md"),
     }
     assert parse_overrides([]) == {}
+
+
+def test_an_agent_whose_name_holds_an_equals_sign_is_split_where_the_path_is_a_file(tmp_path: Path) -> None:
+    prompt = tmp_path / "p.md"
+    prompt.write_text("new", encoding="utf-8")
+    assert parse_overrides([f"tone=formal={prompt}"]) == {"tone=formal": prompt}
+    missing = f"formal={tmp_path}/none.md"
+    assert parse_overrides([f"tone={missing}"]) == {"tone": Path(missing)}  # no file: the first "="
 
 
 def test_the_system_prompt_is_replaced_and_the_rest_kept_in_order() -> None:
@@ -106,9 +114,13 @@ def test_every_override_is_checked_before_anything_is_sent(
     missing = prompt_file.parent / "missing.md"
     with pytest.raises(ProveAIError) as unreadable:
         what_if(pinned, {"draft": prompt_file, "qa_check": missing}, None)
-    assert unreadable.value.message == (
-        f"--override qa_check={missing}: cannot read the file (No such file or directory)"
-    )
+    assert unreadable.value.message == f"--override qa_check={missing}: no such file"
+    for device in ("/dev/zero", str(prompt_file.parent)):  # refused unread: /dev/zero never ends
+        with pytest.raises(ProveAIError) as refused:
+            read_overrides(pinned, {"draft": Path(device)})
+        kind = "a character device" if device == "/dev/zero" else "a folder"
+        assert refused.value.message == f"--override draft={device}: it is {kind}, not a prompt file"
+        assert refused.value.exit_code == ProveAIExit.USAGE
     assert model_server.count() == sent  # nothing was sent for any of them
 
 

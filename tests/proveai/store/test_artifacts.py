@@ -12,7 +12,7 @@ import yaml
 from proveai import regex_match
 from proveai.errors import ProveAIError
 from proveai.store import Store
-from proveai.store.artifacts import Baseline, Experiment
+from proveai.store.artifacts import Baseline, Experiment, prompt_override, split_override
 from tests.proveai.store.store_kit import capture
 
 
@@ -96,3 +96,43 @@ def test_experiment_mistakes_are_one_clear_error_and_write_nothing(tmp_path: Pat
     Experiment.path_for("flat", store).write_text("name: flat\noverrides: [draft]\n")
     with pytest.raises(ProveAIError, match=r"malformed experiment \(overrides must map agent -> settings\)"):
         Experiment.load("flat", store)
+
+
+def test_a_yaml_file_that_does_not_parse_is_one_line_naming_where(tmp_path: Path) -> None:
+    """PyYAML's own text quotes the source under a caret on three more lines; the error is one
+    line, and a python tag is refused by name, never built (safe_load)."""
+    store = Store(tmp_path)
+    store.baselines_dir.mkdir(parents=True)
+    marker = tmp_path / "PWNED"
+    cases = {
+        ": : - [unclosed\n": (
+            "line 1, column 1: while parsing a block mapping: expected <block end>, but found ':'"
+        ),
+        f'!!python/object/apply:os.system ["touch {marker}"]\n': (
+            "line 1, column 1: could not determine a constructor for the tag "
+            "'tag:yaml.org,2002:python/object/apply:os.system'"
+        ),
+        "[" * 20_000 + "]" * 20_000: "nested too deeply",
+    }
+    for text, fragment in cases.items():
+        Baseline.path_for("good", store).write_text(text)
+        with pytest.raises(ProveAIError) as caught:
+            Baseline.load("good", store)
+        where = Baseline.path_for("good", store)
+        assert caught.value.message.startswith(f"cannot read baseline file {where}: ")
+        assert fragment in caught.value.message
+        assert "\n" not in caught.value.message
+    assert not marker.exists()
+
+
+def test_override_files_are_read_only_when_regular_and_agent_names_may_hold_equals(tmp_path: Path) -> None:
+    prompt = tmp_path / "p.md"
+    prompt.write_text("be brief", encoding="utf-8")
+    assert split_override(f"tone=formal={prompt}") == ("tone=formal", str(prompt))
+    assert split_override("qa = b=c.md") == ("qa", "b=c.md")  # no such file: at the first "="
+    with pytest.raises(ProveAIError, match=r"--override expects AGENT=PATH, got '=p\.md'"):
+        split_override("=p.md")
+    assert prompt_override("qa", prompt)["prompt"] == "be brief"
+    with pytest.raises(ProveAIError) as refused:
+        prompt_override("qa", "/dev/zero")
+    assert refused.value.message == "--override qa=/dev/zero: it is a character device, not a prompt file"
