@@ -262,6 +262,7 @@ def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
     once; return name -> why not, for each one that could not be switched on."""
     limit = capture.get("max_observation_bytes")
     recording._LIMIT[0] = limit
+    recording._CONTENT[0] = bool(capture.get("content"))
     _SETTINGS.update(content=bool(capture.get("content")), limit=limit)
     names = tuple(capture.get("instrument") or ())
     if not names:

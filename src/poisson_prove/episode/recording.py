@@ -44,6 +44,18 @@ from typing import Any, Protocol
 # The byte limit on every stored value ([capture] max_observation_bytes), set per process by
 # capture.enable_capture; None: no limit.
 _LIMIT: list[int | None] = [None]
+# [capture] content: whether recorders may store content (prompts, outputs); set with the limit.
+_CONTENT: list[bool] = [False]
+
+
+def limit() -> int | None:
+    """The byte limit on every stored value ([capture] max_observation_bytes), or None."""
+    return _LIMIT[0]
+
+
+def content() -> bool:
+    """Whether [capture] content = true: recorders may store what went in and came out."""
+    return _CONTENT[0]
 
 _ids = random.Random(os.urandom(16))
 os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(16)))  # forked children: their own ids
@@ -251,6 +263,10 @@ class OpenSpan:
         if error is not None:
             entry["status"] = "error"
             entry["error"] = bounded(error if isinstance(error, str) else error_text(error), _LIMIT[0])
+        self.resend()
+
+    def resend(self) -> None:
+        """Send the span again as it is now, when the episode's list streams (attributes added)."""
         if self._spans.streams:
             self._spans.resend(self.index)
 

@@ -19,6 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar, cast
 
+import proveai.capture.episode  # noqa: F401  # registers @monitor with the sweep episode recorder
 from proveai.capture.reads import dependencies
 from proveai.store import project_root
 from proveai.traces.context import FRAME, current_span
@@ -264,6 +265,9 @@ def _wrap_sync(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
         frame = get_frame()
         if frame is None:
             return fn(*args, **kwargs)
+        episode = frame._owner._episode
+        if episode is not None:  # inside a sweep episode: recorded into it (capture.episode)
+            return episode.call(fn, meta, frame, args, kwargs, builder_of)
         builder = builder_of(frame, meta, bind(args, kwargs))
         token = set_frame(builder)
         try:
@@ -285,6 +289,9 @@ def _wrap_async(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
         frame = FRAME.get()
         if frame is None:
             return await fn(*args, **kwargs)
+        episode = frame._owner._episode
+        if episode is not None:  # inside a sweep episode: recorded into it (capture.episode)
+            return await episode.acall(fn, meta, frame, args, kwargs, SpanBuilder)
         builder = _open(frame, meta, args, kwargs)
         token = FRAME.set(builder)
         try:

@@ -18,6 +18,7 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Self
 
 from proveai.capture.checking import CheckLike, composite_outcome, run_check
+from proveai.capture.episode import RECORDER, EpisodeRecorder, label_checks, recording_here
 from proveai.capture.exporters import Exporter, global_exporters
 from proveai.capture.invocation import capture_invocation
 from proveai.capture.reads import install as install_read_tracking
@@ -32,7 +33,12 @@ __all__ = ["LiveTrace", "Trace", "current_trace", "trace"]
 
 
 class LiveTrace(Trace, live=True):
-    """The spans of one pipeline run; a context manager while live, a plain record once closed."""
+    """The spans of one pipeline run; a context manager while live, a plain record once closed.
+
+    Opened inside a sweep episode, its calls are recorded into the episode too, and its checks'
+    labels are set on those spans when it closes (capture.episode)."""
+
+    _episode: EpisodeRecorder | None = None  # set while open inside a sweep episode
 
     def __init__(
         self,
@@ -67,6 +73,8 @@ class LiveTrace(Trace, live=True):
         self.invocation = capture_invocation()
         install_read_tracking()  # once per process: the files agent calls open (capture.reads)
         self.started_ns = time.time_ns()
+        if recording_here():  # inside a sweep episode: its calls are recorded there too
+            self._episode = RECORDER
         self._token = FRAME.set(self)
         return self
 
@@ -78,12 +86,15 @@ class LiveTrace(Trace, live=True):
             FRAME.set(None)
         self._token = None
         self._closed = True
+        builders = list(self._builders)
         self.spans = sorted(
-            (builder.freeze(self.ended_ns) for builder in list(self._builders)),
-            key=lambda span: span.start_ns,
+            (builder.freeze(self.ended_ns) for builder in builders), key=lambda span: span.start_ns
         )
         self._builders = []
         self._run_checks()
+        if self._episode is not None:
+            label_checks(builders, self.check_results)
+            self._episode = None
         self._export()
 
     async def __aenter__(self) -> Self:
@@ -126,4 +137,5 @@ def trace(
 def current_trace() -> LiveTrace | None:
     """The trace open in this context, or None."""
     frame = FRAME.get()
-    return None if frame is None else frame._owner
+    owner = None if frame is None else frame._owner
+    return owner if isinstance(owner, LiveTrace) else None  # not the frame of a sweep episode
