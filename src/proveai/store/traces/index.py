@@ -89,10 +89,43 @@ def _load_manifest(root: Path, warnings: list[str]) -> dict[str, dict[str, Any]]
     except ValueError as exc:
         warnings.append(f"{path} is corrupt ({exc}); rebuilding the index from the trace files")
         return None
+    except RecursionError:
+        warnings.append(f"{path} is corrupt (nested too deeply); rebuilding the index from the trace files")
+        return None
     if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
         warnings.append(f"{path} is not a trace index (expected trace_id -> entry); rebuilding it")
         return None
+    for trace_id, entry in data.items():
+        problem = entry_problem(entry)
+        if problem is not None:
+            warnings.append(f"{path} is not a trace index (trace {trace_id}: {problem}); rebuilding it")
+            return None
     return data
+
+
+# The fields of an index entry a reader uses, and the types each may hold (None: absent or null).
+_ENTRY_TYPES: dict[str, tuple[type, ...]] = {
+    "name": (str,),
+    "version": (str, type(None)),
+    "timestamp": (str, type(None)),
+    "started_ns": (int, type(None)),
+    "spans": (int, type(None)),
+    "outcome": (str, type(None)),
+    "detection": (str, type(None)),
+}
+
+
+def entry_problem(entry: dict[str, Any]) -> str | None:
+    """What is wrong with an index entry's fields (a reader would fail on it), or None."""
+    for name, kinds in _ENTRY_TYPES.items():
+        value = entry.get(name)
+        if value is not None and (not isinstance(value, kinds) or isinstance(value, bool)):
+            return f"{name} is {type(value).__name__}"
+    for name in ("versions", "agents"):
+        value = entry.get(name)
+        if value is not None and (not isinstance(value, list) or not all(isinstance(v, str) for v in value)):
+            return f"{name} is not a list of names"
+    return None
 
 
 def _read_journal(root: Path, warnings: list[str]) -> tuple[list[tuple[str, dict[str, Any]]], bool]:
@@ -108,8 +141,11 @@ def _read_journal(root: Path, warnings: list[str]) -> tuple[list[tuple[str, dict
             continue
         try:
             item = json.loads(line)
-            rows.append((str(item["trace_id"]), dict(item["entry"])))
-        except (ValueError, KeyError, TypeError):
+            row = (str(item["trace_id"]), dict(item["entry"]))
+            if entry_problem(row[1]) is not None:
+                raise ValueError(entry_problem(row[1]))
+            rows.append(row)
+        except (ValueError, KeyError, TypeError, RecursionError):
             damaged = True
             warnings.append(f"{path} line {number} is corrupt; rebuilding the index from the trace files")
     return rows, damaged

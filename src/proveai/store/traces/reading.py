@@ -13,7 +13,7 @@ from typing import Any
 
 from prove_common.jsonio import utc_now
 from proveai.errors import ProveAIError
-from proveai.store.layout import traces_root
+from proveai.store.layout import TRACES_ENV, traces_root
 from proveai.store.traces.index import read_index
 from proveai.store.traces.load import load_trace
 from proveai.store.traces.outcomes import detection_status, read_outcomes
@@ -98,6 +98,14 @@ def list_traces(
     """The indexed traces (oldest first) matching the dict filter, with index warnings."""
     wanted = validate_filter(filters or {})
     store = traces_root(root)
+    if store.exists() and not store.is_dir():
+        configured = os.environ.get(TRACES_ENV)
+        via = f" (${TRACES_ENV})" if configured and Path(configured) == store else ""
+        flag = f"${TRACES_ENV}" if via else "--traces"
+        raise ProveAIError(
+            f"no trace store at {store}{via}: it is a file, not a folder",
+            suggestions=[f"point {flag} at the folder FileExporter writes to"],
+        )
     index = read_index(store)
     log = read_outcomes(store)
     now = utc_now()

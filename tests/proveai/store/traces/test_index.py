@@ -137,3 +137,31 @@ def test_a_capture_into_a_large_store_does_not_rewrite_the_index(tmp_path):
     assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)  # untouched
     assert [row["trace_id"] for row in read_jsonl(tmp_path / JOURNAL)] == added
     assert list(read_index(tmp_path).entries)[-20:] == added  # and a read folds them in
+
+
+def test_entries_of_the_wrong_types_or_too_deep_make_the_manifest_rebuilt(tmp_path):
+    """A manifest whose entries hold the wrong types (spans, agents, started_ns, timestamp), or
+    one nested past what a reader parses, is rebuilt with one warning, as a torn one is; a
+    journal line of the wrong types is left out the same way."""
+    from proveai.store.traces.index import JOURNAL, read_index
+    from proveai.store.traces.reading import list_traces
+
+    traces = [capture(tmp_path) for _ in range(2)]
+    read_index(tmp_path)
+    manifest = read_json(tmp_path / "manifest.json")
+    for entry in manifest.values():
+        entry.update(spans=5, agents=7, started_ns="x", timestamp=[1])
+    damaged = {
+        "types": json.dumps(manifest),
+        "deep": "[" * 200_000 + "]" * 200_000,
+    }
+    for text in damaged.values():
+        (tmp_path / "manifest.json").write_text(text)
+        listing = list_traces(tmp_path)
+        assert [row.trace_id for row in listing.rows] == [t.trace_id for t in traces]
+        assert len(listing.warnings) == 1 and "rebuilding" in listing.warnings[0]
+        assert list_traces(tmp_path).warnings == ()  # rebuilt once
+    with open(tmp_path / JOURNAL, "a") as handle:
+        handle.write(json.dumps({"trace_id": "f" * 32, "entry": {"agents": 3}}) + "\n")
+    listing = list_traces(tmp_path)
+    assert len(listing.rows) == 2 and "manifest.journal.jsonl line 1 is corrupt" in listing.warnings[0]

@@ -38,3 +38,15 @@ def test_reading_a_folder_that_is_not_a_store_writes_nothing(tmp_path, proveai_c
     result = proveai_cli("status", "--traces", str(folder))
     assert result.returncode == 0 and result.stdout == f"no traces yet in {folder}\n"
     assert [p.name for p in folder.iterdir()] == ["notes.txt"]
+
+
+def test_a_trace_store_that_is_a_file_is_one_input_error(tmp_path, proveai_cli):
+    """$PROVEAI_TRACES_DIR=/dev/null (or any file) is exit 2 naming the variable, as --traces is."""
+    env = {"PROVEAI_TRACES_DIR": "/dev/null"}
+    for verb in ("status", "list"):
+        result = proveai_cli(verb, env=env)
+        assert result.returncode == 2, result.stderr
+        assert result.stderr.splitlines()[0] == (
+            "error: no trace store at /dev/null ($PROVEAI_TRACES_DIR): it is a file, not a folder"
+        )
+        assert "Traceback" not in result.stderr and result.stdout == ""
