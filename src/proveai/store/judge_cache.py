@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, TypeGuard
 
-from prove_common.files import clear_stale_temps, write_text_atomic
+from prove_common.files import clear_stale_temps, read_regular_text, write_text_atomic
 from proveai.store.layout import lock
 
 CACHE_NAME = ".judge_cache.json"
@@ -66,9 +66,9 @@ class JudgeCache:
     def _load(self) -> dict[str, dict[str, Any]]:
         if self._entries is None:
             try:
-                data = json.loads(self.path.read_text(encoding="utf-8"))
+                data = json.loads(read_regular_text(self.path))
                 self._entries = data if isinstance(data, dict) else {}
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 self._entries = {}  # a missing or damaged cache is only a slower run
         return self._entries
 
@@ -104,10 +104,10 @@ class JudgeCache:
             # every save holds the lock, so a temporary file of the cache here is a killed save's
             clear_stale_temps(self.path.parent, self.path.name, every_writer=True)
             try:
-                current = json.loads(self.path.read_text(encoding="utf-8"))
+                current = json.loads(read_regular_text(self.path))
                 if not isinstance(current, dict):
                     current = {}
-            except (OSError, ValueError):
+            except (OSError, ValueError, RecursionError):
                 current = {}
             current.update(self._dirty)
             write_text_atomic(self.path, json.dumps(current, sort_keys=True, indent=1) + "\n")

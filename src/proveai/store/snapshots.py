@@ -19,7 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from prove_common.files import clear_stale_temps, write_text_atomic
+from prove_common.files import (
+    FileTooLarge,
+    NotRegularFile,
+    clear_stale_temps,
+    read_regular_text,
+    write_text_atomic,
+)
 from proveai.errors import ProveAIError
 from proveai.store.judge_cache import ensure_gitignore
 from proveai.store.layout import lock
@@ -43,11 +49,18 @@ def read_snapshot_document(path: Path) -> Any:
     """The JSON document of one snapshot file; a missing, unreadable or non-JSON file raises a
     ProveAIError naming it."""
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_regular_text(path)
     except FileNotFoundError as exc:
         raise ProveAIError(f"no snapshot at {path}", suggestions=["proveai snapshot list"]) from exc
+    except NotRegularFile as exc:
+        raise ProveAIError(f"{path} is {exc.kind}, not a snapshot file") from None
+    except FileTooLarge as exc:
+        again = f"re-create it: proveai snapshot init {path.stem}"
+        raise ProveAIError(str(exc), suggestions=[again]) from None
     except OSError as exc:
         raise ProveAIError(f"cannot read {path}: {exc.strerror}") from exc
+    except UnicodeDecodeError as exc:
+        raise ProveAIError(f"{path}: not UTF-8 text (byte {exc.start})") from None
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -55,6 +68,11 @@ def read_snapshot_document(path: Path) -> Any:
             f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})",
             suggestions=[f"re-create it: proveai snapshot init {path.stem}"],
         ) from exc
+    except RecursionError:
+        raise ProveAIError(
+            f"{path}: not a snapshot (its JSON is nested too deeply to read)",
+            suggestions=[f"re-create it: proveai snapshot init {path.stem}"],
+        ) from None
 
 
 def write_snapshot_text(path: Path, text: str) -> None:
@@ -72,8 +90,8 @@ def trusted_invocations(snapshots_dir: Path) -> dict[str, dict[str, str]]:
     """invocation hash -> {"snapshot", "command"} of every invocation trusted here; a missing or
     damaged record trusts nothing (verify then compares with git, or asks)."""
     try:
-        data = json.loads((snapshots_dir / TRUSTED_NAME).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_regular_text(snapshots_dir / TRUSTED_NAME))
+    except (OSError, ValueError, RecursionError):
         return {}
     if not isinstance(data, dict):
         return {}

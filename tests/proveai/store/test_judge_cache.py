@@ -57,8 +57,11 @@ def test_a_run_saving_after_another_keeps_both_runs_verdicts(tmp_path: Path) -> 
     assert not list(tmp_path.glob("*.tmp")) and not list(tmp_path.glob(".*.tmp"))
 
 
-def test_a_damaged_cache_is_only_a_slower_run_and_a_disabled_one_writes_nothing(tmp_path: Path) -> None:
-    (tmp_path / CACHE_NAME).write_text("{torn")
+@pytest.mark.parametrize("damage", ["{torn", "[" * 200_000 + "]" * 200_000, '{"a|b|m": "a string"}'])
+def test_a_damaged_cache_is_only_a_slower_run_and_a_disabled_one_writes_nothing(
+    tmp_path: Path, damage: str
+) -> None:
+    (tmp_path / CACHE_NAME).write_text(damage)
     cache = JudgeCache(tmp_path)
     assert cache.get("a", "b", "m") is None
     cache.put("a", "b", "m", REGRESSED)

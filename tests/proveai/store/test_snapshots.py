@@ -77,6 +77,15 @@ def test_a_missing_or_torn_snapshot_is_one_error_naming_the_file(tmp_path: Path)
         read_snapshot_document(tmp_path / "torn.json")
     assert torn.value.message.startswith(f"{tmp_path / 'torn.json'}: not valid JSON (line 1, column 12")
     assert torn.value.suggestions == ("re-create it: proveai snapshot init torn",)
+    (tmp_path / "deep.json").write_text("[" * 200_000 + "]" * 200_000)  # past the parser's recursion
+    with pytest.raises(ProveAIError) as deep:
+        read_snapshot_document(tmp_path / "deep.json")
+    too_deep = "not a snapshot (its JSON is nested too deeply to read)"
+    assert deep.value.message == f"{tmp_path / 'deep.json'}: {too_deep}"
+    (tmp_path / "zero.json").symlink_to("/dev/zero")  # never ends: refused unread
+    with pytest.raises(ProveAIError) as device:
+        read_snapshot_document(tmp_path / "zero.json")
+    assert device.value.message == f"{tmp_path / 'zero.json'} is a character device, not a snapshot file"
 
 
 def test_a_killed_writers_temporary_file_is_cleared_by_the_next_write(tmp_path: Path, home: Path) -> None:
