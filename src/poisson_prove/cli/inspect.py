@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import sys
 
+from poisson_prove.errors import ProveError
 from poisson_prove.render.json import INSPECT_SCHEMA, dumps
 from poisson_prove.store.checks import check_unique
 from poisson_prove.store.runs import RunStore
@@ -26,6 +28,11 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     parser.add_argument(
         "--json", action="store_true", help="print one JSON document (poisson-prove.inspect/1)"
     )
+    parser.add_argument(
+        "--otlp",
+        action="store_true",
+        help="with --episode: print the episode's spans as one OTLP JSON trace (ExportTraceServiceRequest)",
+    )
     parser.set_defaults(func=run)
 
 
@@ -35,10 +42,23 @@ def run(args: argparse.Namespace) -> int:
     from poisson_prove.render import inspection as text  # numpy, pyarrow: as above
 
     store = getattr(args, "store", None)
-    check_unique(RunStore(store).resolve(args.run))  # a copied batch would be counted twice
+    if args.otlp and (args.episode is None or args.json):
+        raise ProveError(
+            "--otlp writes one episode: it needs --episode CONDITION/REPLICATE (and no --json)",
+            suggestions=[f'poisson-prove inspect "{args.run}" --episode CONDITION/REPLICATE --otlp'],
+            exit_code=2,
+        )
+    info = RunStore(store).resolve(args.run)
+    check_unique(info)  # a copied batch would be counted twice
     if args.episode is not None:
-        detail = find_episode(args.run, args.episode, store=store)
-        if args.json:
+        detail = find_episode(info, args.episode, store=store)
+        if args.otlp:
+            from poisson_prove.inspection.otlp import episode_otlp  # opentelemetry: only for --otlp
+
+            target_id = info.manifest.get("target_id")
+            document = episode_otlp(detail, target_id if isinstance(target_id, str) else None)
+            sys.stdout.write(json.dumps(document, ensure_ascii=False) + "\n")
+        elif args.json:
             sys.stdout.write(dumps({"schema": INSPECT_SCHEMA, "episode": dataclasses.asdict(detail)}))
         else:
             sys.stdout.write(text.episode_text(detail))
