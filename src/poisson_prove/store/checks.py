@@ -54,6 +54,29 @@ def listing_problem(manifest: Any) -> str | None:
         value = manifest.get(key)
         if value is not None and not isinstance(value, str):
             return f"{key} is not text ({value!r:.40})"
+    if manifest.get("cells") is not None:
+        problem = _conditions_problem(manifest.get("cells"))
+        if problem:
+            return problem
+    for key in ("outcomes", "failures", "successes", "axis_order"):
+        value = manifest.get(key)
+        if value is not None and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
+            return f"{key} is not a list of names ({value!r:.40})"
+    return None
+
+
+def _conditions_problem(conditions: Any) -> str | None:
+    """Why a manifest's `cells` is not its list of conditions, or None."""
+    if not isinstance(conditions, list) or not conditions:
+        return f"cells is not a list of conditions ({conditions!r:.40})"
+    for i, condition in enumerate(conditions):
+        if not (
+            isinstance(condition, dict)
+            and isinstance(condition.get("key"), str)
+            and isinstance(condition.get("label"), str)
+            and isinstance(condition.get("cfg"), dict)
+        ):
+            return f"cells #{i + 1} is not an object with key, label and cfg"
     return None
 
 
@@ -71,17 +94,9 @@ def resume_problem(manifest: Mapping[str, Any]) -> str | None:
         return f"salt is not 8 to 64 hex digits ({salt!r:.40})"
     if not isinstance(manifest.get("spec"), dict):
         return "spec is not an object"
-    conditions = manifest.get("cells")
-    if not isinstance(conditions, list) or not conditions:
-        return "cells is not a list of conditions"
-    for i, condition in enumerate(conditions):
-        if not (
-            isinstance(condition, dict)
-            and isinstance(condition.get("key"), str)
-            and isinstance(condition.get("label"), str)
-            and isinstance(condition.get("cfg"), dict)
-        ):
-            return f"cells #{i + 1} is not an object with key, label and cfg"
+    problem = _conditions_problem(manifest.get("cells"))
+    if problem:
+        return problem
     design = manifest.get("design")
     if design is not None and not isinstance(design, dict):
         return "design is not an object"

@@ -18,6 +18,27 @@ if TYPE_CHECKING:
     import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
 
 
+def _mistyped(found: pa.Schema, columns: Sequence[str]) -> str | None:
+    """`<name> holds <type>, not <type>` for the first column whose type is not the store's own
+    (a dictionary of it, another integer or string width, another timestamp unit are), or None."""
+    import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
+
+    schema = episode_schema()
+    families = (pa.types.is_integer, pa.types.is_floating, pa.types.is_timestamp)
+    for name in columns:
+        if name not in schema.names:
+            continue
+        have, want = found.field(name).type, schema.field(name).type
+        if pa.types.is_dictionary(have):
+            have = have.value_type
+        if have == want or any(kind(have) and kind(want) for kind in families):
+            continue
+        if pa.types.is_string(want) and (pa.types.is_string(have) or pa.types.is_large_string(have)):
+            continue
+        return f"{name} holds {have}, not {want}"
+    return None
+
+
 @dataclass(frozen=True)
 class RunInfo:
     """A stored run as its manifest describes it."""
@@ -76,6 +97,9 @@ class RunInfo:
             missing = [name for name in columns if name not in parquet.schema_arrow.names]
             if missing:
                 raise ValueError(f"it has no column {', '.join(missing)}: not a batch of this store")
+            wrong = _mistyped(parquet.schema_arrow, columns)
+            if wrong:
+                raise ValueError(f"its column {wrong}: not a batch of this store")
             return parquet.read(columns=list(columns))
         except KeyError as exc:  # pyarrow's read_dictionary names a column the file lacks
             # pyarrow's KeyError holds the name as bytes: say it as text

@@ -27,3 +27,23 @@ def test_a_copied_batch_is_refused_by_diff_check_runs_and_resume(prove, two_runs
     before = sorted(p.name for p in (run_a / "episodes").iterdir())
     assert_clean_error(prove("sweep", "--resume", "a", "--yes"), 1, *named)
     assert sorted(p.name for p in (run_a / "episodes").iterdir()) == before
+
+
+def test_a_manifest_whose_conditions_or_names_are_of_the_wrong_shape_is_not_listed() -> None:
+    """`cells: 5` (or outcomes that are not names) keeps the run out of runs/diff/check/inspect
+    with its reason, instead of a TypeError in the comparison."""
+    from poisson_prove.store.checks import listing_problem
+
+    good = {"run_id": "20261201T000000-abcdef", "name": "a", "status": "complete"}
+    assert listing_problem(good) is None
+    assert listing_problem({**good, "cells": [{"key": "k", "label": "x a", "cfg": {"x": "a"}}]}) is None
+    cases = {
+        "cells": (5, "cells is not a list of conditions (5)"),
+        "outcomes": ("done", "outcomes is not a list of names ('done')"),
+        "failures": ([1], "failures is not a list of names ([1])"),
+        "axis_order": ({"x": 1}, "axis_order is not a list of names ({'x': 1})"),
+    }
+    for key, (value, problem) in cases.items():
+        assert listing_problem({**good, key: value}) == problem
+    shapeless = {**good, "cells": [{"key": "k"}]}
+    assert listing_problem(shapeless) == "cells #1 is not an object with key, label and cfg"

@@ -92,3 +92,20 @@ def test_a_parquet_file_of_another_shape_is_not_a_batch(run: RunInfo) -> None:
     with pytest.raises(ProveError, match=r"it has no column .*cell.*: not a batch of this store"):
         run.read_batch(foreign, ["x"], read_dictionary=["cell"])
     assert run.read_batch(foreign, ["x"]).column("x").to_pylist() == [1, 2]
+
+
+def test_a_batch_whose_column_holds_another_type_is_not_a_batch(run: RunInfo) -> None:
+    """A batch rewritten with its seeds as text is one error naming the file and the column,
+    not a KeyError deep in the comparison; a dictionary-encoded column of the store's type is
+    still read."""
+    batch = run.batch_files()[0]
+    table = pq.read_table(batch)
+    seeds = pa.array([str(seed) for seed in table.column("seed").to_pylist()])
+    pq.write_table(table.set_column(table.schema.get_field_index("seed"), "seed", seeds), batch)
+    with pytest.raises(ProveError) as caught:
+        run.read_episodes()
+    assert caught.value.message == (
+        f'batch file {batch} of run "night" cannot be read: ValueError: its column seed holds string, '
+        "not int64: not a batch of this store"
+    )
+    assert run.read_batch(batch, ["cell", "outcome"], read_dictionary=["cell"]).num_rows == table.num_rows
