@@ -50,7 +50,8 @@ AXIS_KEYS = ("type", "values", "values_from", "column", "cases")
 DECLARE_KEYS = ("outcomes", "failures", "successes")
 CAPTURE_KEYS = ("instrument", "content", "max_observation_bytes")
 _TARGET_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
-_TARGET_ID_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._ -]*$")
+# target_id: letters of any script, digits, . _ - and space, starting with a letter or digit; 100 at most
+_TARGET_ID_RE = re.compile(r"^[^\W_][\w. -]{0,99}$")
 
 
 def is_target_ref(text: str) -> bool:
@@ -384,7 +385,7 @@ def _validate(raw: Mapping[str, Any], path: Path, where: _Where, *, stored: bool
         raise where.error(
             "",
             "target_id",
-            f"target_id must be a short name (letters, digits, . _ - space), got {target_id!r}",
+            f"target_id must be a short name (up to 100 letters, digits, . _ - space), got {target_id!r:.60}",
         )
     t_unit = raw.get("t_unit", "steps")
     if not isinstance(t_unit, str) or not t_unit:
@@ -395,9 +396,12 @@ def _validate(raw: Mapping[str, Any], path: Path, where: _Where, *, stored: bool
     if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
         raise where.error("", "replicates", f"replicates must be a positive integer, got {replicates!r}")
     budget = raw.get("budget")
-    usable = isinstance(budget, (int, float)) and not isinstance(budget, bool) and budget > 0
+    number = isinstance(budget, (int, float)) and not isinstance(budget, bool)
+    usable = number and budget > 0 and math.isfinite(budget)
     if budget is not None and not usable:
-        raise where.error("", "budget", f"budget must be a positive number of dollars, got {budget!r}")
+        raise where.error(
+            "", "budget", f"budget must be a positive number of dollars, got {budget!r}"
+        )
 
     axes, raw = _axes(where, raw, stored=stored)
     if "declare" not in raw:

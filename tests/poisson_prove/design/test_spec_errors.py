@@ -129,10 +129,17 @@ def test_spec_library_checks_that_need_no_process(tmp_path) -> None:
             "[declare]", "[declare]\noutcomes = []\n[other]"
         ): "prove.toml:12: unknown key 'other' in the spec",
     }
+    named = 'target_id = "agent"'
+    cases[good.replace(named, f'target_id = "{"a" * 101}"')] = "prove.toml:2: target_id must be"
+    cases["budget = inf\n" + good] = "prove.toml:1: budget must be a positive number of dollars, got inf"
     for text, fragment in cases.items():
         with pytest.raises(ProveError) as caught:
             parse_spec(text, Path("prove.toml"))
         assert fragment in caught.value.message, (fragment, caught.value.message)
+        assert caught.value.exit_code == 1  # a spec's mistake, never the command line's (2)
+    for name in ("エージェント", "support bot 1.2", "a" * 100):  # letters of any script; 100 at most
+        spec = parse_spec(good.replace(named, f'target_id = "{name}"'), Path("p.toml"))
+        assert spec.target_id == name
 
 
 def test_a_spec_that_is_not_a_regular_file_is_refused_unread(tmp_path) -> None:
