@@ -17,6 +17,9 @@ The settings dict is the spec's validated table for the chosen backend ([local],
 | worker_retries | dask, ray, modal, burla   | resubmissions of an episode whose worker died    |
 | address        | dask, ray                 | an existing scheduler / cluster                  |
 | n_workers, threads_per_worker | dask       | the LocalCluster started when no address         |
+| tls_ca_file, tls_client_cert, tls_client_key, require_encryption | dask | Security |
+| upload, env    | dask                      | ship the spec's folder; set these variables      |
+| client         | dask (Python only)        | a Client or cluster object handed over           |
 | num_cpus       | ray                       | the local instance's logical CPUs                |
 | app_name, image, cpu, memory, gpu, timeout | modal | the app, the [modal.SECTION] image, resources |
 | cpu, memory, gpu, image | burla            | func_cpu, func_ram (GB), func_gpu, image         |

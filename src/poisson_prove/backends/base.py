@@ -12,7 +12,7 @@ arrives as KeyboardInterrupt in the sweep's thread and closes the generator the 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 from poisson_prove.episode.run import Job, Task
@@ -28,6 +28,12 @@ class Executor(ABC):
         another, in plan order. Then the sweep runs them itself on its fused path (the same rows,
         without a Task and a dict per episode). False for pools, clusters and remote backends."""
         return False
+
+    def capture_missing(self, instrument: Sequence[str]) -> dict[str, str]:
+        """name -> why, for each instrumentor named in [capture] that the workers lack where they
+        are not this machine (asked before the run's manifest is written; the sweep's own probe
+        covers this machine). Empty for backends whose workers it cannot ask."""
+        return {}
 
     @abstractmethod
     def execute(self, job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:

@@ -7,6 +7,7 @@ keys they take. Each schema maps a key to the Python types it accepts.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from poisson_prove.errors import ProveError
@@ -33,6 +34,14 @@ BACKEND_TABLES: dict[str, Schema] = {
     "dask": {
         "address": (str,),
         "connect_timeout": _NUMBER,  # seconds to reach `address`
+        # distributed.security.Security for `address` (files, relative to the spec's folder);
+        # without them Dask's own config (distributed.comm.tls.*, DASK_* variables) applies
+        "tls_ca_file": (str,),
+        "tls_client_cert": (str,),
+        "tls_client_key": (str,),
+        "require_encryption": (bool,),
+        "upload": (bool,),  # ship the spec's folder to the workers (default: on, with `address`)
+        "env": (list,),  # names of environment variables set on the workers from the sweep's
         "n_workers": (int,),
         "threads_per_worker": (int,),
         "concurrency": (int,),
@@ -67,6 +76,9 @@ BACKEND_TABLES: dict[str, Schema] = {
     },
 }
 
+# Keys whose values are files: a relative one is read from the spec's folder, as values_from is.
+PATH_KEYS = {"dask": ("tls_ca_file", "tls_client_cert", "tls_client_key")}
+
 # Every backend takes the user's own cost per episode (model calls), which `--budget` adds to
 # the backend's compute estimate (see poisson_prove.sweep.budget).
 for _schema in BACKEND_TABLES.values():
@@ -76,7 +88,8 @@ for _schema in BACKEND_TABLES.values():
 def validate_backend_table(name: str, table: Mapping[str, Any], where: str) -> dict[str, Any]:
     """Check one backend table's keys and value types; `where` names the file for errors.
 
-    Sub-tables of [modal] (e.g. [modal.image]) are image sections, kept as they are.
+    Sub-tables of [modal] (e.g. [modal.image]) are image sections, kept as they are. A file
+    named by a key of PATH_KEYS is made absolute against the folder of `where` (the spec file).
     """
     schema = BACKEND_TABLES[name]
     out: dict[str, Any] = {}
@@ -90,8 +103,10 @@ def validate_backend_table(name: str, table: Mapping[str, Any], where: str) -> d
                 suggestions=[f"the keys of [{name}] are: {', '.join(sorted(schema))}"],
             )
         types = schema[key]
-        if isinstance(value, bool) or not isinstance(value, types):
-            wanted = " or ".join(t.__name__ for t in types)
+        if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
+            wanted = " or ".join("true or false" if t is bool else t.__name__ for t in types)
             raise ProveError(f"{where}: [{name}] {key} must be {wanted}, got {value!r}")
+        if key in PATH_KEYS.get(name, ()):
+            value = str((Path(where).parent / Path(str(value)).expanduser()).absolute())
         out[key] = value
     return out

@@ -3,6 +3,8 @@ one `error:` line (with the closest key and the table's keys) for anything else.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from poisson_prove.backends.tables import BACKEND_TABLES, validate_backend_table
@@ -65,3 +67,19 @@ def test_modal_image_sections_are_kept_as_they_are() -> None:
     assert checked["image"] is not image  # a copy: the spec's own table is never changed
     with pytest.raises(ProveError, match=r"\[burla\] image must be str, got \{"):
         validate_backend_table("burla", {"image": image}, "prove.toml")  # only Modal has sections
+
+
+def test_dask_takes_tls_files_from_the_spec_folder_and_true_or_false_switches(tmp_path: Path) -> None:
+    spec = tmp_path / "project" / "prove.toml"
+    table = {"address": "tls://10.0.0.5:8786", "tls_ca_file": "certs/ca.pem", "tls_client_key": "/etc/k.pem",
+             "require_encryption": True, "upload": False, "env": ["OPENAI_API_KEY"]}
+    checked = validate_backend_table("dask", table, str(spec))
+    assert checked["tls_ca_file"] == str(tmp_path / "project" / "certs" / "ca.pem")
+    assert checked["tls_client_key"] == "/etc/k.pem"
+    switches = (checked["require_encryption"], checked["upload"], checked["env"])
+    assert switches == (True, False, ["OPENAI_API_KEY"])
+    with pytest.raises(ProveError) as caught:
+        validate_backend_table("dask", {"upload": "yes"}, "s.toml")
+    assert caught.value.message == "s.toml: [dask] upload must be true or false, got 'yes'"
+    with pytest.raises(ProveError):  # a switch is still no count: concurrency = true is refused
+        validate_backend_table("dask", {"concurrency": True}, "s.toml")
