@@ -126,7 +126,7 @@ def episode_spans(spans: str | Sequence[Any] | None, key: str = "") -> list[Epis
                 error=None if error is None else str(error),
                 parent=parents[n],
                 depth=depths[n],
-                span_id=span_id if _is_hex(span_id, 16) else _hex(f"{trace_id}:{stored}", 16),
+                span_id=str(span_id) if _is_hex(span_id, 16) else _hex(f"{trace_id}:{stored}", 16),
                 trace_id=trace_id,
                 attributes=dict(attributes) if isinstance(attributes, Mapping) else {},
             )
