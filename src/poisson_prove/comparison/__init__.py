@@ -6,6 +6,7 @@
 - `sequential`: the p-values of a run swept with --stop-when-settled.
 - `pooled`: runs with a case axis (benchmarks): the pooled rows, counted by case, and the cases.
 - `verdicts`: per-outcome results -> each condition's verdict and the headline.
+- `any_failure`: the union of the failure outcomes, a row per condition tested as a family of its own.
 - `result`: the frozen result types (public), which the renderers draw.
 - `gate`: the CI gate's three-valued verdict on a comparison (`check`).
 

@@ -19,12 +19,14 @@ runs carrying a `source` (imports) get the fields whose values differ (`source_d
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
+from poisson_prove.comparison.any_failure import any_failure_rows, guard_verdicts
 from poisson_prove.comparison.frame import (
     EPISODE_TIMEOUT,
     RunFrame,
@@ -200,6 +202,18 @@ def compare(
             f'runs "{before_info.name}" and "{after_info.name}" share no condition; nothing to compare',
             suggestions=["compare two runs of the same sweep spec"],
         )
+    union = None
+    if event is None and len(failures) >= 2:  # the "any failure" rows, a family of their own
+        union = any_failure_rows(
+            chosen, sides[0], sides[1], keys=keys, failure_codes=[universe.index(f) + 1 for f in failures],
+            horizon=horizon, q=q,
+            pooled=None if axis is None else {
+                "paired": paired and chosen != "fisher", "labels": labels, "axis": axis,
+                "axis_order": axis_order,
+            },
+        )
+        if axis is None:
+            verdicts = guard_verdicts(verdicts, union)
     coverage = coverage_tests(sides[0], sides[1], len(keys), q)
     coverage_rows = tuple(
         CoverageRow(key=key, label=labels[i], **coverage[i]) for i, key in enumerate(keys) if compared[i]
@@ -221,6 +235,8 @@ def compare(
             axis_order=axis_order, events=events, event_index=event_index, adverse=adverse,
             horizon=horizon, q=q,
         )
+        if union is not None:
+            benchmark = dataclasses.replace(benchmark, verdicts=guard_verdicts(benchmark.verdicts, union))
         first = [
             *benchmark.verdicts.warnings,
             *benchmark.warnings,
@@ -266,6 +282,7 @@ def compare(
         cases=() if benchmark is None else benchmark.cases,
         case_tests=0 if benchmark is None else tests,
         source_differences=source_differences(before_info.manifest, after_info.manifest),
+        any_failure_tests=0 if union is None else union.tests,
     )
 
 

@@ -120,6 +120,9 @@ class ConditionResult:
     family: str = "condition"
     group: str | None = None
     case: str | None = None
+    # Two or more declared failure outcomes compared (no --event): the union's row, "any
+    # failure" (comparison.any_failure), tested as a family of its own; None otherwise
+    any_failure: OutcomeResult | None = None
 
     @property
     def movement(self) -> int:
@@ -207,6 +210,8 @@ class Comparison:
     case_tests: int = 0
     # Both runs carry a `source` (imports): the fields whose values differ; None otherwise
     source_differences: tuple[SourceDifference, ...] | None = None
+    # The "any failure" rows' family size (their own Benjamini-Hochberg); 0 without those rows
+    any_failure_tests: int = 0
 
     @property
     def method_phrase(self) -> str:
@@ -246,13 +251,21 @@ class Comparison:
         document["any_worse"] = self.any_worse
         if self.source_differences is None:
             del document["source_differences"]
+        for case in document["cases"]:  # per-case detail rows carry no union row
+            del case["any_failure"]
+        if not self.any_failure_tests:  # one failure outcome, or --event: as it always was
+            del document["any_failure_tests"]
+            for condition in document["conditions"]:
+                del condition["any_failure"]
         if self.case_axis is None:  # without a case axis the document is as it always was
             for name in CASE_FIELDS:
                 del document[name]
             for condition in document["conditions"]:
                 for name in CASE_CONDITION_FIELDS:
                     del condition[name]
-                for row in condition["outcomes"]:
+                union = condition.get("any_failure")
+                rows = [*condition["outcomes"], *([union] if union else [])]
+                for row in rows:
                     for name in CASE_ROW_FIELDS:
                         del row[name]
         return document

@@ -110,8 +110,10 @@ def method_line(comparison: Comparison) -> str:
 
 
 def trade_line(condition: ConditionResult) -> str:
-    fell, rose = " and ".join(condition.fell), " and ".join(condition.rose)
-    return f"trade {condition.label}: {fell} fell, {rose} rose"
+    """`trade <condition>: X fell, Y rose`; `..., any failure rose` when only the total rose."""
+    union = condition.any_failure
+    rose = condition.rose or ((union.outcome,) if union is not None and union.verdict == "rose" else ())
+    return f"trade {condition.label}: {' and '.join(condition.fell)} fell, {' and '.join(rose)} rose"
 
 
 def _value(value: Any) -> str | None:
@@ -168,7 +170,8 @@ def _results_table(
     rows: list[tuple[str, ...]] = []
     styles: list[tuple[str | None, ...]] = []
     for condition in conditions:
-        shown = [row for row in condition.outcomes if row.d] if only_moved else condition.outcomes
+        shown = [row for row in condition.outcomes if row.d] if only_moved else list(condition.outcomes)
+        shown += [condition.any_failure] if condition.any_failure is not None else []
         for i, row in enumerate(shown):
             first = i == 0
             cells = [condition.label if first else "", condition.verdict if first else "", row.outcome]
@@ -194,11 +197,25 @@ def _rates_title(comparison: Comparison) -> str:
     return f"rates by {_number(comparison.horizon)}{unit}, 95% Wilson intervals (* censored before it)"
 
 
+def any_failure_title(comparison: Comparison) -> str:
+    """`; any failure: the union of the failure outcomes, Benjamini-Hochberg over its own 9
+    tests`, or nothing when the comparison has no union rows."""
+    if not comparison.any_failure_tests:
+        return ""
+    return (
+        "; any failure: the union of the failure outcomes, Benjamini-Hochberg over its own "
+        f"{_plural(comparison.any_failure_tests, 'test')}"
+    )
+
+
 def condition_table(comparison: Comparison) -> Table:
     """The per-condition table; for runs with a case axis, the pooled one (the headline family)."""
     if comparison.case_axis is not None:
         return pooled_table(comparison)
-    title = f"{_rates_title(comparison)}; q: Benjamini-Hochberg over {comparison.tests} tests"
+    title = (
+        f"{_rates_title(comparison)}; q: Benjamini-Hochberg over {comparison.tests} tests"
+        f"{any_failure_title(comparison)}"
+    )
     return _results_table(comparison, comparison.conditions, title, pooled=False)
 
 
@@ -208,7 +225,7 @@ def pooled_table(comparison: Comparison) -> Table:
         f"benchmark, pooled over the {comparison.case_axis} cases: rates by {_number(comparison.horizon)}"
         f"{unit}, 95% Wilson intervals on the case-jackknife effective n (* censored before it); "
         f"cases +/-: cases with more events after / fewer; q: Benjamini-Hochberg over "
-        f"{_plural(comparison.tests, 'pooled test')}"
+        f"{_plural(comparison.tests, 'pooled test')}{any_failure_title(comparison)}"
     )
     return _results_table(comparison, comparison.conditions, title, pooled=True)
 
@@ -311,6 +328,11 @@ def plain_report(comparison: Comparison, notes: Sequence[str] = (), *, cases: st
     return "\n".join(lines) + "\n"
 
 
+def _rows_of(condition: ConditionResult) -> list[OutcomeResult]:
+    """A condition's rows as drawn: one per event, then its "any failure" row (if any)."""
+    return [*condition.outcomes, *([condition.any_failure] if condition.any_failure is not None else [])]
+
+
 def _bar(share: float | None, width: int = 10) -> str:
     if share is None:
         return " " * width
@@ -330,7 +352,7 @@ def _terminal_condition_table(comparison: Comparison) -> Any:
     section_ends: set[int] = set()
     for condition in comparison.conditions:
         verdict_style = VERDICT_STYLES.get(condition.verdict, "")
-        for i, row in enumerate(condition.outcomes):
+        for i, row in enumerate(_rows_of(condition)):
             style = VERDICT_STYLES.get(row.verdict, "")
             label = f"{condition.label}\n{condition.verdict}" if i == 0 else ""
             before, after = rate_text(row.before, terminal=True), rate_text(row.after, terminal=True)
@@ -374,12 +396,12 @@ def _print_condition_blocks(comparison: Comparison, console: Any) -> None:
 
     console.print(Text(condition_table(comparison).title or "", style="italic"))
     paired = comparison.method == "mcnemar"
-    width = max(len(name) for name in comparison.outcomes)
+    width = max(len(row.outcome) for condition in comparison.conditions for row in _rows_of(condition))
     for condition in comparison.conditions:
         heading = Text(condition.label + "  ", style="bold")
         heading.append(condition.verdict, style=VERDICT_STYLES.get(condition.verdict, ""))
         console.print(heading)
-        for row in condition.outcomes:
+        for row in _rows_of(condition):
             style = VERDICT_STYLES.get(row.verdict, "")
             line = Text(f"  {row.outcome.ljust(width)}  ")
             line.append(_bar(row.before.share, 5), style="grey50")

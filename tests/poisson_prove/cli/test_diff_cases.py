@@ -57,15 +57,17 @@ def test_diff_prints_a_pooled_row_per_group_and_outcome_then_the_moved_cases(pro
     assert lines[2:4] == ["before a", "after b"]
     assert not any(line.startswith("source differs") for line in lines)  # swept runs carry no source
     title = next(i for i, line in enumerate(lines) if line.startswith("benchmark, pooled over the ticket"))
-    assert "q: Benjamini-Hochberg over 4 pooled tests" in lines[title]
+    assert "q: Benjamini-Hochberg over 4 pooled tests; any failure: the union of the failure outcomes, " \
+        "Benjamini-Hochberg over its own 2 tests" in lines[title]
     header = lines[title + 1].split()
     assert header[:5] == ["group", "verdict", "outcome", "before", "after"]
     assert header[5:] == ["b", "c", "cases", "+/-", "p", "q", "result"]
-    pooled = lines[title + 2 : title + 6]
+    pooled = lines[title + 2 : title + 8]  # per group: unresolved, timeout, then the union's row
     assert pooled[0].startswith("temperature 0.0  worse ") and " unresolved " in pooled[0]
     assert pooled[0].rstrip().endswith("rose")
-    assert pooled[2].startswith("temperature 0.7  no change ")
-    assert all("could have shown" in line for line in pooled[1:])
+    assert " any failure " in pooled[2] and pooled[2].rstrip().endswith("rose")
+    assert pooled[3].startswith("temperature 0.7  no change ")
+    assert all("could have shown" in line for line in (pooled[1], *pooled[3:]))
     detail = next(i for i, line in enumerate(lines) if line.startswith("per case (detail"))
     assert "q: Benjamini-Hochberg over 120 per-case tests, a family of their own" in lines[detail]
     shown = [line for line in lines[detail + 2 :] if line.startswith("ticket ")]

@@ -101,17 +101,19 @@ def test_the_plain_report_in_its_line_order(comparison: Comparison) -> None:
     lines = text.splitlines()
     assert lines[:5] == SUMMARY and lines[5] == ""
     assert lines[6] == (
-        "rates by 20 steps, 95% Wilson intervals (* censored before it); q: Benjamini-Hochberg over 4 tests"
+        "rates by 20 steps, 95% Wilson intervals (* censored before it); q: Benjamini-Hochberg over 4 tests; "
+        "any failure: the union of the failure outcomes, Benjamini-Hochberg over its own 2 tests"
     )
     assert lines[7].split() == [
         "condition", "verdict", "outcome", "before", "after", "b", "c", "p", "q", "result",
     ]
     trade_row = lines[8]
-    assert trade_row.startswith("ticket refund · temperature 0.0    trade    unresolved  0.400 (80/200) [")
+    assert trade_row.startswith("ticket refund · temperature 0.0    trade    unresolved   0.400 (80/200) [")
     assert trade_row.endswith("  70   0  8.5e-22  1.7e-21  fell")  # p below 0.001 in scientific form
-    assert lines[11].endswith("no change, could have shown +0.052 / no fall")
+    assert lines[10].split()[:2] == ["any", "failure"]  # each condition's union row after its outcomes
+    assert lines[12].endswith("no change, could have shown +0.052 / no fall")
     coverage = lines.index("coverage: episodes without an outcome (left out of every rate)")
-    assert coverage == 13 and lines[12] == ""
+    assert coverage == 15 and lines[14] == ""
     assert lines[coverage + 3].split() == [
         "ticket", "password", "·", "temperature", "0.5", "4/200", "0/200", "RuntimeError", "4", "-", "0.123",
     ]
@@ -151,6 +153,7 @@ def test_a_narrow_terminal_gets_one_block_per_condition(comparison: Comparison) 
     lines = drawn(comparison, WIDE_TERMINAL - 38, []).splitlines()
     assert "ticket refund · temperature 0.0  trade" in lines
     assert "ticket password · temperature 0.5  worse" in lines
-    unresolved = next(line for line in lines if line.startswith("  unresolved  ██"))
+    unresolved = next(line for line in lines if line.startswith("  unresolved   ██"))  # padded to any failure
+    assert any(line.startswith("  any failure  ") for line in lines)
     assert "0.400 (80/200) [0.335, 0.469] -> 0.050 (10/200)" in unresolved
     assert not any(line.split()[:2] == ["condition", "outcome"] for line in lines)  # no table of bars
