@@ -187,8 +187,8 @@ def _execute(
     args: argparse.Namespace, out: _Output, prepared: PreparedSweep, document: dict[str, Any]
 ) -> int:
     from poisson_prove.render.plan import ending_dict, result_lines  # numpy, filelock: not for --help
-    from poisson_prove.sweep import execute_sweep  # numpy, filelock: not for --help
     from poisson_prove.sweep.command import command_prefix, sweep_ending  # numpy, filelock: not for --help
+    from poisson_prove.sweep.supervised import supervised_sweep  # numpy, filelock: not for --help
 
     ui = out.ui_stream
     pretty = is_pretty(args, ui)
@@ -196,12 +196,11 @@ def _execute(
     # Plain progress lines go to stderr, so a pipe's stdout holds only the documented lines.
     reporter = make_progress(ui if pretty else sys.stderr, total, pretty=pretty)
     try:
-        result = execute_sweep(prepared, progress=reporter)
+        # In a worker process when rollouts run in this one: however it ends, this one reports.
+        result = supervised_sweep(prepared, progress=reporter, close_progress=reporter.close)
     except ProveError as err:
         out.refused(err, base=document)
         raise
-    finally:
-        reporter.close()
     for line in result_lines(result):
         out.line(line)
 

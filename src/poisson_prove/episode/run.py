@@ -122,6 +122,15 @@ class ProcessExit(BaseException):
 
 _REAL_EXIT = os._exit
 _GUARDS = [0]
+# Told, instead of stderr, why the process is about to end from a thread of the target's own
+# (set by the sweep's supervisor, which reports it: poisson_prove.sweep.supervised).
+_EXIT_NOTICE: list[Callable[[str], None] | None] = [None]
+
+
+def set_exit_notice(notice: Callable[[str], None] | None) -> None:
+    """Have `notice(text)` say why the process ends when the target calls os._exit from a
+    thread of its own (None: one `error:` line on stderr, as without a supervisor)."""
+    _EXIT_NOTICE[0] = notice
 
 
 def _guarded_exit(code: int) -> None:
@@ -131,6 +140,10 @@ def _guarded_exit(code: int) -> None:
     if thread is not threading.main_thread() and not thread.name.startswith("prove-"):
         # A thread the target started: nothing can unwind the sweep from here, and exit 0
         # would read as success. Say so and end with the code for work started, not finished.
+        notice = _EXIT_NOTICE[0]
+        if notice is not None:
+            notice(f"the target called os._exit({code!r}) in a thread of its own")
+            _REAL_EXIT(3)
         sys.stderr.write(
             f"error: the target called os._exit({code!r}) in a thread of its own; the sweep's "
             "process ended there and its run stays partial\n"

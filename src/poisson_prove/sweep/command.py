@@ -136,6 +136,16 @@ def sweep_ending(
             suggestions=[prefix + "sweep --resume"],
             exit_code=result.exit_code,
         )
+    elif result.verdict == "process_exit" and result.process_ended is not None:
+        verdict = "failed"
+        err = ProveError(
+            f"{result.process_ended}, so the sweep stopped there: {result.done:,} of {result.planned:,} "
+            f'rollouts kept in run "{result.name}" (partial), the episodes then running lost '
+            "(--episode-timeout runs each episode in a process of its own, so one that ends its "
+            "process does not stop the sweep)",
+            suggestions=[f"{prefix}sweep --resume --episode-timeout 600"],
+            exit_code=ProveExit.STOPPED,
+        )
     elif result.verdict == "process_exit":
         verdict = "failed"
         err = ProveError(

@@ -14,7 +14,8 @@ class SweepResult:
     """How a sweep ended."""
 
     # "done", "stopped" (--max-rollouts), "interrupted", "failed" (all errored) or
-    # "process_exit" (a rollout called os._exit in this process: the sweep stopped there)
+    # "process_exit" (a rollout called os._exit in this process, or ended it another way: the
+    # sweep stopped there)
     verdict: str
     run_id: str
     name: str
@@ -31,6 +32,9 @@ class SweepResult:
     first_error: str | None = None
     capture_missing: Mapping[str, str] = field(default_factory=dict)
     process_exit: str | None = None  # the episode that called os._exit, with its code
+    # how the sweep's worker process ended without a result (sweep.supervised), e.g. "the sweep's
+    # process was ended by SIGKILL"; the verdict is then "process_exit" too
+    process_ended: str | None = None
     # --stop-when-settled: the manifest's `sequential` block, and the planned rollouts not run
     # because their condition settled (the rollouts saved)
     sequential: Mapping[str, Any] | None = None

@@ -89,11 +89,17 @@ def _manifest(prepared: PreparedSweep) -> dict[str, Any]:
     }
 
 
-def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) -> SweepResult:
+def execute_sweep(
+    prepared: PreparedSweep,
+    *,
+    progress: Progress | None = None,
+    opened: Callable[[RunInfo], None] | None = None,
+) -> SweepResult:
     """Run the planned episodes not yet stored; write them in batches; return how it ended.
 
     Ctrl-C (KeyboardInterrupt) is caught: the rows already finished are written, the run stays
-    partial and the result's verdict is "interrupted".
+    partial and the result's verdict is "interrupted". `opened(run)` is told the run once it
+    is created (or reopened), before any episode runs.
     """
     prepared = _absolute(prepared)  # a rollout that calls os.chdir must not move the store
     request, plan = prepared.request, prepared.plan
@@ -104,6 +110,8 @@ def execute_sweep(prepared: PreparedSweep, *, progress: Progress | None = None) 
     store = prepared.store
     store_existed = store.root.exists()
     writer, skip, errored_before = _open_run(prepared)
+    if opened is not None:
+        opened(writer.info)
     watcher = watcher_for(prepared, writer, skip)
     try:
         run_id = writer.manifest["run_id"]
