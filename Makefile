@@ -40,7 +40,7 @@ lint: install-dev
 test: install-dev
 	$(BIN)/ruff check --no-cache src tests benchmarks scripts
 	$(BIN)/mypy
-	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(PYTEST_WORKERS) --dist worksteal --durations=25 $(PYTEST_ARGS)
 
 test-ray: install-dev
 	$(BIN)/python -m pip install --quiet -e '.[ray]'

@@ -7,11 +7,34 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
+from prove_common.files import lock
+
 HERE = Path(__file__).parent
+
+
+def made_once(
+    factory: pytest.TempPathFactory, name: str, make: Callable[[Path], dict[str, Path]]
+) -> dict[str, Path]:
+    """`make(root)` run once for the whole session, however many pytest-xdist workers ask: the
+    first to take the lock makes the logs in a folder every worker sees (the parent of each
+    worker's own temporary folder), the others read back where they are. The real tools take
+    tens of seconds; each worker making its own copy cost the suite that much per worker."""
+    base = factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    root = shared / name
+    made = shared / f"{name}.json"
+    with lock(shared / f"{name}.lock", timeout=900):
+        if made.exists():
+            return {label: Path(path) for label, path in json.loads(made.read_text("utf-8")).items()}
+        root.mkdir(exist_ok=True)
+        paths = make(root)
+        made.write_text(json.dumps({label: str(path) for label, path in paths.items()}), "utf-8")
+        return paths
 
 
 def _offline_env() -> dict[str, str]:
@@ -50,7 +73,10 @@ def inspect_logs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     (Ctrl-C while two samples run) and killed (SIGKILL: status started, no sample); and
     alike_before / alike_after, a model answering every epoch of a sample alike, the change
     fixing 3 of its 10 samples."""
-    root = tmp_path_factory.mktemp("inspect")
+    return made_once(tmp_path_factory, "inspect", _make_inspect_logs)
+
+
+def _make_inspect_logs(root: Path) -> dict[str, Path]:
     both = "--two-scorers"
     return {
         "before": run_inspect(root / "before", "json", "before", both, "--set"),
@@ -125,7 +151,10 @@ def lm_eval_outputs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]
     after with two seeds (the dummy model's log-likelihoods are random: a change in what it
     prefers), and shuffled: the task's data file in another order, so every doc_id is another
     document (the same task name, other doc_hash)."""
-    root = tmp_path_factory.mktemp("lm_eval")
+    return made_once(tmp_path_factory, "lm_eval", _make_lm_eval_outputs)
+
+
+def _make_lm_eval_outputs(root: Path) -> dict[str, Path]:
     outputs = {}
     for label, seed, order in (
         ("before", 1, list(range(40))),
