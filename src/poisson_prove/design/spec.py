@@ -396,8 +396,8 @@ def _validate(raw: Mapping[str, Any], path: Path, where: _Where, *, stored: bool
     if isinstance(replicates, bool) or not isinstance(replicates, int) or replicates < 1:
         raise where.error("", "replicates", f"replicates must be a positive integer, got {replicates!r}")
     budget = raw.get("budget")
-    number = isinstance(budget, (int, float)) and not isinstance(budget, bool)
-    usable = number and budget > 0 and math.isfinite(budget)
+    number = isinstance(budget, int | float) and not isinstance(budget, bool)
+    usable = number and isinstance(budget, int | float) and budget > 0 and math.isfinite(budget)
     if budget is not None and not usable:
         raise where.error(
             "", "budget", f"budget must be a positive number of dollars, got {budget!r}"
