@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from poisson_prove.design.conditions import condition_key
+from poisson_prove.design.conditions import condition_key, condition_label
 from poisson_prove.design.seeding import episode_seed, new_salt
 from poisson_prove.store.runs import RunStore
 
@@ -53,7 +53,7 @@ def _write_run(store: RunStore, index: int, salt: str, episodes: int, paired_wit
         "target": "bench:rollout", "target_id": "bench", "t_unit": "tool calls", "salt": salt,
         "paired_with": paired_with, "outcomes": list(OUTCOMES), "failures": ["violated", "timeout"],
         "successes": ["done"], "axis_order": ["task_id", "tool_fail_rate"],
-        "cells": [{"key": k, "cfg": c} for k, c in zip(keys, CFGS, strict=True)],
+        "cells": [{"key": k, "label": condition_label(c), "cfg": c} for k, c in zip(keys, CFGS, strict=True)],
         "design": {"mde": 0.08}, "replicates": replicates,
     }
     writer = store.create_run(target_id="bench", name=f"bench run {index:03d}", manifest=manifest)

@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 
 import poisson_prove.dashboard as dashboard
 from poisson_prove.comparison.frame import COMPARE_COLUMNS
-from poisson_prove.design.conditions import condition_key
+from poisson_prove.design.conditions import condition_key, condition_label
 from poisson_prove.design.seeding import episode_seed, new_salt
 from poisson_prove.store.runs import RunStore
 
@@ -72,7 +72,7 @@ def _write(store: RunStore, name: str, salt: str, codes: np.ndarray, paired_with
             "ticket": {"type": "categorical", "values": ids, "cases": True},
             "temperature": {"type": "categorical", "values": [0.0]},
         }},
-        "cells": [{"key": k, "cfg": c} for k, c in zip(keys, cfgs, strict=True)],
+        "cells": [{"key": k, "label": condition_label(c), "cfg": c} for k, c in zip(keys, cfgs, strict=True)],
         "design": {"max_mde": 0.1}, "replicates": replicates,
     }
     writer = store.create_run(target_id="bench", name=name, manifest=manifest)

@@ -15,10 +15,12 @@ from prove_common.progress import RichProgress
 HELP = "write (or serve) one HTML page of the store's runs and comparisons"
 DESCRIPTION = (
     "Write <store>/dashboard.html: every run, each run's rates per condition with Wilson "
-    "intervals, cumulative incidence curves, failed episodes' steps and spans, and every "
-    "comparison printed (plus the latest pair) as a forest plot. Self-contained: no script, "
-    "no network. Once it exists, sweep, diff and check refresh it. --serve serves it on "
-    "127.0.0.1 and rebuilds it as runs land."
+    "intervals, cumulative incidence curves, an episode table to sort and filter (by outcome, "
+    "error kind, condition, case, flipped between two runs) whose failed episodes open their "
+    "spans, and every comparison printed (plus the latest pair and each recent run against the "
+    "one before it) with a forest plot and before/after curves. Self-contained: one inline "
+    "script allowed by its hash, nothing fetched. Once it exists, sweep, diff and check refresh "
+    "it. --serve serves it on 127.0.0.1, rebuilds it as runs land, and compares any two runs."
 )
 
 
@@ -75,9 +77,10 @@ def _serve(args: argparse.Namespace, path: Path) -> int:
 
     root = path.parent
 
-    def render() -> str:
-        html = render_dashboard(root, compared_log=_log(), plots=args.plots, refresh=args.refresh)
-        return html
+    def render(pair: tuple[str, str] | None) -> str:
+        return render_dashboard(
+            root, compared_log=_log(), plots=args.plots, refresh=args.refresh, pair=pair, served=True
+        )
 
     cache = PageCache(root, _log(), render)
     try:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, cast
 
 import numpy as np
@@ -34,6 +34,9 @@ CURVE_POINTS = 60  # at most this many times per curve: a summary, not every row
 FAILED_SHOWN = 12  # failed episodes listed per plotted run
 TEXT_LIMIT = 20_000  # characters of one episode's meta or spans put on the page
 CASES_LISTED = 20  # a benchmark run's cases in its rates table: those with the most failure events
+EPISODES_LISTED = 300  # rows of a plotted run's episode table (failed and flipped ones first)
+SPANS_LISTED = 20  # of those, the episodes whose spans, meta and error ride on the page
+SPANS_LIMIT = 4_000  # characters of one listed episode's spans (or meta) on the page
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,41 @@ class FailedEpisode:
 
 
 @dataclass(frozen=True)
+class EpisodeRow:
+    """One episode of a run's episode table; `flipped` against its twin (same condition,
+    replicate and seed) in the partner run, None when the partner has no twin of it."""
+
+    row: int  # its place in the run's stored rows
+    condition: str  # the cell key
+    label: str
+    case_id: str | None
+    replicate: int
+    seed: int
+    outcome: str | None
+    error_kind: str | None
+    t: float | None
+    failed: bool  # a failure outcome, or no outcome at all
+    flipped: bool | None
+    twin: str | None  # the twin's outcome (or error kind) in the partner run
+    detail: bool = False  # its spans, meta and error are on the page
+    error_message: str | None = None
+    spans: str | None = None
+    meta: str | None = None
+
+
+@dataclass(frozen=True)
+class EpisodeList:
+    """A plotted run's episodes as the page lists them: at most EPISODES_LISTED, the failed
+    and the flipped first (each in the run's order), then the rest."""
+
+    partner: str | None  # the run "flipped" is measured against (its name)
+    rows: tuple[EpisodeRow, ...]
+    total: int  # episodes in the run
+    twins: int  # episodes with a twin in the partner
+    flipped: int  # of those, the ones whose twin ended otherwise
+
+
+@dataclass(frozen=True)
 class RunView:
     run_id: str
     name: str
@@ -130,6 +168,7 @@ class RunView:
     case_axis: str | None = None
     groups: tuple[GroupRates, ...] = ()
     cases: int = 0
+    episodes: EpisodeList | None = None  # plotted runs only
 
 
 def _num(value: Any) -> float | None:
@@ -264,7 +303,7 @@ def _benchmark(
     return _Benchmark(tuple(summary), listed, curves)
 
 
-def _text(value: Any) -> str | None:
+def _text(value: Any, limit: int = TEXT_LIMIT) -> str | None:
     """Stored JSON as indented text (any JSON at all: the page escapes it), else as stored."""
     if value is None:
         return None
@@ -272,7 +311,7 @@ def _text(value: Any) -> str | None:
         text = json.dumps(json.loads(value), indent=2, ensure_ascii=False, default=str)
     except (TypeError, ValueError):
         text = str(value)
-    return text if len(text) <= TEXT_LIMIT else text[:TEXT_LIMIT] + f"\n... ({len(text):,} characters)"
+    return text if len(text) <= limit else text[:limit] + f"\n... ({len(text):,} characters)"
 
 
 def _failed(info: RunInfo, rows: np.ndarray, labels: dict[str, str]) -> tuple[FailedEpisode, ...]:
@@ -294,8 +333,58 @@ def _failed(info: RunInfo, rows: np.ndarray, labels: dict[str, str]) -> tuple[Fa
     )
 
 
-def run_view(info: RunInfo, *, plot: bool) -> RunView:
-    """Everything the dashboard shows about one run."""
+def _ending(outcome: str | None, error_kind: str | None) -> str:
+    return outcome if outcome is not None else f"no outcome ({error_kind or 'unknown'})"
+
+
+def episode_list(
+    info: RunInfo, partner: RunInfo | None, labels: Mapping[str, str], failures: Sequence[str]
+) -> EpisodeList:
+    """The run's episode table, each episode flipped or not against its twin in `partner`."""
+    columns = ("cell", "replicate", "seed", "case_id", "outcome", "t", "error_kind")
+    rows = read_columns(info, columns).to_pylist()
+    twins: dict[tuple[Any, Any, Any], str] = {}
+    if partner is not None:
+        try:
+            theirs = read_columns(partner, ("cell", "replicate", "seed", "outcome", "error_kind")).to_pylist()
+        except ProveError:  # a damaged partner: its own section says so; here no episode has a twin
+            theirs, partner = [], None
+        for r in theirs:
+            twins[(r["cell"], r["replicate"], r["seed"])] = _ending(r["outcome"], r["error_kind"])
+    failing = set(failures)
+    listed: list[EpisodeRow] = []
+    found = flipped = 0
+    for i, r in enumerate(rows):
+        twin = twins.get((r["cell"], r["replicate"], r["seed"]))
+        flip = None if twin is None else twin != _ending(r["outcome"], r["error_kind"])
+        found += twin is not None
+        flipped += bool(flip)
+        listed.append(EpisodeRow(
+            i, r["cell"], labels.get(r["cell"], r["cell"]), r["case_id"], r["replicate"], r["seed"],
+            r["outcome"], r["error_kind"], r["t"], r["outcome"] is None or r["outcome"] in failing,
+            flip, twin,
+        ))
+    listed.sort(key=lambda e: not (e.failed or e.flipped))  # stable: the run's order within each
+    listed = listed[:EPISODES_LISTED]
+    chosen = [e.row for e in listed[:SPANS_LISTED] if e.failed or e.flipped]
+    if chosen:
+        extra = read_columns(info, ("error_message", "spans", "meta")).take(chosen).to_pylist()
+        details = dict(zip(chosen, extra, strict=True))
+        listed = [_with_detail(e, details[e.row]) if e.row in details else e for e in listed]
+    name = partner.name if partner is not None else None
+    return EpisodeList(name, tuple(listed), len(rows), found, flipped)
+
+
+def _with_detail(episode: EpisodeRow, stored: Mapping[str, Any]) -> EpisodeRow:
+    return replace(
+        episode, detail=True, error_message=stored["error_message"],
+        spans=_text(stored["spans"], SPANS_LIMIT), meta=_text(stored["meta"], SPANS_LIMIT),
+    )
+
+
+def run_view(info: RunInfo, *, plot: bool, partner: RunInfo | None = None) -> RunView:
+    """Everything the dashboard shows about one run (`partner`: the run its episode table's
+    "flipped" is measured against)."""
     manifest = info.manifest
     frame = read_frame(info)
     universe = [str(o) for o in manifest.get("outcomes") or []]
@@ -343,7 +432,9 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
     errors = tuple(sorted(found, key=lambda e: (-e[1], e[0])))
     failure_codes = np.array([universe.index(f) + 1 for f in failures if f in universe] or [-1])
     failed_rows = np.flatnonzero(~has | np.isin(cause, failure_codes))
-    failed = _failed(info, failed_rows[:FAILED_SHOWN], dict(zip(order, labels, strict=True))) if plot else ()
+    by_key = dict(zip(order, labels, strict=True))
+    failed = _failed(info, failed_rows[:FAILED_SHOWN], by_key) if plot else ()
+    episodes = episode_list(info, partner, by_key, failures) if plot else None
     counts_m = manifest.get("counts") or {}
     planned = counts_m.get("planned") if isinstance(counts_m, dict) else None
     design = manifest.get("design") or {}
@@ -357,6 +448,7 @@ def run_view(info: RunInfo, *, plot: bool) -> RunView:
         t_unit=str(manifest.get("t_unit") or "t"), horizon=_num(horizon),
         outcomes=tuple(universe), failures=tuple(failures), conditions=tuple(conditions),
         curves=curves, failed=failed, failed_total=int(failed_rows.size), **_settled(manifest), **case_fields,
+        episodes=episodes,
     )
 
 

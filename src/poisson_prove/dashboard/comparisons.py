@@ -12,6 +12,7 @@ capped at CASES_SHOWN with a count of the rest; it only picks and orders the com
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 from dataclasses import dataclass, replace
@@ -25,6 +26,7 @@ from poisson_prove.errors import ProveError
 from poisson_prove.store.runs import RunStore
 
 MAX_LOGGED = 8  # the most recent distinct comparisons from the log
+MAX_NEIGHBOURS = 10  # runs compared with the run before them, newest first (the page's pair picker)
 CASES_SHOWN = 10  # cases listed per pooled row and in the per-case detail, as diff's default
 
 
@@ -96,6 +98,8 @@ class ComparisonView:
     refusal: str | None
     gate: GateResult | None = None  # what `check` would say, at the after run's planned --max-mde
     benchmark: BenchmarkView | None = None  # runs with a case axis: their moved cases
+    before_id: str | None = None  # the runs' ids (the pair picker finds a comparison by them)
+    after_id: str | None = None
 
 
 def _gated(view: ComparisonView, manifests: dict[str, Any]) -> ComparisonView:
@@ -103,9 +107,11 @@ def _gated(view: ComparisonView, manifests: dict[str, Any]) -> ComparisonView:
     a benchmark's moved cases."""
     if view.comparison is None:
         return view
-    manifest = manifests.get(view.comparison.after.run_id) or {}
+    before, after = view.comparison.before.run_id, view.comparison.after.run_id
+    manifest = manifests.get(after) or {}
     return replace(
-        view, gate=gate(view.comparison, planned_max_mde(manifest)), benchmark=benchmark_view(view.comparison)
+        view, gate=gate(view.comparison, planned_max_mde(manifest)),
+        benchmark=benchmark_view(view.comparison), before_id=before, after_id=after,
     )
 
 
@@ -137,7 +143,16 @@ def _logged(log: Path | None, run_ids: set[str]) -> list[dict[str, Any]]:
     return out
 
 
-def comparison_views(store: str | os.PathLike[str] | None, log: Path | None) -> list[ComparisonView]:
+def comparison_views(
+    store: str | os.PathLike[str] | None,
+    log: Path | None,
+    *,
+    neighbours: int = MAX_NEIGHBOURS,
+    requested: tuple[str, str] | None = None,
+) -> list[ComparisonView]:
+    """The latest pair, the logged comparisons, then each of the `neighbours` newest runs with
+    the run before it (the pairs the page's picker finds); `requested` (before, after run ids,
+    what `--serve` was asked for) comes first."""
     runs = RunStore(store).runs()
     if len(runs) < 2:
         return []
@@ -145,6 +160,18 @@ def comparison_views(store: str | os.PathLike[str] | None, log: Path | None) -> 
     manifests = {r.run_id: r.manifest for r in runs}
     views: list[ComparisonView] = []
     done: set[tuple[Any, ...]] = set()
+    if requested is not None:
+        b, a = requested
+        if b in names and a in names and b != a:
+            try:
+                result = compare(b, a, store=store)
+                views.append(ComparisonView("chosen pair", names[b], names[a], result, None))
+                done.add((b, a, result.method, None, result.q))
+            except ProveError as err:
+                chosen = ComparisonView("chosen pair", names[b], names[a], None, err.message)
+                views.append(replace(chosen, before_id=b, after_id=a))
+        else:
+            views.append(ComparisonView("chosen pair", b, a, None, "no such pair of runs in this store"))
     try:
         before, after = default_runs(None, None, store=store)
         result = compare(before, after, store=store)
@@ -164,5 +191,18 @@ def comparison_views(store: str | os.PathLike[str] | None, log: Path | None) -> 
             result = compare(b, a, method=entry.get("method"), event=entry.get("event"), q=q, store=store)
             views.append(ComparisonView(source, names[b], names[a], result, None))
         except (ProveError, ValueError) as err:
-            views.append(ComparisonView(source, names[b], names[a], None, str(getattr(err, "message", err))))
+            message = str(getattr(err, "message", err))
+            views.append(ComparisonView(source, names[b], names[a], None, message, None, None, b, a))
+    newest = runs[len(runs) - min(neighbours, len(runs) - 1) - 1 :]
+    for earlier, later in reversed(list(itertools.pairwise(newest))):
+        b, a = earlier.run_id, later.run_id
+        if any(key[:2] == (b, a) for key in done):
+            continue
+        done.add((b, a, None, None, None))
+        try:
+            result = compare(b, a, store=store)
+            views.append(ComparisonView("with the run before it", names[b], names[a], result, None))
+        except ProveError as err:
+            views.append(ComparisonView("with the run before it", names[b], names[a], None, err.message,
+                                        None, None, b, a))
     return [_gated(view, manifests) for view in views]

@@ -1,13 +1,21 @@
-"""The dashboard as one self-contained HTML page: no script, no request, everything escaped.
+"""The dashboard as one self-contained HTML page: one fixed script, no request, everything escaped.
 
 Jinja2 autoescapes every value; the only markup not escaped is the SVG matplotlib wrote
 (its text is XML-escaped by matplotlib). Exact numbers ride in `data-*` attributes beside
 the rounded text, so a reader (or a test) can check them against `diff --json`.
+
+The one script is dashboard.js, inlined as it is (no value of the store goes into it) and
+allowed by its SHA-256 in the Content-Security-Policy: no other script can run, nothing can
+be fetched (`default-src 'none'`, `connect-src` unset). It sorts and filters the tables the
+page already holds, opens an episode's spans and finds a pair of runs' comparison; it reads
+the page's text and `data-*` attributes and writes only text (`textContent`), never markup.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
+import hashlib
 import json
 import math
 from collections.abc import Sequence
@@ -20,8 +28,10 @@ from poisson_prove.comparison.result import METHOD_NAMES
 from poisson_prove.dashboard.collect import RunView
 from poisson_prove.dashboard.comparisons import CASES_SHOWN, ComparisonView
 
+SCRIPT = Path(__file__).with_name("dashboard.js").read_text(encoding="utf-8")
+SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
 CSP = (
-    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; "
+    f"default-src 'none'; script-src '{SCRIPT_HASH}'; style-src 'unsafe-inline'; img-src data:; "
     "base-uri 'none'; form-action 'none'"
 )
 
@@ -77,10 +87,14 @@ def render_page(
     incidence: dict[str, str],
     plotted: int,
     refresh: int | None = None,
+    pair_curves: Sequence[str] = (),
+    served: bool = False,
 ) -> str:
     return _template().render(
         csp=CSP, store=store, written=written, runs=list(runs), comparisons=list(comparisons),
         forests=[Markup(svg) for svg in forests],  # matplotlib's SVG: its text is XML-escaped
+        pair_curves=[Markup(svg) for svg in pair_curves] or [Markup("")] * len(comparisons),
         incidence={k: Markup(v) for k, v in incidence.items()}, plotted=plotted,
         refresh=refresh, mde_text=mde_text, plural=plural, method_names=METHOD_NAMES, cases_shown=CASES_SHOWN,
+        script=Markup(SCRIPT), served=served,  # the fixed script, allowed by its hash in the CSP
     )

@@ -12,7 +12,7 @@ import io
 import math
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from poisson_prove.comparison.result import Comparison
@@ -81,21 +81,77 @@ def _compact(svg: str) -> str:
     return _PATH_DATA.sub(shorten, svg)
 
 
-def incidence_svg(panels: Sequence[ConditionCurves], t_unit: str, salt: str) -> str:
-    """One panel per condition: each failure outcome's cumulative incidence over t, banded."""
+def y_top(panels: Iterable[ConditionCurves]) -> float:
+    """The y-axis' top: a little above the highest band end drawn (at least 0.02, at most 1),
+    so a rise from 0.01 to 0.04 fills the panel instead of being a line along its floor."""
+    values = (v for panel in panels for curve in panel.curves for v in (*curve.hi, *curve.share))
+    highest = max((v for v in values if math.isfinite(v)), default=0.0)
+    return min(1.0, max(0.02, highest * 1.1))
+
+
+def _panels_figure(Figure: Any, count: int) -> tuple[Any, Any]:
+    columns = min(3, max(1, count))
+    rows = math.ceil(count / columns)
+    # Fixed margins, not a layout engine: measuring every tick label of every panel was
+    # most of the dashboard's time (BENCHMARKS.md, Dashboard); titles are cut to fit.
+    width, height = 3.0 * columns + 0.6, 2.1 * rows + 0.5
+    figure = Figure(figsize=(width, height))
+    figure.subplots_adjust(
+        left=0.6 / width, right=1 - 0.1 / width, bottom=0.45 / height, top=1 - 0.45 / height,
+        wspace=0.12, hspace=0.45,
+    )
+    return figure, figure.subplots(rows, columns, squeeze=False, sharex=True, sharey=True)
+
+
+def pair_incidence_svg(
+    before: Sequence[ConditionCurves], after: Sequence[ConditionCurves], t_unit: str, salt: str
+) -> str | None:
+    """One panel per condition both runs have: each failure outcome's cumulative incidence
+    before (dashed, no band) and after (solid, with its 95% band) on the same axes, the y-axis
+    scaled to the curves. None when the runs share no condition."""
     matplotlib, Figure = _matplotlib()
-    columns = min(3, max(1, len(panels)))
-    rows = math.ceil(len(panels) / columns)
+    earlier = {panel.label: panel for panel in before}
+    pairs = [(earlier[panel.label], panel) for panel in after if panel.label in earlier]
+    if not pairs:
+        return None
     with matplotlib.rc_context(_rc(salt)):
-        # Fixed margins, not a layout engine: measuring every tick label of every panel was
-        # most of the dashboard's time (BENCHMARKS.md, Dashboard); titles are cut to fit.
-        width, height = 3.0 * columns + 0.6, 2.1 * rows + 0.5
-        figure = Figure(figsize=(width, height))
-        figure.subplots_adjust(
-            left=0.6 / width, right=1 - 0.1 / width, bottom=0.45 / height, top=1 - 0.45 / height,
-            wspace=0.12, hspace=0.45,
-        )
-        axes = figure.subplots(rows, columns, squeeze=False, sharex=True, sharey=True)
+        figure, axes = _panels_figure(Figure, len(pairs))
+        top = y_top([panel for pair in pairs for panel in pair])
+        for index, ax in enumerate(axes.flat):
+            if index >= len(pairs):
+                ax.set_visible(False)
+                continue
+            old, new = pairs[index]
+            colors = {c.outcome: OUTCOME_COLORS[i % len(OUTCOME_COLORS)] for i, c in enumerate(new.curves)}
+            for curve in old.curves:
+                color = colors.get(curve.outcome, BEFORE)
+                ax.step(curve.times, curve.share, where="post", color=color, lw=1.1, ls="--", alpha=0.8,
+                        label=f"{_short(curve.outcome, 24)} before")
+            for curve in new.curves:
+                color = colors[curve.outcome]
+                ax.fill_between(curve.times, curve.lo, curve.hi, step="post", color=color, alpha=0.15, lw=0)
+                ax.step(curve.times, curve.share, where="post", color=color, lw=1.5,
+                        label=f"{_short(curve.outcome, 24)} after")
+            ax.set_title(_short(new.label), loc="left")
+            ax.set_ylim(0, top)
+            ax.grid(alpha=0.3, lw=0.5)
+        for ax in axes[-1]:
+            ax.set_xlabel(t_unit)
+        for ax in axes[:, 0]:
+            ax.set_ylabel("cumulative incidence")
+        handles, labels = axes.flat[0].get_legend_handles_labels()
+        if handles:
+            figure.legend(handles, labels, loc="upper right", ncols=min(len(labels), 4), frameon=False)
+        return _svg(figure, tight=False)
+
+
+def incidence_svg(panels: Sequence[ConditionCurves], t_unit: str, salt: str) -> str:
+    """One panel per condition: each failure outcome's cumulative incidence over t, banded,
+    the y-axis scaled to the curves (y_top)."""
+    matplotlib, Figure = _matplotlib()
+    with matplotlib.rc_context(_rc(salt)):
+        figure, axes = _panels_figure(Figure, len(panels))
+        top = y_top(panels)
         for index, ax in enumerate(axes.flat):
             if index >= len(panels):
                 ax.set_visible(False)
@@ -107,7 +163,7 @@ def incidence_svg(panels: Sequence[ConditionCurves], t_unit: str, salt: str) -> 
                 name = _short(curve.outcome, 30)
                 ax.step(curve.times, curve.share, where="post", color=color, lw=1.4, label=name)
             ax.set_title(_short(panel.label), loc="left")
-            ax.set_ylim(0, 1)
+            ax.set_ylim(0, top)
             ax.grid(alpha=0.3, lw=0.5)
         for ax in axes[-1]:
             ax.set_xlabel(t_unit)

@@ -1,7 +1,9 @@
 """`dashboard --serve`: the page over HTTP on 127.0.0.1, rebuilt when the store changes.
 
-The page carries a `<meta http-equiv="refresh">` (no script), and each request re-renders
-only when the store's signature (run manifests, batch folders, the comparisons log) moved.
+The page carries a `<meta http-equiv="refresh">`, and each request re-renders only when the
+store's signature (run manifests, batch folders, the comparisons log) moved. `/?before=ID&after=ID`
+is the same page with that pair's comparison first: the page's pair picker asks for it (the
+last MAX_PAIRS pages asked for are kept; an unknown id is shown as the refusal it is).
 
 The server is one asyncio event loop plus one rendering thread, whatever the clients do: a
 connection costs a socket, not a thread; its request head must arrive within HEAD_TIMEOUT_S
@@ -22,6 +24,7 @@ import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
 
 from poisson_prove.dashboard.page import CSP
 
@@ -34,6 +37,10 @@ MAX_LINE_BYTES = 65536  # of the request line (longer: 414), and of each header 
 MAX_HEADERS = 100
 BACKLOG = 512
 SERVED_PATHS = ("/", "/dashboard.html")
+MAX_PAIRS = 8  # pages of a chosen pair kept rendered
+MAX_ID_CHARS = 200  # of a run id in the query
+
+Pair = tuple[str, str]
 
 Signature = tuple[tuple[str, int], ...]
 
@@ -60,22 +67,34 @@ def store_signature(root: Path, compared_log: Path | None) -> Signature:
     return tuple(marks)
 
 
-class PageCache:
-    """The rendered page, rebuilt (once, under a lock) when the store's signature changes."""
+def requested_pair(target: str) -> Pair | None:
+    """The (before, after) run ids of `/?before=...&after=...`, None for the plain page."""
+    query = parse_qs(urlsplit(target).query, max_num_fields=10)
+    before, after = (query.get(name, [""])[0][:MAX_ID_CHARS] for name in ("before", "after"))
+    return (before, after) if before and after else None
 
-    def __init__(self, root: Path, compared_log: Path | None, render: Callable[[], str]) -> None:
+
+class PageCache:
+    """The rendered pages (the plain one and a few chosen pairs'), each rebuilt (once, under a
+    lock) when the store's signature changes."""
+
+    def __init__(
+        self, root: Path, compared_log: Path | None, render: Callable[[Pair | None], str]
+    ) -> None:
         self.root, self.compared_log, self._render = root, compared_log, render
         self._lock = threading.Lock()
-        self._signature: Signature | None = None
-        self._page = b""
+        self._pages: dict[Pair | None, tuple[Signature, bytes]] = {}
 
-    def page(self) -> bytes:
+    def page(self, pair: Pair | None = None) -> bytes:
         with self._lock:
             signature = store_signature(self.root, self.compared_log)
-            if signature != self._signature:
-                self._page = self._render().encode("utf-8")
-                self._signature = signature
-            return self._page
+            kept = self._pages.pop(pair, None)
+            if kept is None or kept[0] != signature:
+                kept = (signature, self._render(pair).encode("utf-8"))
+            self._pages[pair] = kept  # the newest last
+            while len(self._pages) > MAX_PAIRS + 1:
+                del self._pages[next(iter(self._pages))]
+            return kept[1]
 
 
 class _Refusal(Exception):
@@ -190,7 +209,8 @@ class DashboardServer:
         except TimeoutError:
             body = b"408 the request did not arrive in time\n"
             return _response(408, "Request Timeout", body, "text/plain; charset=utf-8")
-        page = await asyncio.get_running_loop().run_in_executor(self._render, self.cache.page)
+        pair = requested_pair(path)
+        page = await asyncio.get_running_loop().run_in_executor(self._render, self.cache.page, pair)
         return _response(200, "OK", page, "text/html; charset=utf-8")
 
 

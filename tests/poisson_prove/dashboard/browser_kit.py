@@ -33,8 +33,8 @@ class Watched:
 
 
 @contextmanager
-def opened(page_path: Path, watched: Watched) -> Iterator[Any]:
-    """The page at `page_path`, loaded, in a 1280x900 viewport; the browser closed after."""
+def opened(page_path: Path | str, watched: Watched) -> Iterator[Any]:
+    """The page at `page_path` (or a URL), loaded, in a 1280x900 viewport; the browser closed after."""
     from playwright.sync_api import sync_playwright  # playwright: only for the browser tests
 
     with sync_playwright() as p:
@@ -45,7 +45,7 @@ def opened(page_path: Path, watched: Watched) -> Iterator[Any]:
             page.on("console", lambda m: watched.errors.append(m.text) if m.type == "error" else None)
             page.on("pageerror", lambda e: watched.errors.append(str(e)))
             page.on("request", lambda r: watched.requests.append(r.url))
-            page.goto(page_path.as_uri())
+            page.goto(page_path.as_uri() if isinstance(page_path, Path) else page_path)
             page.wait_for_load_state("load")
             yield page
         finally:

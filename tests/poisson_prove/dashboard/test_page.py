@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.poisson_prove.dashboard.pages import number, read, tags
+from tests.poisson_prove.dashboard.pages import assert_only_the_fixed_script, number, read, tags
 
 
 def test_run_rates_are_wilson_intervals_of_k_over_n(prove, paired_store: Path) -> None:
@@ -43,7 +43,8 @@ def test_the_page_stands_alone(prove, paired_store: Path) -> None:
     html = read(paired_store)
     found = tags(html)
     names = {t for t, _ in found}
-    assert not names & {"script", "link", "iframe", "img", "object", "embed"}
+    assert not names & {"link", "iframe", "img", "object", "embed"}
+    assert_only_the_fixed_script(html)
     assert not any(k.startswith("on") for _, attrs in found for k in attrs)
     assert not re.search(r"(src|href)=\"(https?:|//)", html)
     assert ("meta", {"charset": "utf-8"}) in found
@@ -99,4 +100,4 @@ def test_a_damaged_batch_is_named_on_the_page_and_the_rest_is_shown(prove, paire
     html = read(paired_store)
     assert "cannot read this run's episodes" in html and batch.name in html
     assert "cannot compare" in html  # the latest pair needs the damaged run: its refusal shows
-    assert html.count('class="rates"') == 1  # the other run's table is still there
+    assert html.count('class="rates sortable"') == 1  # the other run's table is still there

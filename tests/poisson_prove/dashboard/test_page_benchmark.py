@@ -53,7 +53,7 @@ def test_a_500_case_benchmark_page_is_small_and_drawn_per_pooled_group(prove, wo
     unresolved = document["conditions"][0]["outcomes"][0]
     assert unresolved["verdict"] == "rose" and number(pooled[0]["data-cases-up"]) == unresolved["cases_up"]
     # drawn per pooled group: one forest and one incidence panel per run, not one per case
-    assert html.count("<svg") == 3
+    assert html.count("<svg") == 4  # and one before/after incidence panel per pooled group
     # bounded lists: the moved cases of each pooled row and the per-case detail at most 10 each;
     # each run lists its 20 cases with the most failure events
     moved = [a for t, a in found if t == "tr" and "data-d" in a and "data-family" not in a]

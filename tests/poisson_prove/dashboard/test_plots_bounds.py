@@ -65,7 +65,7 @@ def test_rates_of_0_and_1_draw_and_the_page_says_0_and_1(prove, workdir: Path) -
     assert cells and all(
         (a["data-lo"] == "0.0" if a["data-share"] == "0.0" else a["data-hi"] == "1.0") for a in cells
     )
-    assert html.count("<svg") == 3  # the forest and both runs' incidence panels
+    assert html.count("<svg") == 4  # the forest, the pair's before/after curves, both runs' panels
     # runs without a case axis: none of the benchmark's parts
     assert "data-family" not in html and "pooled" not in html
 
