@@ -66,8 +66,9 @@ def test_named_when_most_flipped_pairs_diverge_there_beyond_the_noise_floor() ->
     noise = calls(span("classify", "X"), span("draft", "y"))
     row = attribute_row(
         key="k", label="l", outcome="bad", verdict="rose",
-        flipped=pairs(41, base, moved) + pairs(4, base, base), unflipped=pairs(3, base, moved) + pairs(146, base, base)
-        + pairs(2, base, noise), flipped_pairs=45, unflipped_pairs=151, changed={},
+        flipped=pairs(41, base, moved) + pairs(4, base, base),
+        unflipped=pairs(3, base, moved) + pairs(146, base, base) + pairs(2, base, noise),
+        flipped_pairs=45, unflipped_pairs=151, changed={},
     )
     assert row.named == "draft" and row.reason is None
     assert [(a.agent, a.flipped, a.unflipped) for a in row.agents] == [("draft", 41, 3), ("classify", 0, 2)]
@@ -77,7 +78,8 @@ def test_divergence_everywhere_with_nothing_changed_names_no_agent() -> None:
     base = calls(span("classify", "x"), span("draft", "y"))
     sampled = calls(span("classify", "other"), span("draft", "z"))
     args = dict(key="k", label="l", outcome="bad", verdict="rose", flipped_pairs=20, unflipped_pairs=80)
-    row = attribute_row(flipped=pairs(20, base, sampled), unflipped=pairs(80, base, sampled), changed={}, **args)
+    row = attribute_row(flipped=pairs(20, base, sampled), unflipped=pairs(80, base, sampled), changed={},
+                        **args)
     assert row.named is None and "the model samples" in (row.reason or "")
     # the same counts when classify's prompt changed between the runs: the change is named
     changed = attribute_row(flipped=pairs(20, base, sampled), unflipped=pairs(80, base, sampled),
@@ -115,8 +117,10 @@ def test_check_failure_rates_paired_match_statsmodels_and_the_sign_flip() -> Non
 
 def test_checks_are_a_family_of_their_own_counting_each_condition_once() -> None:
     rng = np.random.default_rng(3)
-    labels = {(a, "json_valid"): ((rng.random(200) < 0.1).astype(np.int8), (rng.random(200) < s).astype(np.int8))
-              for a, s in (("draft", 0.3), ("qa", 0.1))}
+    labels = {
+        (a, "json_valid"): ((rng.random(200) < 0.1).astype(np.int8), (rng.random(200) < s).astype(np.int8))
+        for a, s in (("draft", 0.3), ("qa", 0.1))
+    }
     checks = tuple(compare_checks(labels))
     row = RowAttribution("k", "l", "bad", "rose", 1, 1, 1, 1, (), None, "r", checks)
     other = RowAttribution("k2", "l2", "bad", "rose", 1, 1, 1, 1, (), None, "r", checks[:1])
