@@ -15,7 +15,7 @@ from functools import cache
 import numpy as np
 
 from poisson_prove.errors import ProveError, ProveExit
-from poisson_prove.stats.distributions import binom_pmf, binom_sf, normal_cdf, normal_isf
+from poisson_prove.stats.numerics import binom_pmf_all, binom_tails, brent_root, normal_cdf, normal_isf
 from poisson_prove.stats.rejection import check_n_alpha, fisher_rejection_cutoffs
 
 # Beyond this many replicates per arm the exact planner becomes quadratic in memory and time:
@@ -65,12 +65,10 @@ class DesignMDE:
 def _exact_power(p0: float, d: np.ndarray, n: int, alpha: float) -> np.ndarray:
     """Exact power for every change in `d` (vectorized over d)."""
     cutoffs = fisher_rejection_cutoffs(n, alpha)
-    x1 = np.arange(n + 1)
-    weights = binom_pmf(x1, n, p0)
+    weights = binom_pmf_all(n, np.array([p0]))[0]
     p1 = np.clip(p0 + np.asarray(d, dtype=float), 0.0, 1.0)
     # P(Bin(n, p1) >= cutoff) for every x1 (a cutoff of n + 1 contributes nothing).
-    tails = binom_sf(cutoffs[None, :] - 1, n, p1[:, None])
-    return tails @ weights
+    return binom_tails(n, p1)[:, cutoffs] @ weights
 
 
 def _normal_power(p0: float, d: np.ndarray, n: int, alpha: float) -> np.ndarray:
@@ -85,7 +83,7 @@ def _normal_power(p0: float, d: np.ndarray, n: int, alpha: float) -> np.ndarray:
         n_plain = np.where(n - 1.0 / np.where(d > 0, d, 1.0) > 0, n_plain, 0.0)
         spread = np.sqrt(p0 * (1 - p0) + p1 * (1 - p1))
         z_beta = (np.sqrt(n_plain) * d - z_alpha * np.sqrt(2 * p_bar * (1 - p_bar))) / spread
-    power = normal_cdf(z_beta)
+    power = np.array([normal_cdf(z) for z in np.ravel(z_beta)]).reshape(np.shape(z_beta))
     return np.where((d > 0) & (spread > 0), power, np.where(d > 0, 1.0, alpha))
 
 
@@ -146,16 +144,12 @@ def _rise_mde(
     lo_d, hi_d = low / GRID, high / GRID
     if not root:
         return high, hi_d
-    # Imported here: scipy.optimize costs a comparison a noticeable start-up, and only the
-    # planner needs the unrounded root.
-    from scipy.optimize import brentq
-
     f_lo = float(_power_vector(p0, np.array([lo_d]), n, alpha)[0]) - target
     f_hi = float(_power_vector(p0, np.array([hi_d]), n, alpha)[0]) - target
     if f_hi <= 0.0 or f_lo >= 0.0:
         found = hi_d
     else:
-        found = brentq(
+        found = brent_root(
             lambda d: float(_power_vector(p0, np.array([d]), n, alpha)[0]) - target,
             lo_d,
             hi_d,

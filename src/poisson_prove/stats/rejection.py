@@ -13,19 +13,13 @@ from functools import lru_cache
 
 import numpy as np
 
+from poisson_prove.stats.numerics import log_comb
+
 # Cells of the (column total x first-arm count) table computed at a time: bounds memory.
 _BLOCK_CELLS = 1 << 20
 # Terms below threshold * e^-45 are left out of a tail sum: even n of them change it by
 # under 1e-16 of the threshold.
 _NEGLIGIBLE_LOG = 45.0
-
-
-def log_comb(n: int) -> np.ndarray:
-    """log C(n, k) for k = 0..n."""
-    from scipy.special import gammaln  # scipy: ~0.7 s, only when a test or the planner runs
-
-    k = np.arange(n + 1, dtype=float)
-    return gammaln(n + 1.0) - gammaln(k + 1.0) - gammaln(n - k + 1.0)
 
 
 @lru_cache(maxsize=64)
