@@ -62,9 +62,11 @@ def any_failure_rows(
     horizon: float,
     q: float,
     pooled: Mapping[str, object] | None = None,
+    rate_method: str | None = None,
 ) -> AnyFailure:
     """The union row of every compared condition (or pooled group, with `pooled`: the keyword
-    arguments of `compare_pooled` besides the sides, tables, counts and events)."""
+    arguments of `compare_pooled` besides the sides, tables, counts and events). `rate_method`:
+    under log-rank, the rate test run beside it (comparison.stats.condition_tests)."""
     sides = union_side(before, failure_codes), union_side(after, failure_codes)
     conditions = len(keys)
     tables = Tables(
@@ -83,7 +85,7 @@ def any_failure_rows(
         counts = case_counts(sides[0], sides[1], conditions, np.array([UNION]), horizon, paired=paired)
     results, tests = condition_tests(
         method, sides[0], sides[1], tables, [0], horizon, q, names=[ANY_FAILURE], adverse=[True],
-        paired=method == "mcnemar", case_d=None if counts is None else counts.d,
+        paired=method == "mcnemar", case_d=None if counts is None else counts.d, rate_method=rate_method,
     )
     if pooled is None or counts is None:
         return AnyFailure({keys[i]: rows[0] for i, rows in results.items()}, tests)

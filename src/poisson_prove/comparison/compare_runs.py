@@ -180,8 +180,10 @@ def compare(
     )
     tables = Tables(conditions=len(keys), universe=len(universe), before=before_rates, after=after_rates)
     adverse = [name not in successes for name in events]
+    # Log-rank tests hazards; the rates get the runs' default test beside it, and either gates
+    rate_method = ("mcnemar" if paired else "fisher") if chosen == "logrank_bh" else None
     sequential, sequential_p = _sequential(
-        chosen, before_info, after_info, sides, keys, len(universe), horizon
+        rate_method or chosen, before_info, after_info, sides, keys, len(universe), horizon
     )
     event_index = [universe.index(name) for name in events]
     counts = None
@@ -192,6 +194,7 @@ def compare(
     results, tests = condition_tests(
         chosen, sides[0], sides[1], tables, event_index, horizon, q, names=list(events), adverse=adverse,
         paired=chosen == "mcnemar", sequential_p=sequential_p, case_d=None if counts is None else counts.d,
+        rate_method=rate_method,
     )
     in_before = tables.before.rows_by_condition > 0
     in_after = tables.after.rows_by_condition > 0
@@ -206,7 +209,7 @@ def compare(
     if event is None and len(failures) >= 2:  # the "any failure" rows, a family of their own
         union = any_failure_rows(
             chosen, sides[0], sides[1], keys=keys, failure_codes=[universe.index(f) + 1 for f in failures],
-            horizon=horizon, q=q,
+            horizon=horizon, q=q, rate_method=rate_method,
             pooled=None if axis is None else {
                 "paired": paired and chosen != "fisher", "labels": labels, "axis": axis,
                 "axis_order": axis_order,
@@ -244,7 +247,7 @@ def compare(
             *one_run_only_warnings(only_after, after_info.name),
         ]
     warnings = [*first, *_coverage_warnings(coverage_rows), *_partial_warnings(run_sides)]
-    if chosen == "mcnemar":
+    if "mcnemar" in (chosen, rate_method):
         unpaired = _unpaired_share(results, tables)
         if unpaired and sequential is not None:
             owner = sequential["run"]
@@ -283,6 +286,7 @@ def compare(
         case_tests=0 if benchmark is None else tests,
         source_differences=source_differences(before_info.manifest, after_info.manifest),
         any_failure_tests=0 if union is None else union.tests,
+        rate_method=rate_method,
     )
 
 
@@ -453,8 +457,10 @@ def _num(value: float) -> str:
 def _unpaired_share(results: dict[int, list[OutcomeResult]], tables: Tables) -> str | None:
     left = 0
     for i, rows in results.items():
-        if rows and rows[0].pairs is not None:
-            left += int(tables.before.n[i]) + int(tables.after.n[i]) - 2 * rows[0].pairs
+        # McNemar's rows, or under log-rank the McNemar beside each row
+        tested = rows[0].rate_test if rows and rows[0].rate_test is not None else rows[0] if rows else None
+        if tested is not None and tested.pairs is not None:
+            left += int(tables.before.n[i]) + int(tables.after.n[i]) - 2 * tested.pairs
     if left <= 0:
         return None
     return (

@@ -26,6 +26,8 @@ POOLED_PHRASES = {
     "sign_flip": "paired sign-flip test over cases",
     "sign_flip_unpaired": "sign-flip test over cases of independent runs",
 }
+# What a comparison not run with --method logrank_bh leaves out of each row of its JSON
+LOGRANK_ROW_FIELDS = ("logrank_verdict", "rate_test")
 # What a comparison without a case axis leaves out of its JSON (its document stays as it was)
 CASE_FIELDS = ("case_axis", "pooled_test", "cases", "case_tests")
 CASE_CONDITION_FIELDS = ("family", "group", "case")
@@ -73,6 +75,22 @@ class Rate:
 
 
 @dataclass(frozen=True)
+class RateTest:
+    """Under `--method logrank_bh`: the rate test the runs get by default (McNemar on the
+    twins when paired at sweep time, Fisher otherwise) on the same row, its own
+    Benjamini-Hochberg family (the very q-values `diff` prints without --method)."""
+
+    method: str  # mcnemar | fisher
+    pairs: int | None  # McNemar: episodes joined on (condition, replicate, seed)
+    b: int | None
+    c: int | None
+    p: float  # McNemar's mid-p, Fisher's two-sided exact p
+    p_exact: float | None  # McNemar's exact (conditional binomial) p
+    q_value: float
+    verdict: str  # rose | fell | no change
+
+
+@dataclass(frozen=True)
 class OutcomeResult:
     """One test: one event in one condition."""
 
@@ -104,6 +122,11 @@ class OutcomeResult:
     cases_down: int | None = None
     effective_pairs: float | None = None
     within_case_correlation: float | None = None
+    # `--method logrank_bh` only: the log-rank test's own verdict (`verdict` is then the
+    # worse of it and the rate test's: a row rose when either test says it rose) and the rate
+    # test beside it (RateTest)
+    logrank_verdict: str | None = None
+    rate_test: RateTest | None = None
 
 
 @dataclass(frozen=True)
@@ -198,8 +221,9 @@ class Comparison:
     only_before: tuple[str, ...]  # labels of conditions present in one run only
     only_after: tuple[str, ...]
     warnings: tuple[str, ...]
-    # McNemar against a run swept with --stop-when-settled: its looks, whose sequential
-    # p-values replaced the fixed design's (comparison.sequential); None otherwise
+    # McNemar (also the one beside log-rank) against a run swept with --stop-when-settled: its
+    # looks, whose sequential p-values replaced the fixed design's (comparison.sequential); None
+    # otherwise
     sequential: dict[str, Any] | None = None
     # Runs whose spec declares a case axis (STATISTICS.md section 7): `conditions` are then the
     # pooled groups (the headline family, `tests` its size) and `cases` every case's rows (the
@@ -212,11 +236,16 @@ class Comparison:
     source_differences: tuple[SourceDifference, ...] | None = None
     # The "any failure" rows' family size (their own Benjamini-Hochberg); 0 without those rows
     any_failure_tests: int = 0
+    # `--method logrank_bh`: the rate test every row also carries (mcnemar | fisher, the runs'
+    # default), which gates too; None for the other methods
+    rate_method: str | None = None
 
     @property
     def method_phrase(self) -> str:
         if self.pooled_test is not None:
             return POOLED_PHRASES[self.pooled_test]
+        if self.rate_method is not None:
+            return f"{METHOD_PHRASES[self.method]} and {METHOD_NAMES[self.rate_method]} on the rates"
         if self.sequential is not None:
             return "group-sequential paired test on shared seeds"
         return METHOD_PHRASES[self.method]
@@ -251,6 +280,13 @@ class Comparison:
         document["any_worse"] = self.any_worse
         if self.source_differences is None:
             del document["source_differences"]
+        if self.rate_method is None:  # not log-rank: the document is as it always was
+            del document["rate_method"]
+            for condition in (*document["conditions"], *document["cases"]):
+                union = condition.get("any_failure")
+                for row in [*condition["outcomes"], *([union] if union else [])]:
+                    for name in LOGRANK_ROW_FIELDS:
+                        del row[name]
         for case in document["cases"]:  # per-case detail rows carry no union row
             del case["any_failure"]
         if not self.any_failure_tests:  # one failure outcome, or --event: as it always was

@@ -16,7 +16,7 @@ from typing import Any, cast
 import numpy as np
 
 from poisson_prove.comparison.frame import Side, pair_rows
-from poisson_prove.comparison.result import ErrorCount, OutcomeResult, Rate
+from poisson_prove.comparison.result import ErrorCount, OutcomeResult, Rate, RateTest
 from poisson_prove.stats import incidence, power
 from poisson_prove.stats import tests as stats_tests
 
@@ -193,6 +193,64 @@ def _pick(values: np.ndarray, rows: np.ndarray | None) -> np.ndarray:
     return values if rows is None else values[rows]
 
 
+@dataclass(frozen=True)
+class _RateP:
+    """A rate test's numbers over the tested (condition, event)s, and McNemar's counts."""
+
+    p: np.ndarray
+    p_exact: np.ndarray
+    direction: np.ndarray
+    pairs: np.ndarray | None = None  # McNemar: (C,) pairs, (C, K) b and c
+    b: np.ndarray | None = None
+    c: np.ndarray | None = None
+
+
+def _rate_p(
+    method: str, before: Side, after: Side, tables: Tables, cs: np.ndarray, es: np.ndarray, horizon: float,
+    sequential_p: Mapping[tuple[int, int], float] | None,
+) -> _RateP:
+    """McNemar (mid-p and exact p) or Fisher on each tested (condition `cs`, event `es`)."""
+    p_exact = np.full(cs.size, np.nan)
+    if method == "mcnemar":
+        pairs, b, c = mcnemar_counts(before, after, tables.conditions, tables.universe, horizon)
+        bb, cc = b[cs, es], c[cs, es]
+        p, p_exact = stats_tests.mcnemar_many(bb.astype(np.int64), cc.astype(np.int64))
+        p = np.array(p, dtype=float)
+        if sequential_p:  # a --stop-when-settled run: the p of the looks it took
+            for i, key in enumerate(zip(cs.tolist(), es.tolist(), strict=True)):
+                if key in sequential_p:
+                    p[i] = sequential_p[key]
+        return _RateP(p, np.asarray(p_exact, dtype=float), np.sign(cc - bb).astype(float), pairs, b, c)
+    # Episodes censored before the horizon have no known fate by it: not in n here.
+    kb, nb = tables.before.k[cs, es].astype(float), tables.before.known[cs].astype(float)
+    ka, na = tables.after.k[cs, es].astype(float), tables.after.known[cs].astype(float)
+    with np.errstate(invalid="ignore", divide="ignore"):  # every episode censored: no direction
+        direction = np.nan_to_num(np.sign(ka / na - kb / nb))
+    return _RateP(_fisher_each(kb, nb, ka, na), p_exact, direction)
+
+
+def _verdicts(p: np.ndarray, direction: np.ndarray, q: float) -> tuple[np.ndarray, np.ndarray]:
+    """(Benjamini-Hochberg q-values over `p`, each test's rose | fell | no change)."""
+    q_values = np.asarray(stats_tests.benjamini_hochberg(p), dtype=float) if p.size else np.empty(0)
+    flagged = q_values <= q
+    verdicts = np.where(
+        flagged & (direction > 0), "rose", np.where(flagged & (direction < 0), "fell", "no change")
+    )
+    return q_values, verdicts
+
+
+def either_verdict(hazard: str, rate: str, adverse: bool) -> str:
+    """A log-rank row's verdict from its two tests: the move for the worse when either test
+    found it (a rise of a failure, a fall of a success), else the move for the better when
+    either found it, else "no change"."""
+    bad, good = ("rose", "fell") if adverse else ("fell", "rose")
+    if bad in (hazard, rate):
+        return bad
+    if good in (hazard, rate):
+        return good
+    return "no change"
+
+
 def condition_tests(
     method: str,
     before: Side,
@@ -207,64 +265,65 @@ def condition_tests(
     paired: bool,
     sequential_p: Mapping[tuple[int, int], float] | None = None,
     case_d: np.ndarray | None = None,
+    rate_method: str | None = None,
 ) -> tuple[dict[int, list[OutcomeResult]], int]:
     """Every (condition, event) test, BH-adjusted together; per condition its rows.
 
     `case_d` (runs with a case axis, comparison.pooled): each (condition, event)'s d_k, and
-    the rows are then the per-case family's.
+    the rows are then the per-case family's. `rate_method` (with `logrank_bh` only: the runs'
+    default rate test, mcnemar or fisher) is run on the same rows as a family of its own, and
+    each row's verdict is the worse of the two tests' (`either_verdict`); `sequential_p` then
+    applies to that McNemar.
     """
     C = tables.conditions
     both = (tables.before.n > 0) & (tables.after.n > 0)
     present = (tables.before.rows_by_condition > 0) & (tables.after.rows_by_condition > 0)
     tested = [(c, j) for c in range(C) if both[c] for j in range(len(event_index))]
     m = len(tested)
-    p = np.full(m, np.nan)
-    p_exact = np.full(m, np.nan)
+    cs = np.array([c for c, _ in tested], dtype=np.int64)
+    es = np.array([event_index[j] for _, j in tested], dtype=np.int64)
     statistic = np.full(m, np.nan)
-    direction = np.zeros(m)
-    b = c_ = pairs = None
-    if m:
-        cs = np.array([c for c, _ in tested])
-        es = np.array([event_index[j] for _, j in tested])
-        if method == "mcnemar":
-            pairs, b, c_ = mcnemar_counts(before, after, C, tables.universe, horizon)
-            bb, cc = b[cs, es].astype(float), c_[cs, es].astype(float)
-            p[:], p_exact[:] = stats_tests.mcnemar_many(bb.astype(np.int64), cc.astype(np.int64))
-            direction = np.sign(cc - bb)
-            if sequential_p:  # a --stop-when-settled run: the p of the looks it took
-                for i, key in enumerate(zip(cs.tolist(), es.tolist(), strict=True)):
-                    if key in sequential_p:
-                        p[i] = sequential_p[key]
-        elif method == "fisher":
-            # Episodes censored before the horizon have no known fate by it: not in n here.
-            kb, nb = tables.before.k[cs, es].astype(float), tables.before.known[cs].astype(float)
-            ka, na = tables.after.k[cs, es].astype(float), tables.after.known[cs].astype(float)
-            p[:] = _fisher_each(kb, nb, ka, na)
-            with np.errstate(invalid="ignore", divide="ignore"):  # every episode censored: no direction
-                direction = np.nan_to_num(np.sign(ka / na - kb / nb))
-        else:
-            for i, (condition, e) in enumerate(zip(cs, es, strict=True)):
-                rows_b = (before.condition == condition) & (before.cause > 0)
-                rows_a = (after.condition == condition) & (after.cause > 0)
-                time = np.concatenate([before.t[rows_b], after.t[rows_a]])
-                cause = np.concatenate([before.cause[rows_b] * ~before.early[rows_b],
-                                        after.cause[rows_a] * ~after.early[rows_a]])
-                event = cause == e + 1  # censored before the horizon: no event, at risk until t
-                group = np.concatenate([np.zeros(rows_b.sum(), int), np.ones(rows_a.sum(), int)])
-                fit = stats_tests.logrank(time, event, group, horizon)
-                statistic[i], p[i] = fit.statistic, fit.p
-            direction = np.sign(tables.after.share[cs, es] - tables.before.share[cs, es])
-    q_values = np.asarray(stats_tests.benjamini_hochberg(p), dtype=float) if m else np.empty(0)
-    flagged = q_values <= q
-    verdicts = np.where(
-        flagged & (direction > 0), "rose", np.where(flagged & (direction < 0), "fell", "no change")
-    )
+    rate: _RateP | None = None  # McNemar or Fisher: the method's own, or log-rank's companion
+    if method in ("mcnemar", "fisher"):
+        rate = _rate_p(method, before, after, tables, cs, es, horizon, sequential_p if m else None)
+        p, p_exact, direction = rate.p, rate.p_exact, rate.direction
+    else:
+        p, p_exact = np.full(m, np.nan), np.full(m, np.nan)
+        for i, (condition, e) in enumerate(zip(cs, es, strict=True)):
+            rows_b = (before.condition == condition) & (before.cause > 0)
+            rows_a = (after.condition == condition) & (after.cause > 0)
+            time = np.concatenate([before.t[rows_b], after.t[rows_a]])
+            cause = np.concatenate([before.cause[rows_b] * ~before.early[rows_b],
+                                    after.cause[rows_a] * ~after.early[rows_a]])
+            event = cause == e + 1  # censored before the horizon: no event, at risk until t
+            group = np.concatenate([np.zeros(rows_b.sum(), int), np.ones(rows_a.sum(), int)])
+            fit = stats_tests.logrank(time, event, group, horizon)
+            statistic[i], p[i] = fit.statistic, fit.p
+        direction = np.sign(tables.after.share[cs, es] - tables.before.share[cs, es]) if m else np.zeros(0)
+        if rate_method is not None:
+            rate = _rate_p(rate_method, before, after, tables, cs, es, horizon, sequential_p if m else None)
+    q_values, verdicts = _verdicts(p, direction, q)
+    own = verdicts  # the method's own verdicts (log-rank's, beside its companion's)
+    companion = rate is not None and method == "logrank_bh"
+    if companion:
+        assert rate is not None  # the companion's numbers, computed above
+        rate_q, rate_verdicts = _verdicts(rate.p, rate.direction, q)
+        verdicts = np.array(
+            [either_verdict(str(h), str(r), adverse[j])
+             for h, r, (_, j) in zip(own, rate_verdicts, tested, strict=True)],
+            dtype=object,
+        )
     # Only a "no change" shows the smallest change it could have seen: only those are computed.
+    # Under log-rank it is the rate test's (the section 1 MDE is a rate test's), at its pairs.
     unchanged = [key for key, verdict in zip(tested, verdicts, strict=True) if verdict == "no change"]
+    pairs = None if rate is None else rate.pairs
     mde = _mde_lookup(tables, unchanged, event_index, q / m if m else q, pairs)
 
     results: dict[int, list[OutcomeResult]] = {}
     position = {key: i for i, key in enumerate(tested)}
+    # McNemar's own rows carry its counts; a log-rank row's are in its rate_test
+    b = rate.b if rate is not None and not companion else None
+    c_ = rate.c if rate is not None and not companion else None
     for condition in range(C):
         if not present[condition]:
             continue
@@ -273,12 +332,32 @@ def condition_tests(
             at = position.get((condition, j))
             verdict = "not tested" if at is None else str(verdicts[at])
             rise, fall = mde.get((condition, j), (None, None)) if verdict == "no change" else (None, None)
+            beside: dict[str, Any] = {}
+            if companion and at is not None:
+                assert rate is not None  # the companion's numbers, computed above
+                beside = {
+                    "logrank_verdict": str(own[at]),
+                    "rate_test": RateTest(
+                        method=str(rate_method),
+                        pairs=None if rate.pairs is None else int(rate.pairs[condition]),
+                        b=None if rate.b is None else int(rate.b[condition, e]),
+                        c=None if rate.c is None else int(rate.c[condition, e]),
+                        p=float(rate.p[at]),
+                        p_exact=float(rate.p_exact[at]) if np.isfinite(rate.p_exact[at]) else None,
+                        q_value=float(rate_q[at]),
+                        verdict=str(rate_verdicts[at]),
+                    ),
+                }
+            elif companion:
+                beside = {"logrank_verdict": "not tested"}
+            if case_d is not None:
+                beside.update(family="case", d=int(case_d[condition, j]))
             rows.append(
                 OutcomeResult(
                     outcome=names[j],
                     before=_rate(tables.before, condition, e),
                     after=_rate(tables.after, condition, e),
-                    pairs=None if pairs is None else int(pairs[condition]),
+                    pairs=None if companion or pairs is None else int(pairs[condition]),
                     b=None if b is None else int(b[condition, e]),
                     c=None if c_ is None else int(c_[condition, e]),
                     statistic=None if at is None or not np.isfinite(statistic[at]) else float(statistic[at]),
@@ -289,7 +368,7 @@ def condition_tests(
                     mde_rise=rise,
                     mde_fall=fall,
                     note=None,
-                    **({} if case_d is None else {"family": "case", "d": int(case_d[condition, j])}),  # type: ignore[arg-type]  # family: str, d: int
+                    **beside,
                 )
             )
         if method == "logrank_bh":

@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from poisson_prove.comparison.gate import GateResult
-from poisson_prove.comparison.result import Comparison
+from poisson_prove.comparison.result import METHOD_NAMES, Comparison, OutcomeResult
 from poisson_prove.render.text import condition_table, headline_line, method_line, rate_text, source_line
 from prove_common.step_summary import annotation, md_cell, md_table
 
@@ -73,6 +73,15 @@ def _in_checkout(spec: object, workspace: Path) -> str | None:
         return None
 
 
+def _flag_q(row: OutcomeResult) -> str:
+    """` (q 4.5e-13)`: the q-value that flagged the row; under log-rank, when only the rate
+    test beside it rose, that test's (` (McNemar q 2e-10)`)."""
+    rate = row.rate_test
+    if rate is not None and rate.verdict == row.verdict and row.logrank_verdict != row.verdict:
+        return f" ({METHOD_NAMES[rate.method]} q {rate.q_value:.2g})"
+    return f" (q {row.q_value:.2g})" if row.q_value is not None else ""
+
+
 def worse_annotations(
     comparison: Comparison, *, spec: object = None, workspace: Path | None = None
 ) -> list[str]:
@@ -84,8 +93,7 @@ def worse_annotations(
             continue
         rose = [row for row in condition.outcomes if row.outcome in condition.rose]
         parts = [
-            f"{row.outcome} rose from {rate_text(row.before)} to {rate_text(row.after)}"
-            + (f" (q {row.q_value:.2g})" if row.q_value is not None else "")
+            f"{row.outcome} rose from {rate_text(row.before)} to {rate_text(row.after)}{_flag_q(row)}"
             for row in rose
         ]
         if condition.verdict == "trade":

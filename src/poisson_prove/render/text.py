@@ -67,11 +67,32 @@ def rate_text(rate: Rate, *, terminal: bool = False) -> str:
 
 
 def result_text(row: OutcomeResult, *, terminal: bool = False) -> str:
-    """The verdict; a "no change" says the smallest rise and fall it could have shown."""
+    """The verdict; a "no change" says the smallest rise and fall it could have shown. Under
+    log-rank a move only one of its two tests found says which (`rose (McNemar)`)."""
     if row.verdict != "no change":
-        return row.verdict
+        return row.verdict + _which_test(row)
     joiner = "\n" if terminal else ", could have shown "
     return f"no change{joiner}{_mde(row.mde_rise, '+')} / {_mde(row.mde_fall, '-')}"
+
+
+def _which_test(row: OutcomeResult) -> str:
+    """` (McNemar)`, ` (log-rank; McNemar: fell)`: which of a log-rank row's two tests made
+    its verdict, when not both; nothing for the other methods."""
+    rate = row.rate_test
+    if rate is None or row.logrank_verdict is None:
+        return ""
+    name = METHOD_NAMES[rate.method]
+    hazard = row.logrank_verdict
+    if hazard == rate.verdict:
+        return ""
+    if rate.verdict == row.verdict:
+        return f" ({name})" if hazard == "no change" else f" ({name}; log-rank: {hazard})"
+    return " (log-rank)" if rate.verdict == "no change" else f" (log-rank; {name}: {rate.verdict})"
+
+
+def rate_q(row: OutcomeResult) -> str:
+    """A log-rank row's rate-test q-value as printed (`-` where it has none)."""
+    return "-" if row.rate_test is None else _p(row.rate_test.q_value)
 
 
 def _plural(count: int, word: str) -> str:
@@ -94,8 +115,10 @@ def headline_line(comparison: Comparison) -> str:
 
 def method_line(comparison: Comparison) -> str:
     name = METHOD_NAMES[comparison.method]
+    rate = comparison.rate_method
     if comparison.case_axis is not None:
-        name = f"cases from the {comparison.case_axis} axis; {name} per case"
+        beside = "" if rate is None else f" and {METHOD_NAMES[rate]} on the rates"
+        name = f"cases from the {comparison.case_axis} axis; {name}{beside} per case"
     if not comparison.method_is_default:
         reason = "chosen with --method"
     elif comparison.paired:
@@ -105,8 +128,19 @@ def method_line(comparison: Comparison) -> str:
     if comparison.sequential is not None:
         looks = max((len(v) for v in comparison.sequential["looks"].values()), default=0)  # most of any
         run = comparison.sequential["run"]
-        name += f', sequential p-values from the {looks} looks run "{run}" recorded with --stop-when-settled'
-    return f"method {comparison.method_phrase} ({name}), {reason}"
+        whose = "" if rate is None else f"{METHOD_NAMES[rate]}'s "
+        name += (
+            f', {whose}sequential p-values from the {looks} looks run "{run}" recorded with '
+            "--stop-when-settled"
+        )
+    line = f"method {comparison.method_phrase} ({name}), {reason}"
+    if rate is not None and comparison.case_axis is None:
+        runs = "runs paired at sweep time" if comparison.paired else "runs not paired at sweep time"
+        line += (
+            f"; {METHOD_NAMES[rate]}, the default for {runs}, gates too: a row rose or fell when "
+            "either test says so"
+        )
+    return line
 
 
 def trade_line(condition: ConditionResult) -> str:
@@ -162,11 +196,14 @@ def _results_table(
     whose d_k is not 0)."""
     paired = comparison.pooled_test == "sign_flip" if pooled else comparison.method == "mcnemar"
     logrank = comparison.method == "logrank_bh" and not pooled
+    beside = logrank and comparison.rate_method is not None  # the rate test's q beside log-rank's
     headers = ["group" if pooled else "condition", "verdict", "outcome", "before", "after"]
     headers += ["b", "c"] if paired else []
     headers += ["cases +/-"] if pooled else []
     headers += ["chi2"] if logrank else []
-    headers += ["p", "q", "result"]
+    headers += ["p", "q"]
+    headers += [rate_q_header(comparison)] if beside else []
+    headers += ["result"]
     rows: list[tuple[str, ...]] = []
     styles: list[tuple[str | None, ...]] = []
     for condition in conditions:
@@ -182,7 +219,9 @@ def _results_table(
                 cells += ["-" if row.cases_up is None else f"{row.cases_up}/{row.cases_down}"]
             if logrank:
                 cells += ["-" if row.statistic is None else f"{row.statistic:.2f}"]
-            cells += [_p(row.p), _p(row.q_value), result_text(row)]
+            cells += [_p(row.p), _p(row.q_value)]
+            cells += [rate_q(row)] if beside else []
+            cells += [result_text(row)]
             rows.append(tuple(cells))
             style: list[str | None] = [None] * len(cells)
             style[1] = VERDICT_STYLES.get(condition.verdict) if first else None
@@ -195,6 +234,35 @@ def _results_table(
 def _rates_title(comparison: Comparison) -> str:
     unit = f" {comparison.t_unit}" if comparison.t_unit else ""
     return f"rates by {_number(comparison.horizon)}{unit}, 95% Wilson intervals (* censored before it)"
+
+
+def rate_q_header(comparison: Comparison) -> str:
+    """`McNemar q` (or `Fisher q`): the column of the rate test beside log-rank."""
+    return f"{METHOD_NAMES[comparison.rate_method or 'mcnemar']} q"
+
+
+def p_legend(comparison: Comparison) -> str:
+    """Which p the table prints, where it is a mid-p: `p: McNemar mid-p (...); `, else nothing."""
+    if comparison.pooled_test is not None:
+        test = "sign-flip"
+    elif comparison.method == "mcnemar":
+        test = "McNemar"
+    else:
+        return ""
+    return f"p: {test} mid-p (the exact p is p_exact in --json); "
+
+
+def _tests_legend(comparison: Comparison) -> str:
+    """The per-condition table's legend of its p and q columns."""
+    family = f"Benjamini-Hochberg over {comparison.tests} tests"
+    if comparison.rate_method is None:
+        return f"{p_legend(comparison)}q: {family}"
+    rate = METHOD_NAMES[comparison.rate_method]
+    p = "mid-p and exact p" if comparison.rate_method == "mcnemar" else "p"
+    return (
+        f"chi2, p: the log-rank test; q: {family}; {rate} q: {rate} on the rates, "
+        f"Benjamini-Hochberg over its own {comparison.tests} tests (its {p} in --json)"
+    )
 
 
 def any_failure_title(comparison: Comparison) -> str:
@@ -212,10 +280,7 @@ def condition_table(comparison: Comparison) -> Table:
     """The per-condition table; for runs with a case axis, the pooled one (the headline family)."""
     if comparison.case_axis is not None:
         return pooled_table(comparison)
-    title = (
-        f"{_rates_title(comparison)}; q: Benjamini-Hochberg over {comparison.tests} tests"
-        f"{any_failure_title(comparison)}"
-    )
+    title = f"{_rates_title(comparison)}; {_tests_legend(comparison)}{any_failure_title(comparison)}"
     return _results_table(comparison, comparison.conditions, title, pooled=False)
 
 
@@ -224,7 +289,7 @@ def pooled_table(comparison: Comparison) -> Table:
     title = (
         f"benchmark, pooled over the {comparison.case_axis} cases: rates by {_number(comparison.horizon)}"
         f"{unit}, 95% Wilson intervals on the case-jackknife effective n (* censored before it); "
-        f"cases +/-: cases with more events after / fewer; q: Benjamini-Hochberg over "
+        f"cases +/-: cases with more events after / fewer; {p_legend(comparison)}q: Benjamini-Hochberg over "
         f"{_plural(comparison.tests, 'pooled test')}{any_failure_title(comparison)}"
     )
     return _results_table(comparison, comparison.conditions, title, pooled=True)
@@ -345,7 +410,10 @@ def _terminal_condition_table(comparison: Comparison) -> Any:
     from rich.text import Text  # rich: ~40 ms, only on a terminal
 
     paired = comparison.method == "mcnemar"
-    headers = ["condition", "outcome", "before", "after", *(["b", "c"] if paired else []), "p", "q", "result"]
+    beside = comparison.rate_method is not None
+    headers = ["condition", "outcome", "before", "after", *(["b", "c"] if paired else []), "p", "q"]
+    headers += [rate_q_header(comparison)] if beside else []
+    headers += ["result"]
     rows: list[tuple[str, ...]] = []
     styles: list[tuple[str | None, ...]] = []
     bars: list[Any] = []
@@ -359,7 +427,9 @@ def _terminal_condition_table(comparison: Comparison) -> Any:
             cells = [label, row.outcome, before, after]
             if paired:
                 cells += [str(row.b), str(row.c)]
-            cells += [_p(row.p), _p(row.q_value), result_text(row, terminal=True)]
+            cells += [_p(row.p), _p(row.q_value)]
+            cells += [rate_q(row)] if beside else []
+            cells += [result_text(row, terminal=True)]
             rows.append(tuple(cells))
             styles.append((verdict_style if i == 0 else None, *[None] * (len(cells) - 2), style))
             bars.append(
@@ -411,6 +481,8 @@ def _print_condition_blocks(comparison: Comparison, console: Any) -> None:
             if paired:
                 line.append(f"  b {row.b} c {row.c}")
             line.append(f"  p {_p(row.p)} q {_p(row.q_value)}  ")
+            if row.rate_test is not None:
+                line.append(f"{rate_q_header(comparison)} {rate_q(row)}  ")
             line.append(result_text(row), style=style)
             console.print(line)
     console.print()

@@ -234,5 +234,9 @@ def test_logrank_rows_say_when_a_competing_outcome_moved(tmp_path: Path) -> None
     assert sum("also moved here" in w for w in comparison.warnings) == 2
     from poisson_prove.render.text import method_line, plain_report
 
-    assert method_line(comparison) == "method cause-specific log-rank test (logrank_bh), chosen with --method"
+    assert method_line(comparison) == (
+        "method cause-specific log-rank test and McNemar on the rates (logrank_bh), chosen with --method; "
+        "McNemar, the default for runs paired at sweep time, gates too: a row rose or fell when either "
+        "test says so"
+    )
     assert " chi2 " in plain_report(comparison)

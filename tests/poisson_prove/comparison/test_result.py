@@ -15,6 +15,7 @@ from poisson_prove.comparison.result import (
     CASE_CONDITION_FIELDS,
     CASE_FIELDS,
     CASE_ROW_FIELDS,
+    LOGRANK_ROW_FIELDS,
     METHOD_NAMES,
     METHOD_PHRASES,
     Comparison,
@@ -59,6 +60,12 @@ def test_method_phrase_follows_the_method_and_the_sequential_block(comparison: C
     assert fisher.method_phrase == "Fisher exact test on independent runs"
     sequential = dataclasses.replace(comparison, sequential={"run": "b", "looks": {}})
     assert sequential.method_phrase == "group-sequential paired test on shared seeds"
+    # log-rank names the rate test run beside it (the runs' default), even on a sequential run
+    logrank = dataclasses.replace(sequential, method="logrank_bh", rate_method="mcnemar")
+    assert logrank.method_phrase == "cause-specific log-rank test and McNemar on the rates"
+    assert dataclasses.replace(logrank, rate_method="fisher").method_phrase == (
+        "cause-specific log-rank test and Fisher on the rates"
+    )
 
 
 @pytest.mark.parametrize(
@@ -97,12 +104,14 @@ def test_to_dict_is_every_field_plus_the_derived_ones_as_plain_json(comparison: 
     document = comparison.to_dict()
     # without a case axis (and without imported sources) the benchmark fields are left out:
     # the document is the one it always was
-    left_out = {*CASE_FIELDS, "source_differences"}
+    # (nor, without --method logrank_bh, the rate test beside log-rank)
+    left_out = {*CASE_FIELDS, "source_differences", "rate_method"}
     fields = [f.name for f in dataclasses.fields(Comparison) if f.name not in left_out]
     assert list(document) == [*fields, "method_phrase", "any_worse"]
     condition = document["conditions"][0]
     assert not set(CASE_CONDITION_FIELDS) & set(condition)
-    assert not set(CASE_ROW_FIELDS) & set(condition["outcomes"][0])
+    assert not {*CASE_ROW_FIELDS, *LOGRANK_ROW_FIELDS} & set(condition["outcomes"][0])
+    assert not set(LOGRANK_ROW_FIELDS) & set(condition["any_failure"] or {})
     assert (document["method_phrase"], document["any_worse"]) == ("paired test on shared seeds", True)
     assert json.loads(json.dumps(document, allow_nan=False)) == json.loads(json.dumps(document))
     assert document["before"]["without_outcome"] == 3 and document["after"]["without_outcome"] == 0

@@ -101,7 +101,8 @@ def test_the_plain_report_in_its_line_order(comparison: Comparison) -> None:
     lines = text.splitlines()
     assert lines[:5] == SUMMARY and lines[5] == ""
     assert lines[6] == (
-        "rates by 20 steps, 95% Wilson intervals (* censored before it); q: Benjamini-Hochberg over 4 tests; "
+        "rates by 20 steps, 95% Wilson intervals (* censored before it); p: McNemar mid-p (the exact p is "
+        "p_exact in --json); q: Benjamini-Hochberg over 4 tests; "
         "any failure: the union of the failure outcomes, Benjamini-Hochberg over its own 2 tests"
     )
     assert lines[7].split() == [
