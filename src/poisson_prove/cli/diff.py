@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 
 from poisson_prove.cli.dashboard import refresh_after
 from poisson_prove.errors import ProveExit
+from poisson_prove.render.attribution import where_lines, where_text
 from poisson_prove.render.json import comparison_document, dumps
 from poisson_prove.render.text import CASE_CHOICES, CASES_SHOWN, plain_report, print_rich
 from poisson_prove.store import compared
@@ -78,17 +79,26 @@ def run_comparison(args: argparse.Namespace, command: str, report: Reporter | No
     if gated is not None:
         code = gated.exit_code
     notes = compared.resumed_notes((comparison.before, comparison.after))
+    # which agent moved each row (docs/comparing.md): reads spans only of runs that have agents
+    from poisson_prove.comparison.twins import attribute  # numpy, pyarrow: only when comparing
+
+    attribution = attribute(comparison, store=store)
     if args.json:
         document = comparison_document(comparison, notes=notes, command=command, exit_code=code)
+        document["attribution"] = attribution.to_dict()
         if gated is not None:
             document["gate"] = gated.to_dict()
         sys.stdout.write(dumps(document))
     elif is_pretty(args):
         from rich.console import Console  # rich: ~40 ms, only on a terminal
 
-        print_rich(comparison, notes, Console(highlight=False), cases=args.cases)
+        console = Console(highlight=False)
+        print_rich(comparison, notes, console, cases=args.cases)
+        for line in where_lines(attribution, comparison.q):
+            console.print(line, markup=False)
     else:
-        sys.stdout.write(plain_report(comparison, notes, cases=args.cases))
+        report_text = plain_report(comparison, notes, cases=args.cases)
+        sys.stdout.write(report_text + where_text(attribution, comparison.q))
     if gated is not None and not args.json:
         _print_gate(gated)
     sys.stdout.flush()

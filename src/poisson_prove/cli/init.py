@@ -12,6 +12,14 @@ from poisson_prove.errors import ProveError, ProveExit
 HELP = "write a sweep spec (prove.toml) for the example agent"
 #: The benchmark example's cases, written beside its spec (the spec reads them from there).
 BENCHMARK_CASES = "questions.jsonl"
+#: `init --example NAME`: the shipped spec and what the done line says it is.
+EXAMPLES = {
+    "agent": ("prove.toml", "the example agent's sweep spec (9 cells x 194 replicates)"),
+    "pipeline": (
+        "pipeline.toml",
+        "the pipeline example's sweep spec (classify -> draft -> qa_check; 3 cells x 300 replicates)",
+    ),
+}
 
 
 def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentParser) -> None:
@@ -32,7 +40,14 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         help="where to write the spec; a folder gets PATH/prove.toml (default: ./prove.toml)",
     )
     which = p.add_mutually_exclusive_group()
-    which.add_argument("--example", action="store_true", help="write the example agent's spec")
+    which.add_argument(
+        "--example",
+        nargs="?",
+        const="agent",
+        metavar="NAME",
+        help="write an example's spec: agent (the default) or pipeline (three proveai @monitor "
+        "agents, classify -> draft -> qa_check, and a patched twin whose draft prompt changed)",
+    )
     which.add_argument(
         "--benchmark",
         action="store_true",
@@ -46,9 +61,9 @@ def _shipped(name: str) -> str:
     return resources.files("poisson_prove.examples").joinpath(name).read_text(encoding="utf-8")
 
 
-def example_spec() -> str:
-    """The example's prove.toml, as shipped in the package."""
-    return _shipped("prove.toml")
+def example_spec(name: str = "agent") -> str:
+    """An example's prove.toml, as shipped in the package (EXAMPLES names them)."""
+    return _shipped(EXAMPLES[name][0])
 
 
 def benchmark_files() -> dict[str, str]:
@@ -57,17 +72,27 @@ def benchmark_files() -> dict[str, str]:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.example is not None and args.example not in EXAMPLES:
+        if args.path != "prove.toml":
+            raise ProveError(
+                f'unknown example "{args.example}"; the examples are {", ".join(EXAMPLES)}',
+                suggestions=[f"poisson-prove init --example pipeline {args.path}"],
+                exit_code=ProveExit.USAGE,
+            )
+        # `init --example FOLDER` (before examples had names): the value is the path
+        args.path, args.example = args.example, "agent"
     if not (args.example or args.benchmark):
         raise ProveError(
             "init writes the example's spec only: add --example",
             suggestions=["poisson-prove init --example", "poisson-prove init --benchmark"],
             exit_code=ProveExit.USAGE,
         )
-    flag = "--benchmark" if args.benchmark else "--example"
+    named = "" if args.example in (None, "agent") else f" {args.example}"
+    flag = "--benchmark" if args.benchmark else f"--example{named}"
     target = Path(args.path)
     if target.is_dir():
         target = target / "prove.toml"
-    files = {target: example_spec()}
+    files = {target: example_spec(args.example or "agent")}
     if args.benchmark:
         shipped = benchmark_files()
         files = {target: shipped["spec"], target.parent / BENCHMARK_CASES: shipped[BENCHMARK_CASES]}
@@ -92,6 +117,6 @@ def run(args: argparse.Namespace) -> int:
             "(120 cases x 3 replicates)"
         )
     else:
-        print(f"wrote {target}: the example agent's sweep spec (9 cells x 194 replicates)")
+        print(f"wrote {target}: {EXAMPLES[args.example][1]}")
     print("next: poisson-prove sweep" + ("" if target == Path("prove.toml") else f" {target}"))
     return 0
