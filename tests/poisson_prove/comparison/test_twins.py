@@ -1,0 +1,48 @@
+"""Reading the twins for the attribution: an even sample beyond the cap (the same every time),
+and a run without agent spans told apart without a JSON parse. The end-to-end reading (a swept
+pipeline, every row attributed) is tests/poisson_prove/examples/test_mock_pipeline.py."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from poisson_prove.comparison.attribution import AgentCall
+from poisson_prove.comparison.twins import _decoded, _even, has_agent_spans, read_spans, side_by_side
+
+
+def test_an_even_sample_beyond_the_cap() -> None:
+    rows = np.arange(10, 30)
+    assert _even(rows, 50) is rows
+    sample = _even(rows, 5)
+    assert sample.tolist() == [10, 15, 20, 24, 29] and _even(rows, 5).tolist() == sample.tolist()
+
+
+def test_damaged_spans_read_as_no_agent_calls() -> None:
+    assert _decoded("not json") == [] and _decoded(None) == [] and _decoded('{"a": 1}') == []
+    assert _decoded([{"name": "x"}]) == [{"name": "x"}]
+
+
+def test_calls_only_one_twin_made_are_lines_of_their_own() -> None:
+    before = (AgentCall("a", 0, "1", "ok"),)
+    after = (AgentCall("a", 0, "1", "ok"), AgentCall("b", 0, "2", "ok"))
+    lines = side_by_side(before, after, "b")
+    assert [(x.agent, x.same, x.first, x.before is None) for x in lines] == [
+        ("a", True, False, False), ("b", False, True, True),
+    ]
+
+
+def test_agent_spans_are_told_by_a_text_search_and_rows_read_by_position(tmp_path: Path) -> None:
+    monitor = '[{"name":"draft","source":"monitor","attributes":{}}]'
+    files = []
+    for n, spans in enumerate(([None, '[{"name":"s","source":"step"}]'], [None, monitor, None])):
+        files.append(tmp_path / f"batch-{n}.parquet")
+        pq.write_table(pa.table({"spans": pa.array(spans, pa.string())}), files[-1])
+    without = SimpleNamespace(batch_files=lambda: files[:1])
+    with_agents = SimpleNamespace(batch_files=lambda: files)
+    assert not has_agent_spans(without) and has_agent_spans(with_agents)  # type: ignore[arg-type]
+    assert read_spans(with_agents, [3, 0]) == {0: None, 3: monitor}  # type: ignore[arg-type]
