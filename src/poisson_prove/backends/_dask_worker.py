@@ -15,9 +15,11 @@ for the sweep, and the episode's task is told that path.
 
 from __future__ import annotations
 
+import importlib
 import io
 import os
 import shutil
+import sys
 import zipfile
 from collections.abc import Collection, Mapping
 from dataclasses import replace
@@ -63,21 +65,46 @@ def spec_folder_zip(folder: Path, exclude: Collection[Path] = ()) -> tuple[bytes
     return buffer.getvalue(), count
 
 
+def forget_imports_from(folders: Collection[Path]) -> None:
+    """Drop from this process the modules imported from `folders` and those folders' sys.path
+    entries: a worker outlives the sweep, and a module kept from an earlier sweep's copy would
+    answer the next sweep's import of the same name, with the old code, from a deleted folder."""
+    roots = [str(folder) for folder in folders]
+
+    def inside(path: str) -> bool:
+        return any(path == root or path.startswith(root + os.sep) for root in roots)
+
+    for name, module in list(sys.modules.items()):
+        file = getattr(module, "__file__", None)
+        if isinstance(file, str) and inside(os.path.abspath(file)):
+            del sys.modules[name]
+    sys.path[:] = [entry for entry in sys.path if not inside(entry)]
+    importlib.invalidate_caches()
+
+
 class SpecFolder(WorkerPlugin):
-    """Unpacks the spec's folder into the worker's local directory as `folder`; removes it at
-    teardown."""
+    """Unpacks the spec's folder into the worker's local directory as `folder`; removes it,
+    and what was imported from it, at teardown."""
+
+    #: How a sweep's folder is named (dask.py): `prove-<run id>-spec`.
+    PATTERN = "prove-*-spec"
 
     def __init__(self, folder: str, data: bytes) -> None:
         self.folder = folder
         self.data = data
 
     def setup(self, worker: Any) -> None:
-        target = Path(worker.local_directory) / self.folder
+        local = Path(worker.local_directory)
+        # a sweep that ended without its teardown (killed) left its copy's modules behind
+        forget_imports_from([path for path in local.glob(self.PATTERN) if path.name != self.folder])
+        target = local / self.folder
         with zipfile.ZipFile(io.BytesIO(self.data)) as archive:
             archive.extractall(target)
 
     def teardown(self, worker: Any) -> None:
-        shutil.rmtree(Path(worker.local_directory) / self.folder, ignore_errors=True)
+        target = Path(worker.local_directory) / self.folder
+        forget_imports_from([target])
+        shutil.rmtree(target, ignore_errors=True)
 
 
 class Environment(WorkerPlugin):

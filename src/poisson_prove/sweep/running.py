@@ -265,7 +265,9 @@ def _job(prepared: PreparedSweep, run_id: str) -> Job:
         infra_retries=int(settings.get("infra_retries", 0) or 0),
         capture=prepared.spec.capture.as_dict(),
         scope=job_chaos(prepared.spec.chaos, plan.salt),
-        options=dict(settings),
+        # what only the submitting process holds stays there: a cluster handed over from Python
+        # ([dask] client) is live sockets and tasks, and the Job is pickled to every worker
+        options={key: value for key, value in settings.items() if key != "client"},
     )
 
 
