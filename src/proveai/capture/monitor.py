@@ -196,6 +196,7 @@ class SpanBuilder:
         output = getattr(self, "output", None)
         if not end_ns:  # still running when the trace closed (e.g. a thread not joined)
             status, error, end_ns = "error", "unfinished when the trace closed", trace_end_ns
+        reads, imports = self._dependencies()
         span = Span(
             trace_id=self._owner.trace_id, span_id=self.span_id, parent_span_id=self.parent_span_id,
             name=meta.name, operation=meta.operation, kind=meta.kind, model=meta.model,
@@ -203,17 +204,17 @@ class SpanBuilder:
             source_file=meta.source_file, start_ns=self.start_ns, end_ns=end_ns, status=status,
             error=error, inputs=self.inputs, output=output, input_messages=self.input_messages,
             output_messages=self.output_messages, usage=self.usage, request=self.request,
-            code_hash=meta.code_hash, function=meta.function, **self._dependencies(),
+            code_hash=meta.code_hash, function=meta.function, reads=reads, imports=imports,
         )
         # the same attributes a reader gets back from the OTLP file, so live == loaded
         span.attributes.update(span_attributes(span))
         return span
 
-    def _dependencies(self) -> dict[str, tuple[str, ...] | None]:
+    def _dependencies(self) -> tuple[tuple[str, ...] | None, tuple[str, ...] | None]:
         """The span's `reads` and `imports` (capture.reads); None each when not tracked."""
         root = (self._owner.invocation or {}).get("project_root") or str(project_root(Path.cwd()))
         found = dependencies(self.opened, self.meta.function, self.meta.source_file, str(root))
-        return {"reads": found[0] if found else None, "imports": found[1] if found else None}
+        return found if found is not None else (None, None)
 
 
 def _open(frame: Any, meta: AgentMeta, args: tuple[Any, ...], kwargs: dict[str, Any]) -> SpanBuilder:

@@ -133,7 +133,7 @@ def files_of(opened: Sequence[str] | None, root: str) -> tuple[tuple[str, ...], 
 
 # ---- the import graph ------------------------------------------------------------------------------
 _statements: dict[str, tuple[int, tuple[tuple[str, int, tuple[str, ...]], ...]]] = {}
-_graphs: dict[tuple[str, str], tuple[int, tuple[str, ...]]] = {}
+_graphs: dict[tuple[str | None, str | None, str], tuple[int, tuple[str, ...]]] = {}
 
 
 def _import_statements(path: str) -> tuple[tuple[str, int, tuple[str, ...]], ...]:
@@ -184,14 +184,16 @@ def _module_file(module: Any) -> str | None:
     return path if isinstance(path, str) else None
 
 
-def imports_of(module_name: str | None, source_file: str | None, root: str) -> tuple[str, ...]:
-    """The project files of the modules `module_name` (or the file `source_file`) imports,
-    transitively; recomputed only when sys.modules has grown since the last answer."""
-    key = (module_name or "", source_file or "")
+def imports_of(function: str | None, source_file: str | None, root: str) -> tuple[str, ...]:
+    """The project files of the modules the agent's module (`function`'s, else the file
+    `source_file`) imports, transitively, its own file left out; recomputed only when
+    sys.modules has grown since the last answer (this runs at every span's freeze)."""
+    key = (function, source_file, root)
     size = len(sys.modules)
     cached = _graphs.get(key)
     if cached is not None and cached[0] == size:
         return cached[1]
+    module_name = function.split(":", 1)[0] if function else None
     start = sys.modules.get(module_name) if module_name else None
     start_file = _module_file(start) or source_file
     if start_file is None:
@@ -216,8 +218,7 @@ def imports_of(module_name: str | None, source_file: str | None, root: str) -> t
                     continue  # the standard library or an installed package: not the project's
                 found.add(inside[0])
                 queue.append((file, str(getattr(module, "__package__", None) or "")))
-    if own is not None:
-        found.discard(own[0])
+    found.difference_update(p for p in (source_file, own[0] if own else None) if p)
     answer = tuple(sorted(found))
     _graphs[key] = (size, answer)
     return answer
@@ -229,10 +230,10 @@ def dependencies(
     """(files read, modules imported) of one monitored call, or None when reads are not tracked."""
     if not _installed:
         return None
+    imported = imports_of(function, source_file, root)
+    if opened is None:  # the common case: the call opened nothing
+        return (), imported
     reads, loaded = files_of(opened, root)
-    module = function.split(":", 1)[0] if function else None
-    imported = set(imports_of(module, source_file, root)) | set(loaded)
-    if source_file:
-        imported.discard(source_file)
-    return reads, tuple(sorted(imported))
-
+    if loaded:
+        imported = tuple(sorted(set(imported).union(loaded).difference((source_file,))))
+    return reads, imported

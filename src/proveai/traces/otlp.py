@@ -8,6 +8,7 @@ check results, invocation) live in the resource attributes.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
 from typing import Any
@@ -28,6 +29,11 @@ _JSON_SPAN_KEYS = {
 
 # one encoder for all spans: json.dumps with options would build a new one per call
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+
+
+@functools.lru_cache(maxsize=1024)  # an agent's imports are the same tuple at every one of its spans
+def _paths_json(paths: tuple[str, ...]) -> str:
+    return _dumps(list(paths))
 
 
 def span_attributes(span: Span) -> dict[str, Any]:
@@ -55,9 +61,10 @@ def span_attributes(span: Span) -> dict[str, Any]:
         attrs["gen_ai.output.messages"] = _dumps(span.output_messages)
     if span.request is not None:
         attrs["proveai.request"] = _dumps(span.request)
-    for key, paths in (("proveai.reads", span.reads), ("proveai.imports", span.imports)):
-        if paths is not None:
-            attrs[key] = _dumps(list(paths))
+    if span.reads is not None:
+        attrs["proveai.reads"] = _paths_json(span.reads)
+    if span.imports is not None:
+        attrs["proveai.imports"] = _paths_json(span.imports)
     for key in ("input_tokens", "output_tokens"):
         if span.usage and span.usage.get(key) is not None:
             attrs[f"gen_ai.usage.{key}"] = int(span.usage[key])
