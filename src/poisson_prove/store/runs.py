@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import poisson_prove.version as version
-from poisson_prove.errors import ProveError
+from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.checks import listing_problem
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.table import DICTIONARY_COLUMNS, STATISTICS_COLUMNS, batch_metadata, episode_schema
@@ -203,11 +203,8 @@ class RunStore:
             now = utc_now()
             if name is None:
                 name = _next_name(target_id, now.date(), taken)
-            elif name in taken:
-                raise ProveError(
-                    f'a run named "{name}" already exists in the store {self.root}',
-                    suggestions=["choose another --name, or leave it out to have one computed"],
-                )
+            else:
+                check_new_name(name, existing, self.root)
             run_id = f"{now:%Y%m%dT%H%M%S}-{secrets.token_hex(3)}"
             path = self.root / run_id
             path.mkdir()
@@ -237,6 +234,29 @@ class RunStore:
         writer = RunWriter(info)
         writer.lock = held
         return writer
+
+
+def check_new_name(name: str, existing: Sequence[RunInfo], root: Path) -> None:
+    """Refuse a new run's name that `resolve` could not lead back to it: one already taken (exit 1),
+    or `latest` or another run's id or id prefix, which resolve to another run (exit 2)."""
+    again = ["choose another --name, or leave it out to have one computed"]
+    if any(run.name == name for run in existing):
+        raise ProveError(f'a run named "{name}" already exists in the store {root}', suggestions=again)
+    if name == "latest":
+        raise ProveError(
+            '--name "latest" is reserved: it always means the newest run',
+            suggestions=again,
+            exit_code=ProveExit.USAGE,
+        )
+    clash = next((run for run in existing if run.run_id.startswith(name)), None)
+    if clash is not None:
+        what = "the id" if clash.run_id == name else "the start of the id"
+        raise ProveError(
+            f'--name "{name}" is {what} of the run "{clash.name}" in the store {root}, '
+            "so the new run could not be found by its name",
+            suggestions=again,
+            exit_code=ProveExit.USAGE,
+        )
 
 
 def _hold_run(path: Path, name: str) -> HeldLock:

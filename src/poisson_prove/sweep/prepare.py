@@ -34,7 +34,7 @@ from poisson_prove.episode.isolation import check_target_isolated
 from poisson_prove.episode.run import import_target
 from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.info import RunInfo
-from poisson_prove.store.runs import RunStore
+from poisson_prove.store.runs import RunStore, check_new_name
 from poisson_prove.sweep.resume import resume_state
 
 DEFAULT_BATCH_SIZE = 25_000  # rows; a batch is also written once its rows waited a second
@@ -241,11 +241,7 @@ def _new_run(request: SweepRequest, store: RunStore) -> _NewRun:
     if request.name is not None:
         if not request.name.strip():
             raise ProveError("--name must not be empty", exit_code=ProveExit.USAGE)
-        if any(run.name == request.name for run in store.runs()):
-            raise ProveError(
-                f'a run named "{request.name}" already exists in the store {store.root}',
-                suggestions=["choose another --name, or leave it out to have one computed"],
-            )
+        check_new_name(request.name, store.runs(), store.root)
     return _NewRun(spec, target, replicates, salt, source, paired_with)
 
 
