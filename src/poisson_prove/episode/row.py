@@ -50,6 +50,12 @@ except ImportError:  # pragma: no cover - CPython always has it
 
 #: The C encoder can be called directly (run_into keeps one in hand for its hot loop).
 C_ENCODER = _c_make_encoder is not None
+#: The JSON text of each meta whose keys and values are all plain `str` (a case id, labels),
+#: by its items in order: such a meta's text never changes, and a sweep's rollouts repeat a few
+#: of them, so its row looks the text up instead of encoding it again. At most PLAIN_META_MAX
+#: (then the encoder writes the others). Two such metas with equal items have equal texts.
+PLAIN_META_TEXTS: dict[tuple[tuple[str, str], ...], str] = {}
+PLAIN_META_MAX = 4096
 
 
 def new_meta_encoder() -> Any:

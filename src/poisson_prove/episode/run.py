@@ -45,6 +45,8 @@ from poisson_prove.episode.row import (
     C_ENCODER,
     EPISODE_COLUMNS,
     META_ENCODERS,
+    PLAIN_META_MAX,
+    PLAIN_META_TEXTS,
     meta_json,
     new_meta_encoder,
     spans_json,
@@ -362,6 +364,8 @@ def run_into(
     clock = time.perf_counter
     # Locals, not globals, in the loop below: it runs once per episode.
     episode_type, numbers, inf, join = Episode, _NUMBER_TYPES, math.inf, "".join
+    texts, texts_max = PLAIN_META_TEXTS, PLAIN_META_MAX
+    texts_get = texts.get
     if not META_ENCODERS and C_ENCODER:
         META_ENCODERS.append(new_meta_encoder())
     encode = META_ENCODERS[0] if META_ENCODERS else None
@@ -394,17 +398,18 @@ def run_into(
             if getpid() != pid:
                 _forked_child()
             if kind is None:
-                meta = value.meta if type(value) is episode_type else None
-                if (
+                if type(value) is episode_type:
+                    meta, t, horizon = value.meta, value.t, value.horizon
+                else:
+                    meta = t = horizon = None
+                if not (
                     type(meta) is dict
                     and value.outcome in outcomes
-                    and type(value.t) in numbers
-                    and type(value.horizon) in numbers
-                    and 0 <= value.t <= value.horizon < inf
-                    and value.horizon > 0
+                    and type(t) in numbers
+                    and type(horizon) in numbers
+                    and 0 <= t <= horizon < inf  # type: ignore[operator]  # numbers: checked above
+                    and horizon > 0  # type: ignore[operator]
                 ):
-                    t, horizon = value.t, value.horizon
-                else:
                     try:
                         validate_episode(value, outcomes)
                         meta = dict(value.meta or {})
@@ -412,8 +417,21 @@ def run_into(
                     except InvalidEpisode as exc:
                         kind, message = INVALID_EPISODE, _message(exc)
             if kind is None:
+                # A meta of plain text only (case ids, labels: most rollouts') repeats across a
+                # sweep: its text is looked up by its items (the encoder's bytes, kept once).
+                pairs = meta.items()  # type: ignore[union-attr]  # a dict: checked above
+                for name, text in pairs:
+                    if type(name) is not str or type(text) is not str:
+                        meta_text = plain = None
+                        break
+                else:
+                    plain = tuple(pairs)
+                    meta_text = texts_get(plain)
                 try:
-                    meta_text = join(encode(meta, 0)) if encode is not None else meta_json(meta)
+                    if meta_text is None:
+                        meta_text = join(encode(meta, 0)) if encode is not None else meta_json(meta)
+                        if plain is not None and len(texts) < texts_max:
+                            texts[plain] = meta_text
                 except (ValueError, TypeError, RecursionError) as exc:
                     if encode is not None:  # its circular-reference markers may hold entries
                         encode = META_ENCODERS[0] = new_meta_encoder()

@@ -151,3 +151,33 @@ def test_run_into_stops_when_full_and_resumes_where_it_stopped() -> None:
     assert run_into(_ends("valid"), JOB, items, out, full=2) == 2
     assert run_into(_ends("valid"), JOB, items, out) == 3
     assert [row[ROW_FIELDS.index("replicate")] for row in out] == [0, 1, 2, 3, 4]
+
+
+def test_plain_text_metas_are_stored_as_the_encoder_writes_them_every_time() -> None:
+    # Metas of plain text only are looked up by their items once seen: the second sweep of the
+    # same metas must store the same bytes, and a lone surrogate stays an invalid episode.
+    metas = [
+        {"case_id": "a"},
+        {"case_id": "naïve \"quoted\" \\ back\nslash\x00", "label": "😀\u2028"},
+        {},
+        {"k": "v", "n": 1},  # not text only: the encoder's path
+        {"case_id": "\ud800"},
+        {"b": "1", "a": "2"},  # order kept as given
+    ]
+
+    def rollout(cfg: dict[str, Any], seed: int) -> Episode:
+        return Episode("ok", 1, 5, metas[seed])
+
+    items = [('{"x":"a"}', {"x": "a"}, 0, seed) for seed in range(len(metas))]
+    first: list[tuple[Any, ...]] = []
+    again: list[tuple[Any, ...]] = []
+    run_into(rollout, JOB, items, first)
+    run_into(rollout, JOB, items, again)
+    meta_at, kind_at = ROW_FIELDS.index("meta"), ROW_FIELDS.index("error_kind")
+    for rows in (first, again):
+        for meta, row in zip(metas, rows, strict=True):
+            if meta.get("case_id") == "\ud800":
+                assert row[kind_at] == "invalid_episode" and row[meta_at] is None
+            else:
+                assert row[meta_at] == json.dumps(meta, ensure_ascii=False, separators=(",", ":"))
+                assert row[kind_at] is None
