@@ -141,7 +141,7 @@ class _MovedRow:
 def _moved_rows(comparison: Comparison) -> list[_MovedRow]:
     rows = []
     for condition in comparison.conditions:
-        keys = (condition.key,)
+        keys: tuple[str, ...] = (condition.key,)
         if condition.family == "pooled":
             keys = tuple(case.key for case in comparison.cases if case.group == condition.label)
         for row in condition.outcomes:
