@@ -33,13 +33,38 @@ def cache_dir(app: str) -> Path:
     return Path(base) / app
 
 
-class UsageParser(argparse.ArgumentParser):
-    """argparse whose usage errors are one `error:` line, a `next:` line and exit 2."""
+_EXTRAS_PROG = "_usage_extras_prog"  # the namespace attribute naming the innermost parser left extras
 
-    def error(self, message: str) -> NoReturn:
+
+class UsageParser(argparse.ArgumentParser):
+    """argparse whose usage errors are one `error:` line, a `next:` line naming the help of the
+    (sub)command that was given the wrong argument, and exit 2."""
+
+    def error(self, message: str, prog: str | None = None) -> NoReturn:
         sys.stderr.write(f"error: {message}\n")
-        sys.stderr.write(f"next: {self.prog} --help\n")
+        sys.stderr.write(f"next: {prog or self.prog} --help\n")
         sys.exit(EXIT_USAGE)
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        # A subcommand parses first and its attributes are copied up: the innermost one that left
+        # arguments unread is the one whose help the user needs.
+        if extras and not hasattr(parsed, _EXTRAS_PROG):
+            setattr(parsed, _EXTRAS_PROG, self.prog)
+        return parsed, extras
+
+    def parse_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> argparse.Namespace:
+        parsed, extras = self.parse_known_args(args, namespace)
+        prog = getattr(parsed, _EXTRAS_PROG, None)
+        if hasattr(parsed, _EXTRAS_PROG):
+            delattr(parsed, _EXTRAS_PROG)
+        if extras:
+            self.error(f"unrecognized arguments: {' '.join(extras)}", prog)
+        return parsed
 
 
 def print_error(err: UserError, stream=None) -> None:

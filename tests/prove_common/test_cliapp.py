@@ -203,3 +203,69 @@ def test_a_version_given_as_a_function_is_read_only_for_version(tmp_path: Path) 
     helped = toy("--help")
     assert helped.returncode == 0 and helped.stderr == ""
     assert "--version" in helped.stdout and "show program's version number and exit" in helped.stdout
+
+
+# Runs a CLI's main() once per argv (a JSON list on stdin): exit code and stderr for each.
+EACH_ARGV = """
+import contextlib, io, json, sys
+cli = __import__(sys.argv[1], fromlist=["main"])
+results = []
+for argv in json.load(sys.stdin):
+    err = io.StringIO()
+    with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
+        try:
+            code = cli.main(argv)
+        except SystemExit as exc:
+            code = exc.code
+    results.append([argv, code, err.getvalue()])
+print(json.dumps(results))
+"""
+
+
+def _command_paths(cli: ModuleType) -> list[list[str]]:
+    """Every verb of the CLI, and every subcommand under a verb (`engine serve`, `snapshot verify`)."""
+    modules: dict[str, str] = getattr(cli, "MODULES", {})
+    paths: list[list[str]] = []
+
+    def walk(parser: argparse.ArgumentParser, path: list[str]) -> None:
+        paths.append(path)
+        for action in parser._actions:
+            if isinstance(action, argparse._SubParsersAction):
+                for name, child in action.choices.items():
+                    walk(child, [*path, name])
+
+    for verb in cli.VERBS:
+        module = importlib.import_module(f"{cli.__name__}.{modules.get(verb, verb.replace('-', '_'))}")
+        sub = argparse.ArgumentParser().add_subparsers(parser_class=argparse.ArgumentParser)
+        module.register(sub, argparse.ArgumentParser(add_help=False))
+        walk(sub.choices[verb], [verb])
+    return paths
+
+
+@pytest.mark.parametrize(
+    ("cli", "prog"),
+    [(poisson_prove.cli, "poisson-prove"), (proveai.cli, "proveai")],
+    ids=["prove", "proveai"],
+)
+def test_an_unknown_option_names_the_help_of_the_command_it_was_given_to(
+    cli: ModuleType, prog: str, tmp_path: Path
+) -> None:
+    """`proveai engine serve --host 0.0.0.0` says `next: proveai engine serve --help`, not the
+    top-level help: for every command and subcommand of both CLIs, and before the verb the top."""
+    paths = _command_paths(cli)
+    assert len(paths) > len(cli.VERBS)  # the nested subcommands were found too
+    argvs = [[*path, "--no-such-option"] for path in paths] + [["--no-such-option"]]
+    done = subprocess.run(
+        [sys.executable, "-c", EACH_ARGV, cli.__name__], input=json.dumps(argvs), capture_output=True,
+        text=True, env=isolated_env(tmp_path), cwd=tmp_path, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    for argv, code, stderr in json.loads(done.stdout):
+        path = argv[:-1] if argv[0] != "--no-such-option" else []
+        if "was retired" in stderr:  # analyze, validate-fix: any arguments, one line naming what replaced it
+            assert code == 2 and stderr.count("error: ") == 1, (argv, stderr)
+            continue
+        lines = stderr.splitlines()
+        assert code == 2, (argv, stderr)
+        assert [line for line in lines if line.startswith("error: ")] == lines[:1], (argv, stderr)
+        assert lines[-1] == f"next: {' '.join([prog, *path])} --help", (argv, stderr)
