@@ -1,6 +1,7 @@
 """`poisson-prove check [BEFORE] [AFTER]`: the CI gate, exit 4 when a failure outcome rose,
 5 when nothing rose but the comparison could not have seen a rise of --max-mde (for runs with a
-case axis: in a pooled row)."""
+case axis: in a pooled row). Under --method logrank_bh a row rose when the log-rank test or the
+runs' default rate test beside it found a rise (comparison.stats.condition_tests)."""
 
 from __future__ import annotations
 
@@ -21,7 +22,9 @@ DESCRIPTION = (
     "condition (a worse or trade verdict); exits 5 (inconclusive) when nothing rose but some "
     "no-change row could not have shown a rise of --max-mde (default: the after run's plan); "
     "0 otherwise; 1 when the runs cannot be compared. Runs with a case axis are gated on their "
-    "pooled rows only (counted by case); the per-case rows are detail."
+    "pooled rows only (counted by case); the per-case rows are detail. With --method logrank_bh "
+    "each row also gets the runs' default rate test (McNemar when paired, Fisher otherwise), and "
+    "a rise either test finds counts: the gate never passes a rise the default check would catch."
 )
 
 

@@ -120,6 +120,8 @@ def test_logrank_check_fails_when_the_default_rate_test_finds_a_rise(prove, work
         "rose", "no change", "rose"
     )
     assert timeout["mde_rise"] is None  # a row that moved shows no "could have shown"
+    helped = prove("check", "--help")
+    assert helped.returncode == 0 and "a rise either test finds counts" in " ".join(helped.stdout.split())
 
     # Independently: McNemar from the twins, log-rank from the episodes, BH per family
     per_family: dict[str, list[tuple[str, str]]] = {"outcome": [], "union": []}
