@@ -6,12 +6,18 @@ rewrites it only when the store already has one (what sweep, diff and check call
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from poisson_prove.dashboard.collect import RunView, run_view, unreadable_view
+from poisson_prove.comparison import compare
+from poisson_prove.comparison.result import Comparison
+from poisson_prove.dashboard.cache import CacheMiss, DrawingCache, decode, encode
+from poisson_prove.dashboard.collect import RunView, partner_episodes, run_view, unreadable_view
 from poisson_prove.dashboard.comparisons import ComparisonView, comparison_views
 from poisson_prove.dashboard.page import render_page
 from poisson_prove.dashboard.plots import forest_svg, incidence_svg, pair_incidence_svg, require_matplotlib
@@ -36,29 +42,30 @@ def render_dashboard(
     progress: Callable[[int, int], None] | None = None,
     pair: tuple[str, str] | None = None,
     served: bool = False,
+    cache: bool = True,
 ) -> str:
     """The page as text. `compared_log`: the comparisons log to show past comparisons from;
     `progress(done, total)` is called after each run is read (and drawn); `pair` (before,
     after run ids): a comparison to show first (what `--serve` is asked for with
-    `?before=...&after=...`); `served`: the page's pair picker may ask the server for a pair."""
+    `?before=...&after=...`); `served`: the page's pair picker may ask the server for a pair;
+    `cache`: reuse (and keep) what unchanged runs and comparisons drew before, in the store's
+    `.dashboard-cache/` (dashboard/cache.py); False draws everything and keeps nothing."""
     require_matplotlib()
     runs_store = RunStore(store)
     infos = runs_store.runs()
+    drawn = DrawingCache(runs_store.root, enabled=cache)
+    signatures = {info.run_id: run_signature(info) for info in infos}
     first_plotted = max(len(infos) - plots, 0)
     partners = _partners(infos)
     views, incidence, used = [], {}, set()
     for i, info in enumerate(infos):
         plot = i >= first_plotted
         partner = partners.get(info.run_id)
+        partner_mark = signatures[partner.run_id] if partner is not None and plot else None
         key = (str(info.path), plot, _run_signature(info), *(_run_signature(partner) if partner else ()))
         used.add(key)
         if key not in _RUN_CACHE:
-            try:
-                view = run_view(info, plot=plot, partner=partner)
-            except ProveError as err:  # a damaged batch: say so on the page, show the rest
-                view = unreadable_view(info, err.message)
-            svg = incidence_svg(view.curves, view.t_unit, salt=f"run-{view.run_id}") if view.curves else None
-            _RUN_CACHE[key] = (view, svg)
+            _RUN_CACHE[key] = _drawn_run(drawn, info, plot, partner, signatures[info.run_id], partner_mark)
         view, svg = _RUN_CACHE[key]
         if progress is not None:
             progress(i + 1, len(infos))
@@ -68,21 +75,116 @@ def render_dashboard(
     for stale in set(_RUN_CACHE) - used:
         del _RUN_CACHE[stale]  # a run that changed, left the plotted few, or went away
     neighbours = min(plots, NEIGHBOURS)
-    comparisons = comparison_views(runs_store.root, compared_log, neighbours=neighbours, requested=pair)
-    forests = [
-        forest_svg(view.comparison, salt=f"cmp-{i}") if view.comparison else ""
-        for i, view in enumerate(comparisons)
-    ]
+    comparer = _Comparer(drawn, signatures, runs_store.root)
+    comparisons = comparison_views(
+        runs_store.root, compared_log, neighbours=neighbours, requested=pair, compare_runs=comparer
+    )
     by_id = {view.run_id: view for view in views}
-    pair_curves = [
-        _pair_curves(view, by_id, i) if i < PAIR_CURVES else "" for i, view in enumerate(comparisons)
-    ]
+    forests, pair_curves = [], []
+    for i, view in enumerate(comparisons):
+        forest, curves = comparer.drawings(view, by_id, with_pair=i < PAIR_CURVES)
+        forests.append(forest)
+        pair_curves.append(curves)
+    comparer.keep()
+    drawn.prune({f"run-{run_id}" for run_id in signatures}, comparer.used)
     written = utc_now_iso()
     return render_page(
         store=str(runs_store.root), written=written, runs=views, comparisons=comparisons,
         forests=forests, incidence=incidence, plotted=plots, refresh=refresh, pair_curves=pair_curves,
         served=served,
     )
+
+
+def _drawn_run(
+    drawn: DrawingCache, info: RunInfo, plot: bool, partner: RunInfo | None,
+    mark: dict[str, Any], partner_mark: dict[str, Any] | None,
+) -> tuple[RunView, str | None]:
+    """The run's view and incidence SVG: from the store's cache when it holds them for this very
+    run (and, when plotted, this partner), else read and drawn (and kept). A plotted entry
+    serves an unplotted view too; a plotted entry of another partner keeps its curves and
+    draws only the episode table again."""
+    name = f"run-{info.run_id}"
+    try:
+        stored, payload = drawn.get(name, {"run": mark})
+        view = decode(RunView, payload["view"])
+        svg = payload["svg"]
+        if not isinstance(svg, (str, type(None))) or view.run_id != info.run_id:
+            raise CacheMiss("not this run's")
+        if stored.get("plot") and not plot:
+            return replace(view, curves=None, failed=(), episodes=None), None
+        if bool(stored.get("plot")) != plot:
+            raise CacheMiss("drawn without its plots")
+        if not plot or stored.get("partner") == partner_mark:
+            return view, svg
+        view = replace(view, episodes=partner_episodes(info, partner, view))
+    except CacheMiss:
+        try:
+            view = run_view(info, plot=plot, partner=partner)
+        except ProveError as err:  # a damaged batch: say so on the page, show the rest
+            return unreadable_view(info, err.message), None  # not kept: drawn again next time
+        svg = incidence_svg(view.curves, view.t_unit, salt=f"run-{view.run_id}") if view.curves else None
+    drawn.put(name, {"run": mark, "plot": plot, "partner": partner_mark}, {"view": encode(view), "svg": svg})
+    return view, svg
+
+
+class _Comparer:
+    """`compare()` through the store's cache: a comparison of two unchanged runs (same method,
+    event and q) is decoded, not computed; its forest plot and before/after panels too."""
+
+    def __init__(self, drawn: DrawingCache, signatures: dict[str, dict[str, Any]], root: Path) -> None:
+        self.drawn, self.signatures, self.root = drawn, signatures, root
+        self.used: set[str] = set()
+        self._entries: dict[int, tuple[str, dict[str, Any], dict[str, Any], bool]] = {}
+
+    def _key(
+        self, before: str, after: str, method: str | None, event: str | None, q: float
+    ) -> dict[str, Any]:
+        return {
+            "before": self.signatures.get(before), "after": self.signatures.get(after),
+            "method": method, "event": event, "q": q,
+        }
+
+    def __call__(
+        self, before: str, after: str, *, method: str | None = None, event: str | None = None, q: float = 0.05
+    ) -> Comparison:
+        key = self._key(before, after, method, event, q)
+        name = "cmp-" + hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:32]
+        try:
+            _, payload = self.drawn.get(name, key)
+            result = decode(Comparison, payload["comparison"])
+            if (result.before.run_id, result.after.run_id) != (before, after):
+                raise CacheMiss("another pair's")
+            fresh = False
+        except (CacheMiss, KeyError):
+            result = compare(before, after, method=method, event=event, q=q, store=self.root)
+            payload, fresh = {"comparison": encode(result)}, True
+        self.used.add(name)
+        self._entries[id(result)] = (name, key, payload, fresh)
+        return result
+
+    def drawings(self, view: ComparisonView, runs: dict[str, RunView], *, with_pair: bool) -> tuple[str, str]:
+        """The comparison's forest plot and (`with_pair`) its before/after panels."""
+        if view.comparison is None:
+            return "", ""
+        name, key, payload, fresh = self._entries[id(view.comparison)]
+        forest = payload.get("forest")
+        if not isinstance(forest, str):
+            forest = payload["forest"] = forest_svg(view.comparison, salt=name)
+            fresh = True
+        curves = ""
+        if with_pair and _both_drawn(view.comparison, runs):
+            curves = payload.get("pair")
+            if not isinstance(curves, str):
+                curves = payload["pair"] = _pair_curves(view, runs, name)
+                fresh = True
+        self._entries[id(view.comparison)] = (name, key, payload, fresh)
+        return forest, curves
+
+    def keep(self) -> None:
+        """Write the entries computed or drawn anew."""
+        for name, key, payload, fresh in self._entries.values():
+            if fresh:
+                self.drawn.put(name, key, payload)
 
 
 def _partners(infos: Sequence[RunInfo]) -> dict[str, RunInfo]:
@@ -100,15 +202,19 @@ def _partners(infos: Sequence[RunInfo]) -> dict[str, RunInfo]:
     return partners
 
 
-def _pair_curves(view: ComparisonView, runs: dict[str, RunView], index: int) -> str:
+def _both_drawn(comparison: Comparison, runs: dict[str, RunView]) -> bool:
+    before, after = runs.get(comparison.before.run_id), runs.get(comparison.after.run_id)
+    return bool(before is not None and after is not None and before.curves and after.curves)
+
+
+def _pair_curves(view: ComparisonView, runs: dict[str, RunView], salt: str) -> str:
     """The comparison's before and after incidence on one panel per condition, when both runs
     were drawn (the plotted runs); else ""."""
-    if view.comparison is None:
+    if view.comparison is None or not _both_drawn(view.comparison, runs):
         return ""
-    before, after = runs.get(view.comparison.before.run_id), runs.get(view.comparison.after.run_id)
-    if before is None or after is None or not before.curves or not after.curves:
-        return ""
-    return pair_incidence_svg(before.curves, after.curves, after.t_unit, salt=f"pair-{index}") or ""
+    before, after = runs[view.comparison.before.run_id], runs[view.comparison.after.run_id]
+    assert before.curves is not None and after.curves is not None  # _both_drawn
+    return pair_incidence_svg(before.curves, after.curves, after.t_unit, salt=f"pair-{salt}") or ""
 
 
 # One process that renders again and again (`--serve`) draws each unchanged run once.
@@ -124,6 +230,20 @@ def _run_signature(info: RunInfo) -> tuple[int, ...]:
         except OSError:
             marks.append(-1)
     return (*marks, len(info.batch_files()))
+
+
+def run_signature(info: RunInfo) -> dict[str, Any]:
+    """What a cache entry of the run is drawn from: its id, its manifest's content (status and
+    counts included) and each batch file's name, size and mtime."""
+    manifest = hashlib.sha256(json.dumps(info.manifest, sort_keys=True, default=str).encode()).hexdigest()
+    batches = []
+    for path in info.batch_files():
+        try:
+            mark = path.stat()
+            batches.append([path.name, mark.st_size, mark.st_mtime_ns])
+        except OSError:
+            batches.append([path.name, -1, -1])
+    return {"id": info.run_id, "manifest": manifest, "batches": batches}
 
 
 def dashboard_path(store: str | os.PathLike[str] | None = None) -> Path:

@@ -476,3 +476,12 @@ def unreadable_view(info: RunInfo, problem: str) -> RunView:
         mde=None, created=info.created, t_unit=str(manifest.get("t_unit") or "t"), horizon=None,
         outcomes=(), failures=(), conditions=(), curves=None, failed=(), failed_total=0, problem=problem,
     )
+
+
+def partner_episodes(info: RunInfo, partner: RunInfo | None, view: RunView) -> EpisodeList:
+    """A plotted run's episode table against another partner than its cached view's (a newer
+    run paired with this baseline): the rest of the view stands."""
+    cells = read_columns(info, ("cell",)).column("cell").unique().to_pylist()
+    axis_order = info.manifest.get("axis_order")
+    labels = {key: condition_label(cfg_of(key), axis_order) for key in cells if key is not None}
+    return episode_list(info, partner, labels, view.failures)

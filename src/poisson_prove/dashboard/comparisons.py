@@ -12,9 +12,11 @@ capped at CASES_SHOWN with a count of the rest; it only picks and orders the com
 
 from __future__ import annotations
 
+import functools
 import itertools
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,8 @@ from poisson_prove.store.runs import RunStore
 MAX_LOGGED = 8  # the most recent distinct comparisons from the log
 MAX_NEIGHBOURS = 10  # runs compared with the run before them, newest first (the page's pair picker)
 CASES_SHOWN = 10  # cases listed per pooled row and in the per-case detail, as diff's default
+
+CompareRuns = Callable[..., Comparison]  # (before_id, after_id, *, method=, event=, q=) -> Comparison
 
 
 @dataclass(frozen=True)
@@ -149,11 +153,15 @@ def comparison_views(
     *,
     neighbours: int = MAX_NEIGHBOURS,
     requested: tuple[str, str] | None = None,
+    compare_runs: CompareRuns | None = None,
 ) -> list[ComparisonView]:
     """The latest pair, the logged comparisons, then each of the `neighbours` newest runs with
     the run before it (the pairs the page's picker finds); `requested` (before, after run ids,
-    what `--serve` was asked for) comes first."""
+    what `--serve` was asked for) comes first. `compare_runs(before_id, after_id, method=,
+    event=, q=)` makes each comparison (default: `compare()` on this store)."""
     runs = RunStore(store).runs()
+    if compare_runs is None:
+        compare_runs = functools.partial(compare, store=store)
     if len(runs) < 2:
         return []
     names = {r.run_id: r.name for r in runs}
@@ -164,7 +172,7 @@ def comparison_views(
         b, a = requested
         if b in names and a in names and b != a:
             try:
-                result = compare(b, a, store=store)
+                result = compare_runs(b, a)
                 views.append(ComparisonView("chosen pair", names[b], names[a], result, None))
                 done.add((b, a, result.method, None, result.q))
             except ProveError as err:
@@ -174,7 +182,7 @@ def comparison_views(
             views.append(ComparisonView("chosen pair", b, a, None, "no such pair of runs in this store"))
     try:
         before, after = default_runs(None, None, store=store)
-        result = compare(before, after, store=store)
+        result = compare_runs(before.run_id, after.run_id)
         views.append(ComparisonView("latest pair", result.before.name, result.after.name, result, None))
         done.add((result.before.run_id, result.after.run_id, result.method, None, result.q))
     except ProveError as err:
@@ -188,7 +196,7 @@ def comparison_views(
         source = f"{entry.get('command') or 'diff'} at {entry.get('at') or '?'}"
         try:
             q = float(entry.get("q") or 0.05)
-            result = compare(b, a, method=entry.get("method"), event=entry.get("event"), q=q, store=store)
+            result = compare_runs(b, a, method=entry.get("method"), event=entry.get("event"), q=q)
             views.append(ComparisonView(source, names[b], names[a], result, None))
         except (ProveError, ValueError) as err:
             message = str(getattr(err, "message", err))
@@ -200,7 +208,7 @@ def comparison_views(
             continue
         done.add((b, a, None, None, None))
         try:
-            result = compare(b, a, store=store)
+            result = compare_runs(b, a)
             views.append(ComparisonView("with the run before it", names[b], names[a], result, None))
         except ProveError as err:
             views.append(ComparisonView("with the run before it", names[b], names[a], None, err.message,
