@@ -330,6 +330,12 @@ def plan_reason(why: str) -> str:
     return f"{text}; {meant.group(0)}" if meant else text
 
 
+def installed_named(why: str) -> str | None:
+    """The installed instrumentors a `not installed` reason lists (`httpx, openai`), else None."""
+    found = re.search(r"; installed: ([^;]*)\)$", why)
+    return found.group(1) if found else None
+
+
 if __name__ == "__main__":  # the probe's child: print {name: why not} as one JSON line
     import logging
 

@@ -15,7 +15,7 @@ from poisson_prove.design.conditions import format_value
 from poisson_prove.design.plan import Plan, own_cost_per_episode
 from poisson_prove.design.pooled import PooledDesign
 from poisson_prove.design.spec import Axis
-from poisson_prove.episode.capture import plan_reason
+from poisson_prove.episode.capture import installed_named, plan_reason
 from poisson_prove.errors import ProveError
 from poisson_prove.render.json import SWEEP_SCHEMA
 from poisson_prove.sweep import PreparedSweep, SweepResult
@@ -128,7 +128,9 @@ def capture_line(instrument: tuple[str, ...] | list[str], missing: dict[str, str
     parts = []
     for name in instrument:
         parts.append(f"{name} ({plan_reason(missing[name])})" if name in missing else name)
-    return ", ".join(parts)
+    # a name that is not installed: once, what is (the names to write instead)
+    installed = next((found for name in missing if (found := installed_named(missing[name]))), None)
+    return ", ".join(parts) + (f"; installed: {installed}" if installed else "")
 
 
 def plan_lines(prepared: PreparedSweep) -> list[str]:

@@ -1,7 +1,7 @@
 """[capture] instrument names as people type them, through the installed `poisson-prove`: an
 instrumentor named by its package (`openai-v2`, `opentelemetry-instrumentation-openai-v2`) gets
 its entry point's name as a did-you-mean (in the plan, the done line and the manifest), and the
-reason lists the names installed (in the done line and the manifest)."""
+reason lists the names installed (in the plan once, in the done line and the manifest)."""
 
 from __future__ import annotations
 
@@ -56,6 +56,7 @@ def test_an_instrumentor_named_by_its_package_gets_its_entry_point_name(
     installed = _installed()
     assert installed["openai"] == "opentelemetry-instrumentation-openai-v2"  # the agent extra
     assert installed["httpx"] == "opentelemetry-instrumentation-httpx"
+    names = ", ".join(sorted(installed))
     packages = ["opentelemetry-instrumentation-openai-v2", "opentelemetry-instrumentation-httpx"]
     _project(workdir, ["openai-v2", *packages])
     plan = prove("sweep", "--dry-run", "--max-mde", "1", env={"TOOL_URL": tool_server.url})
@@ -65,7 +66,7 @@ def test_an_instrumentor_named_by_its_package_gets_its_entry_point_name(
         'capture openai-v2 (not installed: no spans; did you mean "openai"?), '
         'opentelemetry-instrumentation-openai-v2 (not installed: no spans; did you mean "openai"?), '
         'opentelemetry-instrumentation-httpx (not installed: no spans; did you mean "httpx"?); '
-        "content left out, values up to 256 bytes"
+        f"installed: {names}; content left out, values up to 256 bytes"
     )
 
     result = prove("sweep", "--yes", "--max-mde", "1", "--store", "runs", env={"TOOL_URL": tool_server.url})
@@ -91,7 +92,8 @@ def test_a_name_nothing_is_close_to_lists_the_installed_instrumentors(
     plan = prove("sweep", "--dry-run", "--max-mde", "1", env={"TOOL_URL": tool_server.url})
     assert plan.returncode == 0, plan.stderr
     assert _capture_line(plan.stdout) == (
-        "capture httpx, zzzz (not installed: no spans); content left out, values up to 256 bytes"
+        f"capture httpx, zzzz (not installed: no spans); installed: {names}; "
+        "content left out, values up to 256 bytes"
     )
     as_json = prove("sweep", "--dry-run", "--json", "--max-mde", "1", env={"TOOL_URL": tool_server.url})
     assert as_json.returncode == 0, as_json.stderr

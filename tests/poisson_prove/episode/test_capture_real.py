@@ -5,6 +5,7 @@ stored value, and an instrumentor that is installed but does not switch on is na
 from __future__ import annotations
 
 import json
+from importlib.metadata import entry_points
 from pathlib import Path
 from typing import Any
 
@@ -156,9 +157,10 @@ def test_an_installed_instrumentor_that_cannot_switch_on_is_named(
     result = _run(prove, tool_server.url)
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
+    installed = ", ".join(sorted(ep.name for ep in entry_points(group="opentelemetry_instrumentor")))
     assert (
         "capture httpx, openai (fails to load: no spans), absent (not installed: no spans); "
-        "content left out, values up to 64 bytes"
+        f"installed: {installed}; content left out, values up to 64 bytes"
     ) in lines
     done = next(i for i, line in enumerate(lines) if line.startswith("done "))
     assert lines[done + 1].startswith("capture without spans from openai (fails to load: ModuleNotFoundError")

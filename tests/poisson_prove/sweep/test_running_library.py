@@ -126,7 +126,7 @@ def test_capture_switches_on_named_instrumentors_and_names_missing_ones(prove, w
     path = os.pathsep.join(p for p in (str(plugins), os.environ.get("PYTHONPATH", "")) if p)
     result = prove("sweep", "--yes", "--max-mde", "0.5", env={"PYTHONPATH": path})
     assert result.returncode == 0, result.stderr
-    assert "capture fake, absent (not installed: no spans); content left out" in result.stdout
+    assert "capture fake, absent (not installed: no spans); installed: " in result.stdout
     assert "capture without spans from absent (not installed" in result.stdout
     (manifest,) = manifests(workdir / "prove-runs")
     assert list(manifest["capture"]["missing"]) == ["absent"]
