@@ -96,8 +96,16 @@ def test_logrank_check_fails_when_the_default_rate_test_finds_a_rise(prove, work
     assert "0.200 (40/200)" in timeout_row and "0.450 (90/200)" in timeout_row
     assert timeout_row.endswith("rose (McNemar)")  # the log-rank test alone saw nothing
 
-    document = json.loads(prove("check", "a", "b", "--method", "logrank_bh", "--json").stdout)
+    # on a runner: stdout stays the one document; the annotation names the q that flagged the rise
+    as_json = prove("check", "a", "b", "--method", "logrank_bh", "--json", env={"GITHUB_ACTIONS": "true"})
+    assert as_json.returncode == 4
+    document = json.loads(as_json.stdout)
     assert document["exit_code"] == 4 and document["gate"]["status"] == "worse"
+    (annotation,) = as_json.stderr.splitlines()
+    assert annotation.startswith(f"::warning title=poisson-prove check%3A {LABELS[SHIFT]} trade::")
+    mcnemar_q = _rows(reference)[(LABELS[SHIFT], "timeout")]["q_value"]
+    assert f"timeout rose from 0.200 (40/200) [0.150, 0.261] to 0.450 (90/200) [0.383, 0.519] " \
+        f"(McNemar q {mcnemar_q:.2g}); while unresolved fell" in annotation
     assert (document["method"], document["rate_method"]) == ("logrank_bh", "mcnemar")
     rows, expected = _rows(document), _rows(reference)
     assert set(rows) == set(expected) and len(rows) == 2 * 3  # 2 outcomes + any failure per condition
