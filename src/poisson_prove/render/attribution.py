@@ -9,8 +9,11 @@ A comparison of runs without agent spans, or in which nothing moved, prints noth
 
 from __future__ import annotations
 
-from poisson_prove.comparison.attribution import AgentCall, Attribution, CheckComparison, RowAttribution
-from poisson_prove.comparison.twins import PairLine, PairView
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # types only: drawing needs no NumPy, and `diff --help` imports this module
+    from poisson_prove.comparison.attribution import AgentCall, Attribution, CheckComparison, RowAttribution
+    from poisson_prove.comparison.twins import PairLine, PairView
 
 HEADER = (
     "where: the first agent whose output differs between twins, in flipped pairs vs unflipped; "
