@@ -67,7 +67,7 @@ def listing_problem(manifest: Any) -> str | None:
 
 def _conditions_problem(conditions: Any) -> str | None:
     """Why a manifest's `cells` is not its list of conditions, or None."""
-    if not isinstance(conditions, list) or not conditions:
+    if not isinstance(conditions, list):  # empty is a list: a run stopped before its first episode
         return f"cells is not a list of conditions ({conditions!r:.40})"
     for i, condition in enumerate(conditions):
         if not (
