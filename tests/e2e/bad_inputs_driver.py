@@ -7,7 +7,8 @@ PRELOAD names modules the parent imports once more (pyarrow, ...), so each child
 what a command would import lazily already loaded: only the cost changes, not the behaviour.
 
 Each case is {"id", "argv", "cwd", "env", "timeout"}; each result line is {"id", "code",
-"stdout", "stderr", "timed_out"}. The child's fd 1 and 2 go to files (so what a rollout writes
+"stdout", "stderr", "timed_out",
+"seconds"}. The child's fd 1 and 2 go to files (so what a rollout writes
 with os.write or a C library lands there too); a child past its timeout is SIGKILLed with its
 process group and reported as timed out.
 """
@@ -91,6 +92,7 @@ def main() -> None:
         out_path = os.path.join(scratch, "out")
         err_path = os.path.join(scratch, "err")
         sys.stdout.flush()
+        started = time.monotonic()
         pid = os.fork()
         if pid == 0:
             try:
@@ -104,6 +106,7 @@ def main() -> None:
         ):
             result = {"id": case["id"], "code": code, "stdout": out.read(), "stderr": err.read()}
         result["timed_out"] = timed_out
+        result["seconds"] = round(time.monotonic() - started, 2)  # to find a costly row; never asserted
         print(json.dumps(result), flush=True)
 
 
