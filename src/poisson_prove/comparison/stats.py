@@ -383,7 +383,8 @@ def _logrank_notes(rows: list[OutcomeResult]) -> list[OutcomeResult]:
     out = []
     for row in rows:
         others = [name for name in moved if name != row.outcome]
-        if others:
+        # an ending that no episode of either run reached has no hazard to misread
+        if others and (row.before.k or row.after.k):
             note = (
                 f"{' and '.join(others)} also moved here; the log-rank test compares hazards, and a "
                 "change in one ending's hazard can come from a change in a competing ending"

@@ -240,3 +240,24 @@ def test_logrank_rows_say_when_a_competing_outcome_moved(tmp_path: Path) -> None
         "test says so"
     )
     assert " chi2 " in plain_report(comparison)
+
+
+def test_a_logrank_row_no_episode_reached_in_either_run_gets_no_competing_note(tmp_path: Path) -> None:
+    declared = {
+        "outcomes": ("resolved", "unresolved", "timeout", "refused"),
+        "failures": ("unresolved", "timeout", "refused"),
+    }
+    a = write_run(tmp_path, from_outcomes({("refund", 0.0): _outcomes(unresolved=80)}), **declared)
+    b = write_run(
+        tmp_path,
+        from_outcomes({("refund", 0.0): _outcomes(unresolved=10, timeout=70)}),
+        paired_with=a,
+        **declared,
+    )
+    comparison = poisson_prove.compare(a.name, b.name, store=tmp_path, method="logrank_bh")
+    rows = {row.outcome: row for row in comparison.conditions[0].outcomes}
+    assert rows["refused"].before.k == rows["refused"].after.k == 0
+    assert rows["refused"].note is None  # 0 -> 0: nothing for a competing ending to explain
+    assert rows["unresolved"].note is not None and rows["timeout"].note is not None
+    noted = [w for w in comparison.warnings if "also moved here" in w]
+    assert len(noted) == 2 and not [w for w in noted if "refused:" in w], noted
