@@ -89,7 +89,11 @@ class BatchSink:
         self.written = self.errored_written = 0
         self.first_error: str | None = None
         self._counts_refreshed = time.monotonic()
-        #: Called with each batch once it is written (`--stop-when-settled` looks there).
+        #: Told the rows as they are counted; True: a look is due, so the rows waiting are
+        #: written now, however few (`--stop-when-settled`: a look at its planned replicates).
+        self.on_rows: Callable[[list[tuple[Any, ...]]], bool] | None = None
+        self._cut = False
+        #: Called with each batch once it is written and no counted row waits (the look).
         self.on_write: Callable[[list[tuple[Any, ...]]], None] | None = None
 
     def account(self) -> None:
@@ -97,6 +101,8 @@ class BatchSink:
         new = self.pending[self.counted :]
         self.counted = len(self.pending)
         self.ran += len(new)
+        if self.on_rows is not None and new and self.on_rows(new):
+            self._cut = True
         for row in new:
             if row[OUTCOME_AT] is None:
                 self.errored += 1
@@ -116,13 +122,14 @@ class BatchSink:
 
     def maybe_flush(self) -> None:
         while len(self.pending) >= self.size or (
-            self.pending and time.monotonic() - self._last_write >= self.wait_s
+            self.pending and (self._cut or time.monotonic() - self._last_write >= self.wait_s)
         ):
             self.account()
             batch, rest = self.pending[: self.size], self.pending[self.size :]
             with ctrl_c_after():
                 self._write(batch)
                 self.pending, self.counted = rest, len(rest)
+            self._written(batch)
             # The manifest's counts follow what is stored, at most once a second: they are a
             # convenience (the batch files stay the truth) and rewriting the whole manifest
             # after every small batch cost as much as the batch's fsync.
@@ -145,12 +152,20 @@ class BatchSink:
         self._last_write = time.monotonic()
         self.written += len(batch)
         self.errored_written += sum(1 for row in batch if row[OUTCOME_AT] is None)
-        if self.on_write is not None:
-            self.on_write(batch)
+
+    def _written(self, batch: list[tuple[Any, ...]]) -> None:
+        """After a batch is in place: the look, once no counted row is still waiting."""
+        if not self.pending:
+            self._cut = False
+            if self.on_write is not None:
+                self.on_write(batch)
 
     def flush(self) -> None:
         if self.pending:
+            self.account()
+            batch = self.pending
             with ctrl_c_after():
-                self._write(self.pending)
+                self._write(batch)
                 self.pending = []
                 self.counted = 0
+            self._written(batch)

@@ -19,7 +19,7 @@ import dataclasses
 import platform
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +44,7 @@ from poisson_prove.sweep.prepare import (
     prepare_sweep,
 )
 from poisson_prove.sweep.result import SweepResult
-from poisson_prove.sweep.stop_when_settled import planned_record, watcher_for
+from poisson_prove.sweep.stop_when_settled import SettleWatcher, planned_record, watcher_for
 from poisson_prove.version import __version__
 from prove_common.jsonio import utc_now
 
@@ -127,9 +127,9 @@ def execute_sweep(
             writer, request.batch_size, plan.rollouts, stored_before, errored_before, case_ids=plan.case_ids()
         )
         if watcher is not None:
+            sink.on_rows = watcher.observe  # a look at its planned replicates cuts the batch there
 
             def look(batch: list[Any], watcher: Any = watcher) -> None:
-                watcher.observe(batch)
                 watcher.look(writer)
 
             sink.on_write = look
@@ -138,7 +138,7 @@ def execute_sweep(
         failure: Exception | None = None
         try:
             with os_exit_guard():
-                _run_planned(executor, job, plan, skip, request.max_rollouts, sink, progress)
+                _run_planned(executor, job, plan, skip, request.max_rollouts, sink, progress, watcher)
         except KeyboardInterrupt:
             interrupted = True
         except ProcessExit as exc:
@@ -310,35 +310,44 @@ def _run_planned(
     limit: int | None,
     sink: BatchSink,
     progress: Progress | None,
+    watcher: SettleWatcher | None = None,
 ) -> None:
     """Run the planned episodes not in `skip` (at most `limit`) into `sink`.
 
     A rollout that calls os._exit in this process ends the loop with ProcessExit, its
     `process_exit` row already in the sink (episode.run.os_exit_guard is the caller's).
+    With `--stop-when-settled` (`watcher`) the episodes run here pause at each planned look, so
+    the look is taken before a replicate past it runs, as for the slowest rollout.
     """
     to_run = plan.rollouts - len(skip)
     if limit is not None:
         to_run = min(to_run, limit)
     if executor.runs_in_caller(job):
         rollout = load_target(job)
-        items = plan.episodes(skip, limit)
+        items: Iterable[tuple[str, Mapping[str, Any], int, int]] = plan.episodes(skip, limit)
+        pauses = None if watcher is None else _LookPauses(plan.episodes(skip, limit), watcher, skip)
+        if pauses is not None:
+            items = pauses
         clock = time.perf_counter
         step = max(1, min(_CHUNK, to_run // 20))  # progress at least every twentieth of the work
-        # Back to this loop every `step` episodes, every quarter second, and as soon as a batch
-        # is full: the progress line moves, and a batch is written when full or after a second.
-        while run_into(
-            rollout,
-            job,
-            items,
-            sink.pending,
-            until=clock() + _REPORT_S,
-            full=min(sink.size, len(sink.pending) + step),
-        ):
+        # Back to this loop every `step` episodes, every quarter second, as soon as a batch is
+        # full, and at a planned look: the progress line moves, a batch is written when full or
+        # after a second, and a look is taken on exactly its planned replicates.
+        while True:
+            ran = run_into(
+                rollout,
+                job,
+                items,
+                sink.pending,
+                until=clock() + _REPORT_S,
+                full=min(sink.size, len(sink.pending) + step),
+            )
+            if not ran and (pauses is None or pauses.held is None):
+                return
             sink.account()
             sink.maybe_flush()
             if progress is not None:
                 progress(sink.ran, to_run)
-        return
     rows = executor.execute(job, plan.tasks(skip, limit))
     try:
         for row in rows:
@@ -355,6 +364,39 @@ def _run_planned(
         close = getattr(rows, "close", None)
         if close is not None:
             close()  # the executor's `finally` cancels what is still in flight
+
+
+class _LookPauses:
+    """The planned episodes (in replicate order), ending each pass before the first episode of
+    a replicate at or past the next planned look, so that look is taken first; the episode held
+    there is given to the next pass unless its condition has stopped meanwhile."""
+
+    def __init__(
+        self,
+        items: Iterator[tuple[str, Mapping[str, Any], int, int]],
+        watcher: SettleWatcher,
+        skip: set[tuple[str, int]],
+    ) -> None:
+        self._items = items
+        self._watcher = watcher
+        self._skip = skip
+        self.held: tuple[str, Mapping[str, Any], int, int] | None = None
+        self._paused_at = -1  # one pause per look: a look not taken there (a gap) pauses no more
+
+    def __iter__(self) -> Iterator[tuple[str, Mapping[str, Any], int, int]]:
+        pause = self._watcher.pause_at()
+        while True:
+            item, self.held = self.held, None
+            if item is None:
+                item = next(self._items, None)
+                if item is None:
+                    return
+            elif (item[0], item[2]) in self._skip:
+                continue  # its condition stopped at the look it waited for
+            if item[2] >= pause and pause != self._paused_at:
+                self.held, self._paused_at = item, pause
+                return
+            yield item
 
 
 def _sequential_field(sequential: Mapping[str, Any] | None) -> dict[str, Any]:

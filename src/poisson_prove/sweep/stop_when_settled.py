@@ -1,13 +1,17 @@
-"""`sweep --pair-with RUN --stop-when-settled`: look after each written batch, stop what settled.
+"""`sweep --pair-with RUN --stop-when-settled`: look at the planned information times, stop what settled.
 
-After every batch the sweep writes, each condition still running is looked at: the replicates
-it has stored without a gap from replicate 0 (its "reached" count) are paired with the run it
-was paired with (only pairs with an outcome in both runs count) and the stopping rule of
-sweep.settle is applied over every look so far. A condition whose failure outcomes are
-all settled stops: its remaining replicates go into the sweep's `skip` set, which the planned
-episodes are drawn against lazily, so they are never run. The looks and the stops are recorded
-in the run's manifest (`sequential`) and events, and `diff` recomputes the sequential p-values
-from them (comparison.sequential). See docs/sweep-spec.md and docs/statistics.md, section 6.
+The looks are planned with the run, whatever the batches: at replicate counts `planned_looks`
+(LOOKS of them, evenly spaced in replicates, the last at the plan's end). A condition gets its
+look at a planned count once it has stored that many replicates without a gap from replicate
+0: the sweep cuts its batch there (the rows are written before the look reads them) and the
+look pairs those replicates, and only those, with the run it was paired with (only pairs with
+an outcome in both runs count) and applies the stopping rule of sweep.settle over every look so
+far. A fast rollout and a slow one, or any --batch-size, so get the same looks and the same
+stops for the same seeds. A condition whose failure outcomes are all settled stops: its
+remaining replicates go into the sweep's `skip` set, which the planned episodes are drawn
+against lazily, so they are never run. The looks and the stops are recorded in the run's
+manifest (`sequential`) and events, and `diff` recomputes the sequential p-values from them
+(comparison.sequential). See docs/sweep-spec.md and docs/statistics.md, section 6.
 """
 
 from __future__ import annotations
@@ -29,6 +33,14 @@ if TYPE_CHECKING:
 _CONDITION_AT = ROW_FIELDS.index("cell")  # the stored column of the condition
 _REPLICATE_AT = ROW_FIELDS.index("replicate")
 RULE = "group-sequential McNemar, O'Brien-Fleming-type alpha spending (docs/statistics.md, section 6)"
+#: Looks planned per condition: at every tenth of its planned replicates.
+LOOKS = 10
+
+
+def planned_looks(replicates: int, looks: int = LOOKS) -> list[int]:
+    """The replicate counts the looks are planned at: `looks` evenly spaced, rounded up, the last
+    at `replicates` (fewer when there are fewer replicates than looks)."""
+    return sorted({-(-k * replicates // looks) for k in range(1, looks + 1)} - {0})
 
 
 def outcomes_by_replicate(info: RunInfo, replicates: int) -> dict[str, list[str | None]]:
@@ -74,6 +86,10 @@ class SettleWatcher:
         for key, rep in skip:
             if key in self.seen:
                 self.seen[key].add(rep)
+        self.schedule = planned_looks(plan.replicates)
+        self._reach = dict.fromkeys(self.seen, 0)  # replicates seen without a gap from 0
+        for key in self._reach:
+            self._advance(key)
         old = (previous or {}).get("conditions") or {}
         self.looks: dict[str, list[int]] = {
             c.key: list((old.get(c.key) or {}).get("looks") or []) for c in plan.conditions
@@ -92,70 +108,100 @@ class SettleWatcher:
             self._before = outcomes_by_replicate(self._paired, self.replicates)
         return self._before
 
-    def observe(self, batch: Sequence[tuple[Any, ...]]) -> None:
-        """Note a written batch's rows (errored rows are seen but have no outcome)."""
-        for row in batch:
+    def observe(self, rows: Sequence[tuple[Any, ...]]) -> bool:
+        """Note finished rows (errored rows are seen but have no outcome); return whether a
+        running condition has now reached its next planned look (the sweep then writes its
+        rows and looks: `look` is only called once every observed row is stored)."""
+        touched = set()
+        for row in rows:
             key, rep = row[_CONDITION_AT], int(row[_REPLICATE_AT])
             if key in self.after and 0 <= rep < self.replicates:
                 self.after[key][rep] = row[OUTCOME_AT]
                 self.seen[key].add(rep)
+                touched.add(key)
+        due = False
+        for key in touched:
+            self._advance(key)
+            due = due or (key not in self.stops and self._reach[key] >= self.next_look(key))
+        return due
 
-    def _reached(self, key: str) -> int:
-        seen, n = self.seen[key], 0
+    def _advance(self, key: str) -> None:
+        seen, n = self.seen[key], self._reach[key]
         while n in seen:
             n += 1
-        return n
+        self._reach[key] = n
+
+    def _reached(self, key: str) -> int:
+        return self._reach[key]
+
+    def next_look(self, key: str) -> int:
+        """The replicate count of the condition's next planned look (past the plan: never)."""
+        looks = self.looks[key]
+        last = looks[-1] if looks else 0
+        for at in self.schedule:
+            if at > last:
+                return at
+        return self.replicates + 1
+
+    def pause_at(self) -> int:
+        """The replicate the in-order episodes should pause before, for the next look to be
+        taken on exactly its planned replicates: the earliest next look of a running condition."""
+        running = [self.next_look(c.key) for c in self.plan.conditions if c.key not in self.stops]
+        return min(running, default=self.replicates + 1)
 
     def _skip_rest(self, key: str, stopped_at: int) -> None:
         for rep in range(stopped_at, self.replicates):
             self.skip.add((key, rep))
 
     def look(self, writer: RunWriter | None = None) -> list[str]:
-        """One look at every running condition; returns the keys that stopped at it."""
+        """Every planned look a running condition has reached and not taken yet, in order, until
+        one stops it; returns the keys that stopped."""
         stopped: list[str] = []
         looked = False
-        failures = list(self.plan.failures)
         for condition in self.plan.conditions:
             key = condition.key
-            if key in self.stops:
-                continue
-            reached = self._reached(key)
-            looks = self.looks[key]
-            if reached == 0 or (looks and reached <= looks[-1]):
-                continue
-            looks.append(reached)
-            looked = True
-            if reached >= self.replicates:
-                continue  # the plan's end: the fixed-size tail of the rule, nothing left to skip
-            before = self.before.get(key, [None] * self.replicates)
-            result = settle_condition(before, self.after[key], failures, looks, self.replicates, self.alpha)
-            if result.reason != "settled":
-                continue
-            entry = {
-                "reason": "settled",
-                "stopped_at": result.stopped_at,
-                "look": result.look + 1,  # 1-based, as people count looks
-                "looks": list(looks),
-                "outcomes": result.to_dict()["outcomes"],
-            }
-            self.stops[key] = entry
-            self._skip_rest(key, result.stopped_at)
-            stopped.append(key)
-            if writer is not None:
-                writer.event(
-                    "settled",
-                    cell=key,
-                    label=condition.label,
-                    look=entry["look"],
-                    stopped_at=result.stopped_at,
-                    skipped=self.replicates - result.stopped_at,
-                    outcomes=entry["outcomes"],
-                )
+            while key not in self.stops and self._reached(key) >= (at := self.next_look(key)):
+                looked = True
+                if self._look_at(condition, at, writer):
+                    stopped.append(key)
         if writer is not None and looked:
             # The looks are what diff's p-values are computed from: kept in the manifest as they
             # happen (durably when a condition stopped), so a killed sweep resumes with them.
             writer.update_manifest(durable=bool(stopped), sequential=self.record())
         return stopped
+
+    def _look_at(self, condition: Any, at: int, writer: RunWriter | None) -> bool:
+        """The condition's look at `at` replicates; whether it stopped there."""
+        key = condition.key
+        looks = self.looks[key]
+        looks.append(at)
+        if at >= self.replicates:
+            return False  # the plan's end: the fixed-size tail of the rule, nothing left to skip
+        before = self.before.get(key, [None] * self.replicates)
+        after = self.after[key][:at]  # the look reads its planned replicates, not those past them
+        result = settle_condition(before, after, list(self.plan.failures), looks, self.replicates, self.alpha)
+        if result.reason != "settled":
+            return False
+        entry = {
+            "reason": "settled",
+            "stopped_at": result.stopped_at,
+            "look": result.look + 1,  # 1-based, as people count looks
+            "looks": list(looks),
+            "outcomes": result.to_dict()["outcomes"],
+        }
+        self.stops[key] = entry
+        self._skip_rest(key, result.stopped_at)
+        if writer is not None:
+            writer.event(
+                "settled",
+                cell=key,
+                label=condition.label,
+                look=entry["look"],
+                stopped_at=result.stopped_at,
+                skipped=self.replicates - result.stopped_at,
+                outcomes=entry["outcomes"],
+            )
+        return True
 
     @property
     def all_settled(self) -> bool:
@@ -191,6 +237,7 @@ class SettleWatcher:
             "alpha": self.alpha,
             "paired_with": self.paired_run,
             "planned_replicates": self.replicates,
+            "planned_looks": list(self.schedule),
             "settled": len(self.stops),
             "saved": self.not_run(),
             "conditions": conditions,
@@ -219,6 +266,8 @@ def watcher_for(
         stored = outcomes_by_replicate(prepared.resume_run, prepared.plan.replicates)
     watcher = SettleWatcher(prepared.plan, prepared.paired_with, skip, stored=stored, previous=previous)
     writer.update_manifest(sequential=watcher.record())
+    if stored is not None:
+        watcher.look(writer)  # the planned looks the stored replicates reached before the stop
     return watcher
 
 
@@ -238,7 +287,9 @@ def settled_lines(sequential: Any) -> list[str]:
                 f"look {entry['look']}: {verdicts}"
             )
         elif reason == "planned replicates reached":
-            where = f"ran its {planned} planned replicates ({entry.get('look')} looks): not settled earlier"
+            looks = entry.get("look")
+            counted = f"{looks} look" if looks == 1 else f"{looks} looks"
+            where = f"ran its {planned} planned replicates ({counted}): not settled earlier"
         else:
             where = f"still running after {entry.get('replicates_run', 0)} replicates"
         lines.append(f"condition {entry.get('label')}: {where}")
