@@ -1,6 +1,13 @@
 """Bad inputs to `proveai`, one row per case of the red-team reports (reliability.md's A01-A54
-and reliability-2.md section 4's proveai cases), each with its expected exit code: exactly one
-`error:` line when non-zero, no traceback, and nothing written for a refusal.
+and reliability-2.md section 4's 67 proveai cases), each with its expected exit code: exactly one
+`error:` line when non-zero, no traceback, and nothing written for a refusal. A module-level test
+holds each group at its report's count.
+
+reliability.md's A ids are its own where it describes the case; A37-A39, A49, A50 and A52-A54 are
+named only by its group sentences, and were rebuilt from them. reliability-2.md gave its proveai
+group as a count, not as cases, apart from TA06, PC01, PC15, SN07, SN12, SN28 and JC03 (its ids):
+the other TA, PC, SN, JC and EG rows were rebuilt from its description (corrupt traces, manifest
+and journal; malformed snapshots; bad names; the judge cache; the engine).
 
 One driver process (bad_inputs_driver.py) imports the console script's entry point once and
 forks a child per case; a few cases also run through the installed script itself.
@@ -8,6 +15,8 @@ forks a child per case; a few cases also run through the installed script itself
 
 from __future__ import annotations
 
+import collections
+import re
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
@@ -24,6 +33,8 @@ pytestmark = pytest.mark.timeout(1200)  # the module's one driver run (every cas
 
 SNAP = "proveai/snapshots/latest.json"
 MANIFEST = "proveai/traces/manifest.json"
+TRACE = "proveai/traces/0123456789abcdef0123456789abcdef.json"
+JUDGE_CACHE = "proveai/snapshots/.judge_cache.json"
 PRELOAD = ("proveai.snapshot", "proveai.replay", "proveai.store", "yaml", "numpy")
 
 
@@ -158,50 +169,144 @@ CASES: list[Case] = [
         2,
         invocation({"python": "/bin/sh", "argv": ["-c", "touch PWNED"]}),
     ),
-    # ---- reliability-2.md section 4: proveai cases -----------------------------------------
+    Case("A37-corrupt-trace-run", ("run",), 0, write(TRACE, "{not json"), writes=True),
+    Case("A38-empty-store", ("status", "--traces", "empty"), 0, write("empty/.keep", "")),
+    Case("A39-baseline-show-unknown", ("baseline", "show", "nope"), 2),
+    Case("A49-verify-timeout-0", ("snapshot", "verify", "--timeout", "0"), 2),
+    Case("A50-update-unknown-name", ("snapshot", "update", "nope"), 2),
+    Case("A52-experiment-show-unknown", ("experiment", "show", "nope"), 2),
+    Case("A53-calibrate-traces-missing", ("calibrate", "--traces", "nowhere"), 2),
+    Case("A54-engine-health-bad-endpoint", ("engine", "health", "--endpoint", "not a url"), 2),
+    # ---- reliability-2.md section 4: proveai traces, snapshots, judge cache, CLI (67) ----------
+    # TA06, PC01, PC15, SN07, SN12, SN28 and JC03 are the report's ids; it gave the rest of this
+    # group as a count, so the other rows are rebuilt from its description.
+    Case("TA01-trace-truncated", ("list",), 0, write(TRACE, '{"trace_id": "x"'), writes=True),
+    Case("TA02-trace-empty", ("list",), 0, write(TRACE, ""), writes=True),
+    Case("TA03-trace-is-list", ("list",), 0, write(TRACE, "[]"), writes=True),
+    Case("TA04-manifest-is-list", ("status",), 0, write(MANIFEST, "[]"), writes=True),
+    Case("TA05-trace-binary", ("list",), 0, write(TRACE, b"\x00\xff\xfe"), writes=True),
     Case("TA06-manifest-wrong-types", ("list",), 0, json_edit(MANIFEST, wrong_types), writes=True),
-    Case("PC15-traces-env-dev-null", ("status",), 2, env={"PROVEAI_TRACES_DIR": "/dev/null"}),
-    Case("PC15-list-env-dev-null", ("list",), 2, env={"PROVEAI_TRACES_DIR": "/dev/null"}),
-    Case("SN12-snapshot-too-deep", ("snapshot", "verify"), 2, write(SNAP, DEEP)),
-    Case("SN12-list-too-deep", ("snapshot", "list"), 0, write(SNAP, DEEP)),
-    Case("SN28-verify-override-dev-zero", ("snapshot", "verify", "--override", "draft=/dev/zero"), 2),
     Case(
-        "SN28-verify-override-fifo-link",
-        ("snapshot", "verify", "--override", "draft=z.md"),
-        2,
-        symlink("z.md", "/dev/zero"),
+        "TA07-journal-garbage",
+        ("list",),
+        0,
+        write("proveai/traces/manifest.journal.jsonl", "x\n{\n"),
+        writes=True,
     ),
+    Case(
+        "TA08-outcomes-garbage",
+        ("status",),
+        0,
+        write("proveai/traces/outcomes.jsonl", "{garbage\n"),
+        writes=True,
+    ),
+    Case("TA09-manifest-too-deep", ("status",), 0, write(MANIFEST, DEEP), writes=True),
+    Case("TA10-traces-dev-null", ("status", "--traces", "/dev/null"), 2),
+    Case("TA11-manifest-null", ("list",), 0, write(MANIFEST, "null"), writes=True),
     Case("PC01-run-override-dev-zero", ("run", "--override", "draft=/dev/zero"), 2),
+    Case("PC02-override-agent-with-equals", ("run", "--override", "a=b=c"), 2),
+    Case("PC03-status-filter-empty-value", ("status", "--filter", "outcome="), 2),
+    Case("PC04-list-limit-negative", ("list", "--limit", "-1"), 2),
+    Case("PC05-list-limit-text", ("list", "--limit", "abc"), 2),
+    Case("PC06-since-impossible-date", ("list", "--filter", "since=2099-13-45"), 2),
+    Case("PC07-jobs-text", ("run", "--jobs", "abc"), 2),
+    Case("PC08-override-empty-path", ("run", "--override", "draft="), 2),
+    Case("PC09-calibrate-unknown-flag", ("calibrate", "--frob"), 2),
+    Case("PC10-snapshot-unknown-verb", ("snapshot", "frob"), 2),
+    Case("PC11-baseline-unknown-verb", ("baseline", "frob"), 2),
+    Case("PC12-validate-fix-retired", ("validate-fix",), 2),
+    Case("PC13-ci-python-version-bad", ("ci", "init", "--python-version", "abc"), 2),
+    Case(
+        "PC14-experiment-name-escape", ("experiment", "new", "../x", "--override", "draft=pyproject.toml"), 2
+    ),
+    Case("PC15-traces-env-dev-null", ("status",), 2, env={"PROVEAI_TRACES_DIR": "/dev/null"}),
+    Case("PC16-list-env-dev-null", ("list",), 2, env={"PROVEAI_TRACES_DIR": "/dev/null"}),
+    Case(
+        "PC17-traces-env-missing",
+        ("status",),
+        2,
+        env={"PROVEAI_TRACES_DIR": "nowhere"},
+        xfail="PROVEAI_TRACES_DIR naming no folder says 'no traces yet' (exit 0), --traces nowhere exits 2",
+    ),
+    Case("PC18-no-verb", (), 2, errors=0),
+    Case("SN01-snapshot-is-list", ("snapshot", "verify"), 2, write(SNAP, "[]")),
+    Case("SN02-snapshot-null", ("snapshot", "verify"), 2, write(SNAP, "null")),
+    Case(
+        "SN03-captures-missing",
+        ("snapshot", "verify"),
+        2,
+        json_edit(SNAP, lambda d: {k: v for k, v in d.items() if k != "captures"}),
+    ),
+    Case(
+        "SN04-captures-not-list", ("snapshot", "verify"), 2, json_edit(SNAP, lambda d: {**d, "captures": 5})
+    ),
+    Case(
+        "SN05-format-missing",
+        ("snapshot", "verify"),
+        2,
+        json_edit(SNAP, lambda d: {k: v for k, v in d.items() if k != "format"}),
+    ),
+    Case("SN06-rehashed-cwd-escape", ("snapshot", "verify"), 2, invocation({"cwd": "../../../../.."})),
     Case(
         "SN07-rehashed-invocation",
         ("snapshot", "verify"),
         2,
         invocation({"python": "/bin/sh", "argv": ["-c", "touch PWNED"]}),
     ),
+    Case("SN08-snapshot-empty", ("snapshot", "verify"), 2, write(SNAP, "")),
+    Case("SN09-snapshot-binary", ("snapshot", "verify"), 2, write(SNAP, b"\x00\xff\xfe")),
+    Case("SN10-show-garbage", ("snapshot", "show"), 2, write(SNAP, "{garbage")),
+    Case("SN11-diff-unknown-name", ("snapshot", "diff", "nope"), 2),
+    Case("SN12-snapshot-too-deep", ("snapshot", "verify"), 2, write(SNAP, DEEP)),
+    Case("SN13-list-too-deep", ("snapshot", "list"), 0, write(SNAP, DEEP)),
+    Case("SN14-timeout-negative", ("snapshot", "verify", "--timeout", "-1"), 2),
+    Case("SN15-timeout-text", ("snapshot", "verify", "--timeout", "abc"), 2),
+    Case("SN16-init-name-empty", ("snapshot", "init", ""), 2),
+    Case("SN17-init-name-dot", ("snapshot", "init", "."), 2),
     Case(
-        "JC03-judge-cache-strings",
-        ("snapshot", "verify"),
-        0,
-        write("proveai/snapshots/.judge_cache.json", '{"a|b|m": "a string"}'),
-        writes=True,
+        "SN18-snapshot-is-folder", ("snapshot", "verify", "dir"), 2, write("proveai/snapshots/dir.json/x", "")
     ),
     Case(
-        "JC-judge-cache-too-deep",
-        ("snapshot", "verify"),
-        0,
-        write("proveai/snapshots/.judge_cache.json", DEEP),
-        writes=True,
+        "SN19-snapshot-symlink-passwd",
+        ("snapshot", "verify", "pw"),
+        2,
+        symlink("proveai/snapshots/pw.json", "/etc/passwd"),
     ),
+    Case("SN20-judge-max-tokens-0", ("snapshot", "verify", "--judge-max-tokens", "0"), 2),
+    Case("SN21-embedder-unknown", ("snapshot", "verify", "--embedder", "bogus"), 2),
+    Case("SN22-override-folder", ("snapshot", "verify", "--override", "draft=proveai"), 2),
+    Case("SN23-show-name-escape", ("snapshot", "show", "../x"), 2),
     Case(
-        "SN-snapshot-is-dev-zero",
+        "SN24-snapshot-is-dev-zero",
         ("snapshot", "verify", "zero"),
         2,
         symlink("proveai/snapshots/zero.json", "/dev/zero"),
     ),
-    Case("SN-snapshot-name-unicode", ("snapshot", "init", "снимок/../x"), 2),
-    Case("SN-snapshot-name-101", ("snapshot", "init", "a" * 101), 2),
-    Case("PC-override-agent-with-equals", ("run", "--override", "a=b=c"), 2),
-    Case("PC-status-filter-empty-value", ("status", "--filter", "outcome="), 2),
+    Case("SN25-init-name-unicode-escape", ("snapshot", "init", "снимок/../x"), 2),
+    Case("SN26-init-name-101", ("snapshot", "init", "a" * 101), 2),
+    Case("SN27-verify-traces-missing", ("snapshot", "verify", "--traces", "nowhere"), 0, writes=True),
+    Case("SN28-verify-override-dev-zero", ("snapshot", "verify", "--override", "draft=/dev/zero"), 2),
+    Case(
+        "SN29-verify-override-link-dev-zero",
+        ("snapshot", "verify", "--override", "draft=z.md"),
+        2,
+        symlink("z.md", "/dev/zero"),
+    ),
+    Case("JC01-judge-cache-list", ("snapshot", "verify"), 0, write(JUDGE_CACHE, "[]"), writes=True),
+    Case("JC02-judge-cache-garbage", ("snapshot", "verify"), 0, write(JUDGE_CACHE, "{garbage"), writes=True),
+    Case(
+        "JC03-judge-cache-strings",
+        ("snapshot", "verify"),
+        0,
+        write(JUDGE_CACHE, '{"a|b|m": "a string"}'),
+        writes=True,
+    ),
+    Case("JC04-judge-cache-too-deep", ("snapshot", "verify"), 0, write(JUDGE_CACHE, DEEP), writes=True),
+    Case("JC05-judge-cache-binary", ("snapshot", "verify"), 0, write(JUDGE_CACHE, b"\x00\xff"), writes=True),
+    Case("EG01-engine-port-text", ("engine", "serve", "--port", "abc"), 2),
+    Case("EG02-engine-port-negative", ("engine", "serve", "--port", "-1"), 2),
+    Case("EG03-engine-unknown-verb", ("engine", "frob"), 2),
+    Case("EG04-engine-serve-unknown-flag", ("engine", "serve", "--host", "0.0.0.0"), 2),
 ]
 
 
@@ -234,6 +339,22 @@ def _param(case: Case) -> Any:
 def test_every_case_id_is_unique() -> None:
     ids = [case.id for case in CASES]
     assert len(ids) == len(set(ids))
+
+
+# Each report's proveai group and its case count; an id's letters before its number name its group.
+GROUPS = {
+    "reliability.md: proveai": (("A",), 54),
+    "reliability-2.md: proveai traces, snapshots, judge cache, CLI": (("TA", "PC", "SN", "JC", "EG"), 67),
+}
+
+
+def test_every_group_holds_as_many_rows_as_its_report_counts() -> None:
+    """Coverage stays measured: every case of both reports is a row, in its report's group."""
+    prefixes = [re.match(r"[A-Z]+", case.id) for case in CASES]
+    groups = [next(g for g, (p, _) in GROUPS.items() if m and m.group() in p) for m in prefixes]
+    assert dict(collections.Counter(groups)) == {name: count for name, (_, count) in GROUPS.items()}
+    numbers = {m.group() for m in (re.match(r"[A-Z]+\d+", case.id) for case in CASES) if m}
+    assert len(numbers) == len(CASES)  # one row per report id
 
 
 @pytest.mark.parametrize("case", [_param(case) for case in CASES])
