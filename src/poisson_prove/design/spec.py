@@ -14,9 +14,11 @@ from __future__ import annotations
 import itertools
 import math
 import re
+import sys
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
@@ -48,7 +50,11 @@ BACKEND_TABLES = ("local", "dask", "ray", "modal", "burla")
 AXIS_TYPES = ("categorical", "continuous", "integer")
 AXIS_KEYS = ("type", "values", "values_from", "column", "cases")
 DECLARE_KEYS = ("outcomes", "failures", "successes")
-CAPTURE_KEYS = ("instrument", "content", "max_observation_bytes")
+CAPTURE_KEYS = ("instrument", "content", "max_observation_bytes", "checks")
+#: [capture] checks: proveai's checks that need no argument but the agent (proveai.capture.episode)
+BUILTIN_CHECKS = ("json_valid",)
+# a check: a built-in name or "module:callable", then "@agent" for one agent's calls only
+_CHECK_RE = re.compile(r"^(?P<check>[^@\s]+?)(?:@(?P<agent>[^@\s]+))?$")
 _TARGET_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 # target_id: letters of any script, digits, . _ - and space, starting with a letter or digit; 100 at most
 _TARGET_ID_RE = re.compile(r"^[^\W_][\w. -]{0,99}$")
@@ -87,13 +93,17 @@ class Capture:
     instrument: tuple[str, ...] = ()
     content: bool = False
     max_observation_bytes: int | None = None
+    checks: tuple[str, ...] = ()  # proveai checks run on each @monitor call: "json_valid", "m:f@agent"
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "instrument": list(self.instrument),
             "content": self.content,
             "max_observation_bytes": self.max_observation_bytes,
         }
+        if self.checks:  # a run without them keeps the manifest it always had
+            out["checks"] = list(self.checks)
+        return out
 
 
 @dataclass(frozen=True)
@@ -354,7 +364,46 @@ def _capture(where: _Where, data: Any) -> Capture:
             "[capture] names instrumentors but no max_observation_bytes (it has no default)",
             next_=["add max_observation_bytes = 16384 to [capture]"],
         )
-    return Capture(tuple(dict.fromkeys(instrument)), content, limit)
+    checks = _capture_checks(where, data.get("checks", []))
+    return Capture(tuple(dict.fromkeys(instrument)), content, limit, checks)
+
+
+def _capture_checks(where: _Where, value: Any) -> tuple[str, ...]:
+    """[capture] checks: each a built-in check's name or "module:callable", optionally
+    "@agent" (that agent's calls only); the module's package is found, not imported."""
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise where.error(
+            "capture", "checks", f'capture.checks must be a list of check names, got {value!r}',
+            next_=['checks = ["json_valid@draft"]'],
+        )
+    for entry in value:
+        found = _CHECK_RE.match(entry)
+        check = found.group("check") if found else ""
+        if not found or (":" not in check and check not in BUILTIN_CHECKS):
+            hint = did_you_mean(check or entry, BUILTIN_CHECKS)
+            raise where.error(
+                "capture", "checks",
+                f"capture.checks: unknown check {entry!r}{hint}",
+                next_=[
+                    f"a check is one of {', '.join(BUILTIN_CHECKS)} or \"module:callable\", then "
+                    "\"@agent\" for one agent's calls (e.g. \"json_valid@draft\")"
+                ],
+            )
+        if ":" in check:
+            if not is_target_ref(check):
+                raise where.error(
+                    "capture", "checks",
+                    f"capture.checks: {check!r} is not \"module:callable\" (a dotted module, a name)",
+                )
+            module = check.split(":", 1)[0]
+            top = module.split(".", 1)[0]  # the episode imports it with the spec's folder first on sys.path
+            if PathFinder.find_spec(top, [str(where.path.parent), *sys.path]) is None:
+                raise where.error(
+                    "capture", "checks",
+                    f"capture.checks: no module named {module!r} (for the check {entry!r})",
+                    next_=["install it, or run the sweep from the folder that holds it"],
+                )
+    return tuple(dict.fromkeys(value))
 
 
 def parse_spec(text: str, path: Path) -> SweepSpec:

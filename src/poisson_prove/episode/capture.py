@@ -263,6 +263,7 @@ def enable_capture(capture: Mapping[str, Any]) -> dict[str, str]:
     limit = capture.get("max_observation_bytes")
     recording._LIMIT[0] = limit
     recording._CONTENT[0] = bool(capture.get("content"))
+    recording._CHECKS[0] = tuple(capture.get("checks") or ())
     _SETTINGS.update(content=bool(capture.get("content")), limit=limit)
     names = tuple(capture.get("instrument") or ())
     if not names:

@@ -46,6 +46,8 @@ from typing import Any, Protocol
 _LIMIT: list[int | None] = [None]
 # [capture] content: whether recorders may store content (prompts, outputs); set with the limit.
 _CONTENT: list[bool] = [False]
+# [capture] checks: the proveai checks run on each @monitor call (proveai.capture.episode); set with the limit.
+_CHECKS: list[tuple[str, ...]] = [()]
 
 
 def limit() -> int | None:
@@ -56,6 +58,11 @@ def limit() -> int | None:
 def content() -> bool:
     """Whether [capture] content = true: recorders may store what went in and came out."""
     return _CONTENT[0]
+
+
+def checks() -> tuple[str, ...]:
+    """[capture] checks as the spec spells them ("json_valid", "module:callable@agent")."""
+    return _CHECKS[0]
 
 _ids = random.Random(os.urandom(16))
 os.register_at_fork(after_in_child=lambda: _ids.seed(os.urandom(16)))  # forked children: their own ids

@@ -22,7 +22,13 @@ OTLP files use):
   a pinned one compare;
 - `proveai.inputs` and `proveai.output` (JSON text) only with `[capture] content = true`;
 - `proveai.trace.id` when a proveai trace is open, and once it closes `proveai.check.<name>`:
-  the label (good / bad / skip) of each of its checks that names this agent or no agent.
+  the label (good / bad / skip) of each of its checks that names this agent or no agent;
+- `proveai.check.<name>` too for each `[capture] checks` entry that applies to this agent,
+  run when the call returns on a trace that holds this one call (`call_checks`): a built-in
+  (`json_valid`: proveai.assert_json on this agent) or `module:callable` (any proveai check:
+  a callable of a trace returning a CheckResult, a label or a bool), `@agent` limiting it to one
+  agent's calls. A check that raises, or cannot be imported, labels the call skip. A trace's
+  check of the same name, when the trace closes, relabels the call.
 
 Every value is bounded by `[capture] max_observation_bytes`. Generator agents are recorded in a
 trace only, not into the episode.
@@ -31,9 +37,11 @@ trace only, not into the episode.
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from poisson_prove.episode import recording
@@ -73,7 +81,12 @@ class EpisodeRecorder:
 
     def _close(self, builder: Any, span: recording.OpenSpan | None) -> None:
         if span is not None:
-            span.close(attributes_of(builder), error=builder.error if builder.status == "error" else None)
+            attributes = attributes_of(builder)
+            if recording.checks():
+                limit = recording.limit()
+                for name, label in call_checks(builder, recording.checks()).items():
+                    attributes[recording.bounded(f"proveai.check.{name}", limit)] = label
+            span.close(attributes, error=builder.error if builder.status == "error" else None)
 
     def call(self, fn: Callable[..., Any], meta: Any, frame: Any, args: tuple[Any, ...],
              kwargs: dict[str, Any], builder_of: Callable[..., Any]) -> Any:
@@ -210,6 +223,78 @@ def label_checks(builders: list[Any], results: list[Any]) -> None:
             if result.agent is None or result.agent == builder.meta.name:
                 attributes[recording.bounded(f"proveai.check.{result.name}", limit)] = result.label
         span.resend()
+
+
+@dataclass(frozen=True)
+class _Configured:
+    """One `[capture] checks` entry, resolved: what builds the check for an agent."""
+
+    entry: str
+    agent: str | None  # the agent after "@", None for every agent
+    make: Callable[[str], Any]  # agent name -> the check to run
+
+
+def _unimportable(entry: str, why: str) -> Callable[[str], Any]:
+    def check(trace: Any) -> Any:
+        raise LookupError(f"cannot import {entry}: {why}")
+
+    check.__name__ = entry.rsplit(":", 1)[-1]
+    return lambda agent: check
+
+
+def _resolve(entry: str) -> _Configured:
+    from proveai.capture.checks import assert_json  # checks: the catalogue imports capture's own layers
+
+    name, _, agent = entry.partition("@")
+    if name == "json_valid":
+        return _Configured(entry, agent or None, lambda who: assert_json(who))
+    module, _, attribute = name.partition(":")
+    try:
+        found = getattr(importlib.import_module(module), attribute)
+    except Exception as exc:  # a user's module: whatever it raises labels the calls skip
+        return _Configured(entry, agent or None, _unimportable(name, f"{type(exc).__name__}: {exc}"))
+    return _Configured(entry, agent or None, lambda who: found)
+
+
+_RESOLVED: dict[tuple[str, ...], tuple[_Configured, ...]] = {}
+
+
+def call_checks(builder: Any, entries: tuple[str, ...]) -> dict[str, str]:
+    """The labels of the `[capture] checks` that apply to one finished agent call: check name
+    -> good / bad / skip, each run on a closed trace holding this call alone."""
+    from proveai.capture.checking import run_check  # checking: imported once checks are configured
+    from proveai.traces.trace import Span, Trace  # the record types, as above
+
+    configured = _RESOLVED.get(entries)
+    if configured is None:
+        configured = _RESOLVED[entries] = tuple(_resolve(entry) for entry in entries)
+    meta = builder.meta
+    applying = [c for c in configured if c.agent is None or c.agent == meta.name]
+    if not applying:
+        return {}
+    end_ns = getattr(builder, "end_ns", 0) or _time_ns()
+    trace_id = builder._owner.trace_id
+    one = Span(
+        trace_id=trace_id, span_id=builder.span_id, parent_span_id=builder.parent_span_id, name=meta.name,
+        operation=meta.operation, kind=meta.kind, model=meta.model, version=meta.version,
+        parent_agent=meta.parent_agent, description=meta.description, source_file=meta.source_file,
+        start_ns=builder.start_ns, end_ns=end_ns, status=builder.status, error=builder.error,
+        inputs=builder.inputs, output=getattr(builder, "output", None), input_messages=builder.input_messages,
+        output_messages=builder.output_messages, usage=builder.usage, request=builder.request,
+        code_hash=meta.code_hash, function=meta.function,
+    )
+    trace = Trace.closed(
+        trace_id=trace_id, name=meta.name, service_name="poisson-prove", spans=[one], invocation=None
+    )
+    labels: dict[str, str] = {}
+    for item in applying:
+        check = item.make(meta.name)
+        result = run_check(check, trace)
+        name = result.name
+        if name == type(check).__name__:  # a plain function's bool or label: named after the function
+            name = getattr(check, "__name__", None) or name
+        labels[name] = result.label
+    return labels
 
 
 def recording_here() -> bool:
