@@ -169,13 +169,13 @@ class _Comparer:
         name, key, payload, fresh = self._entries[id(view.comparison)]
         forest = payload.get("forest")
         if not isinstance(forest, str):
-            forest = payload["forest"] = forest_svg(view.comparison, salt=name)
+            forest = payload["forest"] = forest_svg(view.comparison, salt=_salt(view.comparison))
             fresh = True
         curves = ""
         if with_pair and _both_drawn(view.comparison, runs):
             curves = payload.get("pair")
             if not isinstance(curves, str):
-                curves = payload["pair"] = _pair_curves(view, runs, name)
+                curves = payload["pair"] = _pair_curves(view, runs, _salt(view.comparison))
                 fresh = True
         self._entries[id(view.comparison)] = (name, key, payload, fresh)
         return forest, curves
@@ -200,6 +200,13 @@ def _partners(infos: Sequence[RunInfo]) -> dict[str, RunInfo]:
         elif i and info.run_id not in partners:
             partners[info.run_id] = infos[i - 1]
     return partners
+
+
+def _salt(comparison: Comparison) -> str:
+    """The SVG id salt of a comparison's plots: which pair and test (unique on a page), not
+    the runs' content, so a page drawn afresh and one from the cache agree."""
+    return (f"cmp-{comparison.before.run_id}-{comparison.after.run_id}-{comparison.method}-"
+            f"{comparison.event}-{comparison.q}")
 
 
 def _both_drawn(comparison: Comparison, runs: dict[str, RunView]) -> bool:
