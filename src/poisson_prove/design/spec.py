@@ -12,6 +12,7 @@ the file again; `case_axis_of` finds the case axis of such a stored spec.
 from __future__ import annotations
 
 import itertools
+import json
 import math
 import re
 import sys
@@ -251,10 +252,10 @@ def _axis(where: _Where, name: str, table: Any, *, stored: bool) -> Axis:
             if isinstance(value, bool) or not isinstance(value, int):
                 raise where.error(qual, "values", f"{qual}.values must be integers, got {value!r}")
         elif isinstance(value, (list, dict)) or (isinstance(value, float) and not math.isfinite(value)):
-            raise where.error(
-                qual, "values", f"{qual}.values must be strings, numbers or booleans, got {value!r}"
-            )
+            raise where.error(qual, "values", f"{qual}.values must be strings or numbers, got {value!r}")
         out.append(value)
+    if kind == "categorical" and not stored:  # a stored run keeps the values it was made with
+        _categorical_values(where, qual, out)
     seen: set[str] = set()
     for value in out:
         token = condition_key({"v": value})
@@ -262,6 +263,42 @@ def _axis(where: _Where, name: str, table: Any, *, stored: bool) -> Axis:
             raise where.error(qual, "values", f"{qual}.values repeats {value!r}")
         seen.add(token)
     return Axis(name, kind, tuple(out))
+
+
+def _categorical_values(where: _Where, qual: str, values: list[Any]) -> None:
+    """A categorical axis holds names, or numbers (ids), never both, no booleans, no blank name:
+    each value is shown as a condition's label and typed back in `x=value`, where `1` and `"1"`,
+    `true` and `"true"`, or an empty value could not be told apart."""
+    for value in values:
+        if isinstance(value, bool):
+            raise where.error(
+                qual,
+                "values",
+                f"{qual}.values holds the boolean {str(value).lower()}: "
+                "a categorical value is a name or a number",
+                next_=[
+                    'write the values as names, values = ["on", "off"], '
+                    f'or make [{qual}] type = "integer" with 0 and 1'
+                ],
+            )
+        if isinstance(value, str) and (not value.strip() or not value.isprintable()):
+            raise where.error(
+                qual,
+                "values",
+                f"{qual}.values holds {value!r}: "
+                "a categorical value is a visible name, with no control character",
+                next_=[f"write each of {qual}.values as a name of letters, digits or punctuation"],
+            )
+    names = [value for value in values if isinstance(value, str)]
+    if names and len(names) < len(values):
+        number = next(value for value in values if not isinstance(value, str))
+        raise where.error(
+            qual,
+            "values",
+            f"{qual}.values mixes names and numbers ({names[0]!r} and {number!r}): "
+            "a categorical axis holds one kind",
+            next_=[f'quote the numbers as names ("{number}") or use names only'],
+        )
 
 
 def case_axis_of(spec: Any) -> str | None:
@@ -288,6 +325,16 @@ def _axes(
     axes_table = raw.get("axes", {})
     if not isinstance(axes_table, Mapping):
         raise where.error("", "axes", "axes must be tables: [axes.NAME] with type and values")
+    for name in axes_table:
+        if not stored and (not name.strip() or not name.isprintable()):
+            # the header as written: line_of drops a header's spaces, and the text keeps escapes
+            written = json.dumps(name)[1:-1].replace(" ", "")
+            raise where.error(
+                "axes",
+                written,
+                f"an axis is named {name!r}: an axis name is a visible name, with no control character",
+                next_=["name the axis, [axes.ticket] for example (cfg holds its value under that name)"],
+            )
     axes = tuple(_axis(where, name, table, stored=stored) for name, table in axes_table.items())
     case_axes = [axis.name for axis in axes if axis.cases]
     if len(case_axes) > 1:

@@ -142,6 +142,44 @@ def test_spec_library_checks_that_need_no_process(tmp_path) -> None:
         assert spec.target_id == name
 
 
+def test_a_categorical_axis_holds_names_or_numbers_and_every_axis_has_a_name(tmp_path) -> None:
+    """Mixed names and numbers, booleans, a blank or control-character value, and an axis named
+    "" are the spec's mistake (one line each, naming file:line and the key, with a fix); names
+    alone or numbers alone (a case axis's integer ids) are kept, and a stored run's spec is read
+    as it was made, so an older run holding booleans still resumes."""
+    from poisson_prove.design.spec import parse_spec, spec_from_manifest
+    from poisson_prove.errors import ProveError
+
+    good = small_spec(tmp_path).read_text()
+    values = 'values = ["a", "b"]'
+    assert values in good
+    refused = {
+        'values = ["a", 1]': ("prove.toml:8: axes.x.values mixes names and numbers ('a' and 1)", '("1")'),
+        "values = [2.5, \"b\"]": ("prove.toml:8: axes.x.values mixes names and numbers ('b' and 2.5)", ""),
+        "values = [true, false]": ("prove.toml:8: axes.x.values holds the boolean true", "values as names"),
+        'values = ["", "b"]': ("prove.toml:8: axes.x.values holds ''", "letters, digits"),
+        'values = ["a", "  "]': ("prove.toml:8: axes.x.values holds '  '", "letters, digits"),
+        'values = ["a\\u001b[31m", "b"]': ("prove.toml:8: axes.x.values holds 'a\\x1b[31m'", "letters"),
+        'values = ["a\\nb", "b"]': ("prove.toml:8: axes.x.values holds 'a\\nb'", "letters"),
+    }
+    for new, (fragment, hint) in refused.items():
+        with pytest.raises(ProveError) as caught:
+            parse_spec(good.replace(values, new), Path("prove.toml"))
+        assert caught.value.message.startswith(fragment), (new, caught.value.message)
+        assert caught.value.exit_code == 1 and hint in " ".join(caught.value.suggestions), new
+    for header in ('[axes.""]', '[axes." "]', '[axes."a\\tb"]'):
+        with pytest.raises(ProveError) as caught:
+            parse_spec(good.replace("[axes.x]", header), Path("prove.toml"))
+        assert caught.value.message.startswith("prove.toml:6: an axis is named "), caught.value.message
+        assert "[axes.ticket]" in caught.value.suggestions[0]
+    kept_as = {'values = ["a", "b"]': ("a", "b"), "values = [1, 2]": (1, 2), "values = [0.5]": (0.5,)}
+    for new, kept in kept_as.items():
+        assert parse_spec(good.replace(values, new), Path("p.toml")).axes[0].values == kept
+    stored = dict(parse_spec(good, Path("p.toml")).raw)
+    stored["axes"] = {"x": {"type": "categorical", "values": [True, False]}}
+    assert spec_from_manifest(stored, "p.toml").axes[0].values == (True, False)
+
+
 def test_a_spec_that_is_not_a_regular_file_is_refused_unread(tmp_path) -> None:
     """/dev/zero (read forever) and a FIFO with no writer (a hang) are refused before a byte is
     read, and so is a spec larger than the most an input file is read."""
