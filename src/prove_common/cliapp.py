@@ -147,6 +147,14 @@ def one_line_warning(
 Register = Callable[[argparse._SubParsersAction, argparse.ArgumentParser], None]
 
 
+def path_value(text: str) -> str:
+    """An argparse `type` for a folder or file option (--store, --traces): an empty or blank
+    path is a usage error, never read as the working directory (`Path("")` is `.`)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expects a path, got {text!r}: an empty path names no folder")
+    return text
+
+
 def add_plain_option(parser: argparse.ArgumentParser, suppress: bool) -> None:
     """`--plain`: plain text, as a pipe gets it, on a terminal too (read it with
     `console.is_pretty`). It never means "no colour": that is `--no-color`, where a command

@@ -17,9 +17,11 @@ import pytest
 import poisson_prove.cli
 import proveai.cli
 from prove_common.cliapp import (
+    UsageParser,
     add_debug_option,
     add_plain_option,
     log_system_exits,
+    path_value,
     short_home,
 )
 from tests.conftest import isolated_env
@@ -94,6 +96,23 @@ def test_plain_and_debug_options_before_and_after_the_verb() -> None:
     assert parser.parse_args(["status", "--plain"]).plain is True
     assert parser.parse_args(["--plain", "status", "--debug"]).debug is True
     assert "--no-color" not in parser.format_help()  # another switch, offered by the verbs that draw colour
+
+
+def test_an_empty_path_option_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    """--store "" / --traces "": `Path("")` is the working directory, so an empty or blank path
+    is refused (exit 2, one `error:` line naming the option, `next:` its help), never read as `.`."""
+    parser = UsageParser(prog="tool")
+    parser.add_argument("--store", type=path_value)
+    assert parser.parse_args(["--store", "runs"]).store == "runs"
+    assert parser.parse_args(["--store", " spaced "]).store == " spaced "  # a real name, kept as typed
+    for given in ("", " ", "\t"):
+        with pytest.raises(SystemExit) as stopped:
+            parser.parse_args(["--store", given])
+        assert stopped.value.code == 2
+        assert capsys.readouterr().err.splitlines() == [
+            f"error: argument --store: expects a path, got {given!r}: an empty path names no folder",
+            "next: tool --help",
+        ]
 
 
 def test_log_system_exits_appends_one_entry(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

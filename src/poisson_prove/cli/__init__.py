@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 
 from poisson_prove.version import package_version
-from prove_common.cliapp import add_debug_option, add_plain_option, run_app
+from prove_common.cliapp import add_debug_option, add_plain_option, path_value, run_app
 
 # verb -> one line of help; each verb is the module poisson_prove.cli.<verb>
 VERBS = {
@@ -29,6 +29,7 @@ def add_common_options(parser: argparse.ArgumentParser, suppress: bool) -> None:
     parser.add_argument(
         "--store",
         metavar="PATH",
+        type=path_value,
         default=default,
         help="the store folder (default: $POISSON_PROVE_STORE when set, else ./prove-runs)",
     )

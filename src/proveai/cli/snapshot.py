@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from prove_common.cliapp import UsageParser, add_plain_option, print_error
+from prove_common.cliapp import UsageParser, add_plain_option, path_value, print_error
 from prove_common.console import is_pretty
 from proveai.ci.step_summary import write_step_summary
 from proveai.errors import ProveAIExit
@@ -63,7 +63,9 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
     init.add_argument("--replicates", type=int, default=1, help="re-run the pipeline N times and pin all N")
     init.add_argument("--seed", type=int, default=0, help="seed of the pinned replicates (default 0)")
     init.add_argument("--timeout", type=float, default=600.0, help="seconds per re-run (with --replicates)")
-    init.add_argument("--traces", metavar="DIR", help="trace store to pin from (default proveai/traces)")
+    init.add_argument(
+        "--traces", metavar="DIR", type=path_value, help="trace store to pin from (default proveai/traces)"
+    )
     init.add_argument(
         "--quick-only", action="store_true", help="pin a trace that cannot be re-run, for --quick checks"
     )
@@ -85,7 +87,9 @@ def register(subparsers: argparse._SubParsersAction, parent: argparse.ArgumentPa
         "name", nargs="?", help="verify only this snapshot (default: all, auto-targeted in CI)"
     )
     verify.add_argument("--quick", action="store_true", help="no re-run: grade the newest stored trace")
-    verify.add_argument("--traces", metavar="DIR", help="trace store --quick reads (default proveai/traces)")
+    verify.add_argument(
+        "--traces", metavar="DIR", type=path_value, help="trace store --quick reads (default proveai/traces)"
+    )
     verify.add_argument(
         "--no-judge", action="store_true", help="hash-only (also PROVEAI_NO_JUDGE=1): exit 0/2"
     )

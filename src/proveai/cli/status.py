@@ -4,16 +4,17 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from prove_common.cliapp import add_plain_option
+from prove_common.cliapp import add_plain_option, path_value
 from prove_common.console import is_pretty, wants_color
 from proveai.errors import ProveAIError
 from proveai.render.traces import DASH, DETECTION_STYLE, OUTCOME_STYLE, age, draw_traces, print_warnings
-from proveai.store import default_traces_dir
+from proveai.store import TRACES_ENV, default_traces_dir
 from proveai.store.traces.reading import FILTER_KEYS, list_traces, validate_filter
 
 HELP = "recent traces with outcome, detection and age"
@@ -40,7 +41,7 @@ TRACES_HELP = "the trace store folder (default: $PROVEAI_TRACES_DIR or ./proveai
 
 def add_traces_option(parser: argparse.ArgumentParser) -> None:
     """--traces PATH, as every verb that reads the store spells it."""
-    parser.add_argument("--traces", metavar="PATH", default=None, help=TRACES_HELP)
+    parser.add_argument("--traces", metavar="PATH", type=path_value, default=None, help=TRACES_HELP)
 
 
 def add_store_option(parser: argparse.ArgumentParser) -> None:
@@ -60,7 +61,9 @@ def add_no_color_option(parser: argparse.ArgumentParser) -> None:
 
 
 def store_of(args: argparse.Namespace) -> Path:
-    """The store to read; a --traces folder that does not exist is an input error."""
+    """The store to read. A folder the user named, with --traces or $PROVEAI_TRACES_DIR, that
+    does not exist is an input error; only the default ./proveai/traces may be absent (a project
+    that has captured nothing yet: "no traces yet")."""
     if args.traces is not None:
         path = Path(args.traces)
         if not path.is_dir():
@@ -69,7 +72,13 @@ def store_of(args: argparse.Namespace) -> Path:
                 suggestions=["point --traces at the folder FileExporter writes (default ./proveai/traces)"],
             )
         return path
-    return default_traces_dir()
+    store = default_traces_dir()
+    if os.environ.get(TRACES_ENV) and not store.exists():  # a file is list_traces' error
+        raise ProveAIError(
+            f"no trace store at {store} (${TRACES_ENV}): no such folder",
+            suggestions=[f"point ${TRACES_ENV} at the folder FileExporter writes, or unset it"],
+        )
+    return store
 
 
 def limit_value(text: str) -> int:

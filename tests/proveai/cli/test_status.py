@@ -77,6 +77,7 @@ def test_status_limit_and_manual_outcomes(proveai_cli, store, workdir):
         (["--limit", "0"], "--limit must be a positive whole number"),
         (["--limit", "ten"], "--limit must be a positive whole number"),
         (["--traces", "nowhere"], "no trace store at nowhere"),
+        (["--traces", ""], "error: argument --traces: expects a path, got ''"),
     ],
 )
 def test_status_bad_input_is_exit_2(proveai_cli, store, args, fragment):
@@ -89,6 +90,20 @@ def test_status_on_an_empty_store(proveai_cli, workdir):
     result = proveai_cli("status")
     assert result.returncode == 0 and result.stdout == "no traces yet in proveai/traces\n"
     assert not (workdir / "proveai").exists()  # reading creates nothing
+
+
+def test_a_traces_dir_named_by_the_env_that_is_no_folder_is_exit_2_as_the_option(proveai_cli, workdir):
+    """$PROVEAI_TRACES_DIR=nowhere agrees with --traces nowhere (exit 2, naming the variable, a
+    next: line); only the default store may be absent ("no traces yet"), and nothing is made."""
+    for verb in ("status", "list"):
+        result = proveai_cli(verb, env={"PROVEAI_TRACES_DIR": "nowhere"})
+        assert_clean_error(result, 2, "no trace store at nowhere ($PROVEAI_TRACES_DIR): no such folder")
+        assert "next: point $PROVEAI_TRACES_DIR at the folder FileExporter writes" in result.stderr
+        assert result.stdout == ""
+    named = proveai_cli("status", "--traces", "nowhere", env={"PROVEAI_TRACES_DIR": "nowhere"})
+    assert_clean_error(named, 2, "error: no trace store at nowhere")
+    assert "$PROVEAI_TRACES_DIR" not in named.stderr  # the option wins, and is the one named
+    assert list(workdir.iterdir()) == []
 
 
 def test_status_honours_the_traces_option_and_env(proveai_cli, store, workdir):
