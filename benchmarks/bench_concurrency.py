@@ -12,12 +12,26 @@ cluster, the end-to-end figure a user sees, start included. Goals: local at 64 >
 
     .venv/bin/python benchmarks/bench_concurrency.py [--rollouts 500] [--concurrency 1 8 64]
         [--backends local dask dask-own] [--variants sync async]
+
+`--against-bare` measures instead how near the limit the local backend comes (issue 26): per
+round, side by side, a bare `ThreadPoolExecutor(C)` (sync) or an asyncio loop with a
+`Semaphore(C)` (async) calling the same rollout in a fresh interpreter that imports only the
+rollout, then the installed `poisson-prove sweep --concurrency C --json` (its own `seconds`:
+the episodes and the store writes); prints both rates, the ratio and the load average, then
+the min and median ratio per case. Goal: >= 0.8 at concurrency 1,024.
+
+    .venv/bin/python benchmarks/bench_concurrency.py --against-bare [--rollouts 10240]
+        [--concurrency 1024] [--variants sync async] [--rounds 5]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import os
+import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -100,13 +114,114 @@ class _DaskCluster:
         self._rmtree(self._scratch, ignore_errors=True)
 
 
+# The bare side: its own interpreter, the rollout's module only, every Episode kept.
+BARE = {
+    "sync": """
+import sys, time
+from concurrent.futures import ThreadPoolExecutor
+sys.path.insert(0, sys.argv[1])
+from waiting_agent import wait
+n, c = int(sys.argv[2]), int(sys.argv[3])
+cfgs = [{"arm": "a"}, {"arm": "b"}]
+started = time.perf_counter()
+with ThreadPoolExecutor(c) as pool:
+    kept = list(pool.map(lambda i: wait(dict(cfgs[i % 2]), i), range(n)))
+print(time.perf_counter() - started)
+""",
+    "async": """
+import asyncio, sys, time
+sys.path.insert(0, sys.argv[1])
+from waiting_agent import await_
+n, c = int(sys.argv[2]), int(sys.argv[3])
+cfgs = [{"arm": "a"}, {"arm": "b"}]
+
+async def main():
+    gate = asyncio.Semaphore(c)
+
+    async def one(i):
+        async with gate:
+            return await await_(dict(cfgs[i % 2]), i)
+
+    return await asyncio.gather(*(one(i) for i in range(n)))
+
+started = time.perf_counter()
+kept = asyncio.run(main())
+print(time.perf_counter() - started)
+""",
+}
+
+
+def _bare_seconds(root: Path, variant: str, n: int, concurrency: int) -> float:
+    command = [sys.executable, "-c", BARE[variant], str(root), str(n), str(concurrency)]
+    return float(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+
+
+def _cli_seconds(root: Path, store: Path, target: str, n: int, concurrency: int) -> float:
+    command = [str(Path(sys.executable).with_name("poisson-prove")), "--store", str(store), "sweep"]
+    command += ["--yes", "--json", "--max-mde", "1", "--target", target, "--concurrency", str(concurrency)]
+    done = subprocess.run(command, cwd=root, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise SystemExit(f"the sweep failed (exit {done.returncode}): {done.stderr}")
+    document = json.loads(done.stdout)
+    assert document["counts"]["done"] == n, document["counts"]
+    return float(document["seconds"])
+
+
+def against_bare(args: argparse.Namespace) -> int:
+    n = args.rollouts - args.rollouts % 2
+    targets = {"sync": "waiting_agent:wait", "async": "waiting_agent:await_"}
+    with tempfile.TemporaryDirectory(prefix="bench-concurrency-") as tmp:
+        root = Path(tmp)
+        _project(root, n)
+        print(
+            f"{n} rollouts of {WAIT_S * 1000:.0f} ms each: bare pool (fresh interpreter) against "
+            "`poisson-prove sweep --concurrency C` (its own seconds), side by side"
+        )
+        print(
+            f"{'variant':7} {'conc':>5} {'round':>5} {'bare ep/s':>10} {'sweep ep/s':>10} "
+            f"{'ratio':>6} {'of ideal':>8} {'load':>5}"
+        )
+        summary = []
+        for variant in args.variants:
+            for concurrency in args.concurrency:
+                ratios = []
+                for round_ in range(args.rounds):
+                    bare = _bare_seconds(root, variant, n, concurrency)
+                    store = root / f"store-{variant}-{concurrency}-{round_}"
+                    swept = _cli_seconds(root, store, targets[variant], n, concurrency)
+                    ratios.append(bare / swept)
+                    ideal = concurrency / WAIT_S
+                    print(
+                        f"{variant:7} {concurrency:>5} {round_ + 1:>5} {n / bare:>10.0f} "
+                        f"{n / swept:>10.0f} {bare / swept:>6.3f} {n / swept / ideal:>8.3f} "
+                        f"{os.getloadavg()[0]:>5.1f}",
+                        flush=True,
+                    )
+                summary.append(
+                    f"{variant} at {concurrency}: sweep/bare min {min(ratios):.3f}, "
+                    f"median {statistics.median(ratios):.3f} (goal >= 0.8 at 1024)"
+                )
+        print()
+        for line in summary:
+            print(line)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rollouts", type=int, default=500)
-    parser.add_argument("--concurrency", type=int, nargs="+", default=[1, 8, 64])
+    parser.add_argument("--rollouts", type=int, default=None)
+    parser.add_argument("--concurrency", type=int, nargs="+", default=None)
     parser.add_argument("--backends", nargs="+", default=["local", "dask", "dask-own"])
     parser.add_argument("--variants", nargs="+", default=["sync", "async"])
+    parser.add_argument("--against-bare", action="store_true")
+    parser.add_argument("--rounds", type=int, default=5, help="with --against-bare")
     args = parser.parse_args()
+    if args.against_bare:
+        args.rollouts = args.rollouts or 10_240
+        args.concurrency = args.concurrency or [1024]
+        return against_bare(args)
+    args.rollouts = args.rollouts or 500
+    args.concurrency = args.concurrency or [1, 8, 64]
     n = args.rollouts - args.rollouts % 2
     targets = {"sync": "waiting_agent:wait", "async": "waiting_agent:await_"}
     with tempfile.TemporaryDirectory(prefix="bench-concurrency-") as tmp:

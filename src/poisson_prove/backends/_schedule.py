@@ -113,8 +113,8 @@ def drive(
     def pump() -> None:
         rows = _loop(engine, job, tasks, window, policy, finished, stop)
         try:
-            for row in rows:
-                handed.put(("row", row))
+            for settled in rows:  # every row settled in one round, handed over at once
+                handed.put(("rows", settled))
             handed.put(("end", None))
         except BaseException as exc:  # re-raised in the sweep's thread
             handed.put(("error", exc))
@@ -126,8 +126,8 @@ def drive(
     try:
         while True:
             kind, value = handed.get()
-            if kind == "row":
-                yield value
+            if kind == "rows":
+                yield from value
             elif kind == "end":
                 return
             else:
@@ -146,8 +146,14 @@ def _loop(
     policy: RetryPolicy,
     finished: queue.SimpleQueue[int],
     stop: threading.Event,
-) -> Generator[dict[str, Any], None, None]:
+) -> Generator[list[dict[str, Any]], None, None]:
+    """The rows of each round of finished attempts, as one list per round."""
     in_flight: dict[int, _InFlight] = {}
+    # An engine whose workers take their next attempt from a queue of their own (the local
+    # threads) gets that many more queued while the window is whole: a worker that finishes
+    # starts the next episode at once, without waiting for this loop to run. Never while
+    # backing off, so a halved window is what the API sees.
+    ahead = int(getattr(engine, "ahead", 0))
     # (ready at, tie-break, entry): attempts waiting out their backoff before resubmission
     delayed: list[tuple[float, int, _InFlight]] = []
     tokens = itertools.count()
@@ -161,7 +167,8 @@ def _loop(
     try:
         while not stop.is_set():
             now = time.monotonic()
-            while len(in_flight) < window.size:
+            limit = window.size + (ahead if window.size >= window.ceiling else 0)
+            while len(in_flight) < limit:
                 if delayed and delayed[0][0] <= now:
                     submit(heapq.heappop(delayed)[2])
                 elif not exhausted:
@@ -193,8 +200,11 @@ def _loop(
             # its attempt was settled the first time.
             entries = [in_flight.pop(token) for token in ready if token in in_flight]
             _prefetch(engine, [entry.handle for entry in entries])
+            settled: list[dict[str, Any]] = []
             for entry in entries:
-                yield from _settle(engine, job, entry, window, policy, submit, delayed, tokens)
+                settled.extend(_settle(engine, job, entry, window, policy, submit, delayed, tokens))
+            if settled:
+                yield settled
     finally:
         handles = [entry.handle for entry in in_flight.values() if entry.handle is not None]
         in_flight.clear()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 import asyncio
-import concurrent.futures
+import collections
 import importlib.machinery
 import queue
 import sys
@@ -26,8 +26,10 @@ from typing import Any
 from poisson_prove.backends._attempt import (
     Attempt,
     async_attempt,
+    attempt_with,
     is_async,
     load_rollout,
+    row_job,
     run_attempt,
 )
 from poisson_prove.backends._children import ChildSlots
@@ -35,35 +37,40 @@ from poisson_prove.backends._schedule import Window, drive
 from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
 from poisson_prove.backends.base import Executor
 from poisson_prove.backends.local import LocalExecutor
-from poisson_prove.episode.run import Job, Task
+from poisson_prove.episode.run import Job, Task, run_episode
 from poisson_prove.errors import ProveError
 
 MODES = ("auto", "threads", "async", "processes")
 
 
-class _FutureEngine:
-    """An engine whose handles are concurrent futures: their outcome is the future's result."""
+class _Handle:
+    """One attempt given to the threads: its task, then its attempt or the exception that
+    building its row raised; `cancelled` before a thread takes it, and it never runs."""
 
-    def outcome(self, handle: concurrent.futures.Future[Attempt]) -> Attempt:
-        return handle.result()
+    __slots__ = ("attempt", "cancelled", "done", "error", "task")
 
-    def cancel(self, handles: list[Any]) -> None:
-        for handle in handles:
-            handle.cancel()
-        self._stop()
-
-    def _stop(self) -> None:
-        """Stop the engine once the handles are cancelled."""
+    def __init__(self, task: Task, done: Callable[[], None]) -> None:
+        self.task = task
+        self.done = done
+        self.attempt: Attempt | None = None
+        self.error: BaseException | None = None
+        self.cancelled = False
 
 
-class _ThreadEngine(_FutureEngine):
-    """N daemon threads (daemon: a stopped sweep exits at once instead of waiting for them)."""
+class _ThreadEngine:
+    """N daemon threads (daemon: a stopped sweep exits at once instead of waiting for them).
+
+    Each attempt is a plain handle on one queue, not a concurrent Future with its lock and
+    condition: at a thousand threads the handover is what the sweep spends. The threads take
+    the next attempt straight from the queue, which the scheduler keeps `ahead` attempts
+    deeper than the threads (`drive` queues ahead), so a thread that finishes never waits for
+    the scheduler to be given the GIL before it starts its next episode.
+    """
 
     def __init__(self, size: int, work: Callable[[Task], Attempt]) -> None:
         self._work = work
-        self._inbox: queue.SimpleQueue[tuple[concurrent.futures.Future[Attempt], Task] | None] = (
-            queue.SimpleQueue()
-        )
+        self.ahead = size  # attempts queued beyond the threads, while the window is whole
+        self._inbox: queue.SimpleQueue[_Handle | None] = queue.SimpleQueue()
         self._threads = [
             threading.Thread(target=self._serve, name=f"prove-episode-{i}", daemon=True)
             for i in range(size)
@@ -72,48 +79,111 @@ class _ThreadEngine(_FutureEngine):
             thread.start()
 
     def _serve(self) -> None:
-        while (item := self._inbox.get()) is not None:
-            future, task = item
-            if not future.set_running_or_notify_cancel():
+        inbox, work = self._inbox, self._work
+        while (handle := inbox.get()) is not None:
+            if handle.cancelled:
                 continue
             try:
-                future.set_result(self._work(task))
+                handle.attempt = work(handle.task)
             except BaseException as exc:  # a bug in row building: re-raised in the sweep's thread
-                future.set_exception(exc)
+                handle.error = exc
+            handle.done()
 
-    def submit(self, task: Task, done: Callable[[], None]) -> concurrent.futures.Future[Attempt]:
-        future: concurrent.futures.Future[Attempt] = concurrent.futures.Future()
-        future.add_done_callback(lambda _: done())
-        self._inbox.put((future, task))
-        return future
+    def submit(self, task: Task, done: Callable[[], None]) -> _Handle:
+        handle = _Handle(task, done)
+        self._inbox.put(handle)
+        return handle
 
-    def _stop(self) -> None:
+    def outcome(self, handle: _Handle) -> Attempt:
+        if handle.error is not None:
+            raise handle.error
+        assert handle.attempt is not None  # done() is called once one of the two is set
+        return handle.attempt
+
+    def cancel(self, handles: list[Any]) -> None:
+        for handle in handles:
+            handle.cancelled = True
         for _ in self._threads:
             self._inbox.put(None)
 
 
-class _AsyncEngine(_FutureEngine):
-    """One event loop, in a daemon thread, awaiting the rollout's coroutines."""
+class _AsyncEngine:
+    """One event loop, in a daemon thread, awaiting the rollout's coroutines, at most `size` at
+    once. The attempts queued ahead (`ahead`, see _ThreadEngine) wait in a queue on the engine:
+    one that finishes starts the next on the loop itself, without a round trip through the
+    scheduler's thread. They reach the loop in bunches: one wake-up of the loop for every
+    attempt submitted since the last, not a thread-safe call and a Future each.
+    """
 
-    def __init__(self, rollout: Callable[..., Any], job: Job) -> None:
+    def __init__(self, rollout: Callable[..., Any], job: Job, size: int = 1) -> None:
         self._rollout = rollout
         self._job = job
+        self._size = size
+        self.ahead = size
+        self._incoming: collections.deque[_Handle] = collections.deque()
+        self._waking = False  # a drain of `_incoming` is scheduled on the loop
+        self._closing = False
+        self._lock = threading.Lock()
+        self._running: dict[_Handle, asyncio.Task[None]] = {}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
             target=self._loop.run_forever, name="prove-event-loop", daemon=True
         )
         self._thread.start()
 
-    def submit(self, task: Task, done: Callable[[], None]) -> concurrent.futures.Future[Attempt]:
-        future = asyncio.run_coroutine_threadsafe(
-            async_attempt(self._rollout, self._job, task), self._loop
-        )
-        future.add_done_callback(lambda _: done())
-        return future
+    def submit(self, task: Task, done: Callable[[], None]) -> _Handle:
+        handle = _Handle(task, done)
+        self._incoming.append(handle)
+        with self._lock:
+            if self._waking:
+                return handle
+            self._waking = True
+        self._loop.call_soon_threadsafe(self._drain)
+        return handle
 
-    def _stop(self) -> None:
-        # Let the cancellations land in their coroutines, then stop the loop.
-        self._loop.call_soon_threadsafe(self._loop.stop)
+    def _drain(self) -> None:
+        with self._lock:
+            self._waking = False
+        self._fill()
+
+    def _fill(self) -> None:
+        """Start queued attempts while fewer than `size` run (on the loop)."""
+        while not self._closing and len(self._running) < self._size and self._incoming:
+            handle = self._incoming.popleft()
+            if not handle.cancelled:
+                self._running[handle] = self._loop.create_task(self._run(handle))
+
+    async def _run(self, handle: _Handle) -> None:
+        try:
+            handle.attempt = await async_attempt(self._rollout, self._job, handle.task)
+        except asyncio.CancelledError:
+            return  # cancelled: never reported
+        except BaseException as exc:  # a bug in row building: re-raised in the sweep's thread
+            handle.error = exc
+        finally:
+            self._running.pop(handle, None)
+            self._fill()
+        handle.done()
+
+    def outcome(self, handle: _Handle) -> Attempt:
+        if handle.error is not None:
+            raise handle.error
+        assert handle.attempt is not None  # done() is called once one of the two is set
+        return handle.attempt
+
+    def cancel(self, handles: list[Any]) -> None:
+        for handle in handles:
+            handle.cancelled = True
+        if self._loop.is_closed():
+            return
+
+        def cancel_running() -> None:
+            self._closing = True
+            for runner in list(self._running.values()):
+                runner.cancel()
+            self._loop.call_soon(self._loop.stop)  # after the cancellations land in their coroutines
+
+        self._loop.call_soon_threadsafe(cancel_running)
         self._thread.join(timeout=2.0)
         if not self._thread.is_alive():
             self._loop.close()
@@ -161,15 +231,27 @@ class PoolExecutor(Executor):
             engine = _ThreadEngine(self.concurrency, slots.run)
         elif mode == "async":
             assert rollout is not None
-            engine = _AsyncEngine(rollout, job)
+            engine = _AsyncEngine(rollout, job, self.concurrency)
         else:
-            engine = _ThreadEngine(self.concurrency, lambda task: run_attempt(job, task))
+            assert rollout is not None
+            engine = _ThreadEngine(self.concurrency, _sync_attempts(rollout, job))
         self.window = Window(self.concurrency)
         try:
             yield from drive(engine, job, tasks, self.window, policy)
         finally:
             if slots is not None:
                 slots.close()
+
+
+def _sync_attempts(rollout: Callable[..., Any], job: Job) -> Callable[[Task], Attempt]:
+    """What a thread runs per attempt of a sync rollout: `run_attempt`'s work, with the rollout
+    loaded once and the check for a coroutine function made once, not per episode."""
+    if is_async(rollout):  # mode = "threads" forced on an async def: each awaited in its thread
+        return lambda task: run_attempt(job, task)
+    job = row_job(job)
+    if job.infra_errors:
+        return lambda task: attempt_with(rollout, job, task)
+    return lambda task: Attempt(run_episode(rollout, job, task))
 
 
 def declares_async(job: Job) -> bool:

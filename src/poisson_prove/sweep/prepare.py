@@ -40,7 +40,7 @@ from poisson_prove.sweep.resume import resume_state
 DEFAULT_BATCH_SIZE = 25_000  # rows; a batch is also written once its rows waited a second
 DEFAULT_SPEC = "prove.toml"
 #: The most episodes (threads, containers) `--concurrency` may ask for at once.
-MAX_CONCURRENCY = 1_000
+MAX_CONCURRENCY = 4_096
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_SPEC",
