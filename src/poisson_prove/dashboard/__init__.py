@@ -173,8 +173,10 @@ class _Comparer:
             fresh = True
         curves = ""
         if with_pair and _both_drawn(view.comparison, runs):
-            curves = payload.get("pair")
-            if not isinstance(curves, str):
+            stored = payload.get("pair")
+            if isinstance(stored, str):
+                curves = stored
+            else:
                 curves = payload["pair"] = _pair_curves(view, runs, _salt(view.comparison))
                 fresh = True
         self._entries[id(view.comparison)] = (name, key, payload, fresh)
