@@ -103,6 +103,8 @@ class BatchSink:
         self.ran += len(new)
         if self.on_rows is not None and new and self.on_rows(new):
             self._cut = True
+        if None not in [row[OUTCOME_AT] for row in new]:
+            return  # no errored row: nothing more to count (the common case, in one pass)
         for row in new:
             if row[OUTCOME_AT] is None:
                 self.errored += 1
@@ -151,7 +153,7 @@ class BatchSink:
         self.writer.write_batch(tuples_to_table(self.writer.manifest["run_id"], batch))
         self._last_write = time.monotonic()
         self.written += len(batch)
-        self.errored_written += sum(1 for row in batch if row[OUTCOME_AT] is None)
+        self.errored_written += [row[OUTCOME_AT] for row in batch].count(None)
 
     def _written(self, batch: list[tuple[Any, ...]]) -> None:
         """After a batch is in place: the look, once no counted row is still waiting."""
