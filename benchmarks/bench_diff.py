@@ -1,255 +1,296 @@
-"""`poisson-prove diff` on two runs of 1,000,000 episodes each, against statsmodels.
+"""`poisson-prove diff` on runs written by `poisson-prove sweep` itself, against statsmodels.
 
 Two paired runs (9 conditions, 3 outcomes, integer times; the after run's horizon is 18 and
-the before run's 20, so the before run is censored at the common horizon) are written through
-the store's RunWriter. Then, side by side in the same run:
-- `poisson-prove diff` in a child process: wall time and peak memory (getrusage of the child);
-- like for like, in this process: the 54 cumulative incidences (2 runs x 9 conditions x 3
-  outcomes) with their variances, read from the store, by our Aalen-Johansen and by pandas +
-  statsmodels' CumIncidenceRight, best of 3 each, checked equal to 1e-9.
-Prints both and the ratios. Goal: diff under 5 s and 1 GB, at least 10x faster.
+the before run's 20, so the before run is censored at the common horizon) are swept by the
+installed `poisson-prove sweep` with its defaults (batches of 25,000 rows: 40 files per run of
+a million). Then, side by side, A, B, A, B, ... for `--rounds` rounds, each figure the min and
+median of the per-round ratio with the 1-minute load average:
 
-    .venv/bin/python benchmarks/bench_diff.py [--episodes 1000000]
+- like for like: the 54 cumulative incidences (2 runs x 9 conditions x 3 outcomes) with their
+  variances, read from the store, by our Aalen-Johansen and by pandas + statsmodels'
+  CumIncidenceRight. Each side runs in a fresh interpreter of its own that imports only what
+  it needs, does the work once to warm up and reports the best of 3 more; the numbers of both
+  are checked equal to 1e-9. Goal: statsmodels / ours >= 10.
+- `poisson-prove diff` as a command against the same job done the usual way as a command
+  (pandas + statsmodels, incidences only), and against `python -c pass`; peak memory of diff.
+- start-up: `poisson-prove diff` of two runs of 10,000 episodes beyond `python -c pass`.
+  Goal: <= 0.5 s.
+
+`--baseline REF` also runs our side of every figure on the `src/` of commit REF (unpacked
+from git), in the same rounds, so a change is measured against the code before it.
+
+    .venv/bin/python benchmarks/bench_diff.py [--episodes 999999] [--rounds 5] [--baseline REF]
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
-import resource
+import statistics
 import subprocess
 import sys
+import tarfile
 import tempfile
+import textwrap
 import time
 from pathlib import Path
 
-import numpy as np
-import pyarrow as pa
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
 
-from poisson_prove.design.conditions import condition_key
-from poisson_prove.design.seeding import episode_seed, new_salt
-from poisson_prove.store.runs import RunStore
+ROLLOUT = """
+import os
+from poisson_prove import Episode
 
-OUTCOMES = ("done", "violated", "timeout")
-TASKS = ("refund", "lookup", "schedule")
-RATES = (0.05, 0.25, 0.55)
-BATCH = 250_000
-USUAL_WAY = """
-import sys, glob
-import numpy as np, pandas as pd
-from statsmodels.duration.survfunc import CumIncidenceRight
-root, horizon = sys.argv[1], float(sys.argv[2])
-codes = {"done": 1, "violated": 2, "timeout": 3}
-for run in sorted(glob.glob(root + "/*/episodes")):
-    files = sorted(glob.glob(run + "/*.parquet"))
-    frame = pd.concat(pd.read_parquet(f, columns=["cell", "outcome", "t"]) for f in files)
-    for condition, group in frame.groupby("cell"):
-        status = np.where(group.t > horizon, 0, group.outcome.map(codes))
-        CumIncidenceRight(np.minimum(group.t, horizon), status)
+SHIFT = float(os.environ.get("BENCH_SHIFT", "1.0"))
+HORIZON = int(os.environ.get("BENCH_HORIZON", "20"))
+LEVEL = {"0.05": 0.1, "0.25": 0.2, "0.55": 0.3}
+
+
+def rollout(cfg, seed):
+    # violated and timeout rates grow with the tool failure rate; times are tool calls
+    u = (seed % 1_000_003) / 1_000_003
+    level = LEVEL[str(cfg["tool_fail_rate"])] * SHIFT
+    t = min(1 + (seed // 7) % 20, HORIZON)
+    if u < level:
+        return Episode("violated", t, HORIZON)
+    if u < level + 0.08:
+        return Episode("timeout", HORIZON, HORIZON)  # a timeout ends at the last call
+    return Episode("done", t, HORIZON)
 """
 
+SPEC = """
+target = "bench_agent:rollout"
+target_id = "bench"
+replicates = {replicates}
+axes = {{ task_id = {{ type = "categorical", values = ["refund", "lookup", "schedule"] }}, \
+tool_fail_rate = {{ type = "categorical", values = ["0.05", "0.25", "0.55"] }} }}
+declare = {{ outcomes = ["done", "violated", "timeout"], failures = ["violated", "timeout"] }}
+"""
 
-def _episodes(rng: np.random.Generator, n_conditions: int, replicates: int, horizon: int, shift: float):
-    """Outcome codes and integer times: violated and timeout rates grow with the condition."""
-    condition = np.repeat(np.arange(n_conditions), replicates)
-    level = (condition % 3 + 1) / 10.0
-    u = rng.random(condition.size)
-    outcome = np.where(u < level * shift, 1, np.where(u < level * shift + 0.08, 2, 0))
-    t = rng.integers(1, 21, condition.size).astype(float)
-    t = np.where(outcome == 2, 20.0, t)  # a timeout ends at the 20th call
-    t = np.minimum(t, horizon) if horizon < 20 else t
-    return condition, outcome, t
+OUTCOMES = ("done", "violated", "timeout")
 
+# Our side: the store's column reader (the three columns, strings as dictionary codes) and the
+# grouped Aalen-Johansen, as `diff` computes them. Prints seconds and the numbers as JSON.
+OURS = """
+import json, sys, time
+import numpy as np
+from poisson_prove.comparison.frame import recode
+from poisson_prove.stats.incidence import aalen_johansen_grouped
+from poisson_prove.store.codes import coded, column_numbers
+from poisson_prove.store.columns import read_columns
+from poisson_prove.store.runs import RunStore
 
-def _write(
-    store: RunStore, name: str, salt: str, keys, cfgs, seeds, condition, outcome, t, horizon, paired_with
-):
-    manifest = {
-        "target": "bench:rollout",
-        "target_id": "bench",
-        "t_unit": "tool calls",
-        "salt": salt,
-        "paired_with": paired_with,
-        "outcomes": list(OUTCOMES),
-        "failures": ["timeout", "violated"],
-        "successes": ["done"],
-        "axis_order": ["task_id", "tool_fail_rate"],
-        "cells": [{"key": k, "cfg": json.loads(c)} for k, c in zip(keys, cfgs, strict=True)],
-    }
-    writer = store.create_run(target_id="bench", name=name, manifest=manifest)
-    names = np.array(OUTCOMES, dtype=object)
-    size = condition.size
-    replicate = np.tile(np.arange(size // len(keys)), len(keys)).astype(np.int32)
-    for lo in range(0, size, BATCH):
-        hi = min(lo + BATCH, size)
-        part = condition[lo:hi]
-        writer.write_batch(
-            pa.table(
-                {
-                    "run_id": pa.array([writer.info.run_id] * (hi - lo)),
-                    "cell": pa.DictionaryArray.from_arrays(pa.array(part, pa.int32()), pa.array(keys)).cast(
-                        pa.string()
-                    ),
-                    "cfg": pa.DictionaryArray.from_arrays(pa.array(part, pa.int32()), pa.array(cfgs)).cast(
-                        pa.string()
-                    ),
-                    "replicate": pa.array(replicate[lo:hi]),
-                    "seed": pa.array(seeds[lo:hi]),
-                    "outcome": pa.array(names[outcome[lo:hi]], pa.string()),
-                    "t": pa.array(t[lo:hi]),
-                    "horizon": pa.array(np.full(hi - lo, float(horizon))),
-                    "case_id": pa.DictionaryArray.from_arrays(
-                        pa.array(part // 3, pa.int32()), pa.array(list(TASKS))
-                    ).cast(pa.string()),
-                    "meta": pa.nulls(hi - lo, pa.string()),
-                    "error_kind": pa.nulls(hi - lo, pa.string()),
-                    "error_message": pa.nulls(hi - lo, pa.string()),
-                    "started_at": pa.nulls(hi - lo, pa.timestamp("us", tz="UTC")),
-                    "duration_s": pa.nulls(hi - lo, pa.float64()),
-                    "spans": pa.nulls(hi - lo, pa.string()),
-                }
-            )
-        )
-    writer.update_manifest(status="complete", counts={"planned": size, "done": size, "errored": 0})
-    return writer.info
+root, horizon, outcomes = sys.argv[1], float(sys.argv[2]), ("done", "violated", "timeout")
 
-
-def _best_of(rounds: int, work):
-    best, result = float("inf"), None
-    for _ in range(rounds):
-        started = time.perf_counter()
-        result = work()
-        best = min(best, time.perf_counter() - started)
-    return best, result
-
-
-def _ours(root: Path, horizon: float) -> dict:
-    """Every (run, condition, outcome) incidence and variance at `horizon`, read from the store:
-    the same three columns the pandas side reads, strings as dictionary codes."""
-    from poisson_prove.comparison.frame import recode
-    from poisson_prove.stats.incidence import aalen_johansen_grouped
-    from poisson_prove.store.codes import coded, column_numbers
-    from poisson_prove.store.columns import read_columns
-
+def work():
     out = {}
     for info in RunStore(root).runs():
         table = read_columns(info, ("cell", "outcome", "t"))
         condition, outcome = coded(table.column("cell")), coded(table.column("outcome"))
         t = column_numbers(table.column("t"), np.float64, np.nan)
-        cause = recode(outcome, OUTCOMES) + 1
-        fits = aalen_johansen_grouped(t, cause, condition.codes, horizon, causes=len(OUTCOMES))
+        cause = recode(outcome, outcomes) + 1
+        fits = aalen_johansen_grouped(t, cause, condition.codes, horizon, causes=len(outcomes))
         for code, fit in fits.items():
-            for k, name in enumerate(OUTCOMES):
-                out[(info.name, condition.values[code], name)] = (fit.incidence[k], fit.variance[k])
+            for k, name in enumerate(outcomes):
+                key = f"{info.name}|{condition.values[code]}|{name}"
+                out[key] = (float(fit.incidence[k]), float(fit.variance[k]))
     return out
+"""
 
+# The usual way: pandas reads each batch file, statsmodels per condition. Imports no Prove.
+STATSMODELS = """
+import glob, json, sys, time, warnings
+import numpy as np
+import pandas as pd
+from statsmodels.duration.survfunc import CumIncidenceRight
 
-def _statsmodels(root: Path, horizon: float) -> dict:
-    """The same numbers the usual way: pandas reads the store, CumIncidenceRight per condition."""
-    import warnings
+root, horizon, outcomes = sys.argv[1], float(sys.argv[2]), ("done", "violated", "timeout")
+# statsmodels warns where n = d at the last time (its variance is undefined there).
+warnings.filterwarnings("ignore", category=RuntimeWarning, module="statsmodels")
+codes = {name: k + 1 for k, name in enumerate(outcomes)}
 
-    import pandas as pd
-    from statsmodels.duration.survfunc import CumIncidenceRight
-
-    # statsmodels warns where n = d at the last time (its variance is undefined there).
-    warnings.filterwarnings("ignore", category=RuntimeWarning, module="statsmodels")
-    codes = {name: k + 1 for k, name in enumerate(OUTCOMES)}
+def work():
     out = {}
-    for info in RunStore(root).runs():
-        frame = pd.concat(pd.read_parquet(f, columns=["cell", "outcome", "t"]) for f in info.batch_files())
+    for run in sorted(glob.glob(root + "/*/manifest.json")):
+        name = json.load(open(run))["name"]
+        files = sorted(glob.glob(run[: -len("manifest.json")] + "episodes/*.parquet"))
+        frame = pd.concat(pd.read_parquet(f, columns=["cell", "outcome", "t"]) for f in files)
         for condition, group in frame.groupby("cell", observed=True):
             t = group.t.to_numpy()
             status = np.where(t > horizon, 0, group.outcome.map(codes).to_numpy())
             fit = CumIncidenceRight(np.minimum(t, horizon), status)
             at = np.searchsorted(fit.times, horizon, side="right") - 1
-            for k, name in enumerate(OUTCOMES):
+            for k, outcome in enumerate(outcomes):
                 found = k < len(fit.cinc)
                 share = float(fit.cinc[k][at]) if found else 0.0
                 variance = float(fit.cinc_se[k][at]) ** 2 if found else 0.0
-                out[(info.name, condition, name)] = (share, variance)
+                out[f"{name}|{condition}|{outcome}"] = (share, variance)
     return out
+"""
+
+TIMED = """
+numbers = work()  # warm-up: imports done, files in the page cache
+best = float("inf")
+for _ in range(3):
+    started = time.perf_counter()
+    numbers = work()
+    best = min(best, time.perf_counter() - started)
+print(json.dumps({"seconds": best, "numbers": numbers}))
+"""
+
+USUAL_WAY = STATSMODELS + "\nwork()\n"
+
+
+def load() -> float:
+    return os.getloadavg()[0]
+
+
+def unpack(ref: str, into: Path) -> Path:
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", ref, "src"], capture_output=True, check=True
+    ).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(into, filter="data")
+    return into / "src"
+
+
+def env_for(src: Path | None) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key != "PYTHONDONTWRITEBYTECODE"}
+    if src is not None:
+        env["PYTHONPATH"] = str(src)
+    return env
+
+
+def sweep_pair(folder: Path, store: Path, replicates: int) -> None:
+    """Two paired runs through the installed command line, every option at its default."""
+    spec = folder / f"spec{replicates}.toml"
+    spec.write_text(SPEC.format(replicates=replicates))
+    base = [str(BIN / "poisson-prove"), "--store", str(store), "sweep", str(spec), "--yes", "--max-mde", "1"]
+    env = {**env_for(None), "PYTHONPATH": str(folder)}
+    subprocess.run([*base, "--name", "before"], cwd=folder, env=env, check=True, capture_output=True)
+    after = {**env, "BENCH_SHIFT": "0.8", "BENCH_HORIZON": "18"}
+    subprocess.run(
+        [*base, "--name", "after", "--pair-with", "before"],
+        cwd=folder,
+        env=after,
+        check=True,
+        capture_output=True,
+    )
+
+
+def timed(argv: list[str], env: dict[str, str]) -> tuple[float, str, float]:
+    """Wall seconds, stdout and peak memory (MB) of one child process."""
+    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
+        started = time.perf_counter()
+        child = subprocess.Popen(argv, stdout=out, stderr=err, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        seconds = time.perf_counter() - started
+        child.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if child.returncode != 0:
+            raise SystemExit(f"{argv[:3]} failed: {err.read().decode()}")
+        return seconds, out.read().decode(), usage.ru_maxrss / 1024
+
+
+def child(code: str, store: Path, horizon: float, env: dict[str, str]) -> dict:
+    _, out, _ = timed([sys.executable, "-c", code + TIMED, str(store), str(horizon)], env)
+    return json.loads(out)
+
+
+def ratio_line(label: str, ratios: list[float], loads: list[float], goal: str = "") -> str:
+    text = f"{label}: min {min(ratios):.2f} / median {statistics.median(ratios):.2f} (n={len(ratios)})"
+    return f"{text}, load {min(loads):.1f}-{max(loads):.1f}" + (f"  [{goal}]" if goal else "")
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--episodes", type=int, default=1_000_000)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--episodes", type=int, default=999_999)
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--baseline", help="also run our side on this commit's src/ (e.g. HEAD~3)")
     args = parser.parse_args()
-    n_conditions = len(TASKS) * len(RATES)
-    replicates = args.episodes // n_conditions
-    rng = np.random.default_rng(2026)
-    cfg_list = [{"task_id": task, "tool_fail_rate": rate} for task in TASKS for rate in RATES]
-    keys = [condition_key(cfg) for cfg in cfg_list]
-    cfgs = [json.dumps(cfg, sort_keys=True) for cfg in cfg_list]
-    salt = new_salt()
-    with tempfile.TemporaryDirectory() as folder:
-        root = Path(folder) / "runs"
-        store = RunStore(root)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        (folder / "bench_agent.py").write_text(textwrap.dedent(ROLLOUT))
+        big, small = folder / "big", folder / "small"
         started = time.perf_counter()
-        seeds = np.array([episode_seed(salt, key, r) for key in keys for r in range(replicates)], np.int64)
-        before_data = _episodes(rng, n_conditions, replicates, 20, 1.0)
-        after_data = _episodes(rng, n_conditions, replicates, 18, 0.8)
-        before = _write(store, "bench a", salt, keys, cfgs, seeds, *before_data, 20, None)
-        _write(store, "bench b", salt, keys, cfgs, seeds, *after_data, 18, before.run_id)
-        print(f"wrote 2 runs of {seeds.size:,} episodes in {time.perf_counter() - started:.1f} s")
-
-        script = Path(sys.executable).with_name("poisson-prove")
-        started = time.perf_counter()
-        child = subprocess.run(
-            [str(script), "--store", str(root), "diff", "--plain"],
-            capture_output=True, text=True, env={**os.environ, "XDG_CACHE_HOME": folder},
+        sweep_pair(folder, big, args.episodes // 9)
+        sweep_pair(folder, small, 10_000 // 9 + 1)
+        files = len(list(big.glob("*/episodes/*.parquet")))
+        print(
+            f"swept 2 runs of {args.episodes // 9 * 9:,} episodes ({files} batch files) and 2 of "
+            f"{(10_000 // 9 + 1) * 9:,} with `poisson-prove sweep` defaults "
+            f"in {time.perf_counter() - started:.0f} s"
         )
-        diff_s = time.perf_counter() - started
-        peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-        if child.returncode != 0:
-            print(child.stderr)
-            return 1
-        print(child.stdout.splitlines()[0])
-
-        # The same job done the usual way, as a command of its own: pandas reads the store,
-        # statsmodels computes each condition's incidences (no tests, no pairing).
-        started = time.perf_counter()
-        usual = subprocess.run([sys.executable, "-c", USUAL_WAY, str(root), str(18.0)], capture_output=True,
-                               text=True)
-        usual_s = time.perf_counter() - started
-        if usual.returncode != 0:
-            print(usual.stderr)
-            return 1
-
-        import poisson_prove
-
-        comparison = poisson_prove.compare("bench a", "bench b", store=root)  # warms imports and MDEs
-        started = time.perf_counter()
-        comparison = poisson_prove.compare("bench a", "bench b", store=root)
-        compare_s = time.perf_counter() - started
-        horizon = comparison.horizon
-
-        # Like for like, in this process, imports warm, reading included: the same 54
-        # incidences (2 runs x 9 conditions x 3 outcomes) with their variances, from the store.
-        ours_s, ours = _best_of(3, lambda: _ours(root, horizon))
-        statsmodels_s, baseline = _best_of(3, lambda: _statsmodels(root, horizon))
-        worst_share = worst_variance = 0.0
-        undefined = 0
-        for key, (share, variance) in baseline.items():
-            worst_share = max(worst_share, abs(ours[key][0] - share))
-            if np.isfinite(variance):
-                worst_variance = max(worst_variance, abs(ours[key][1] - variance))
-            else:
-                undefined += 1  # statsmodels divides by n - d = 0 where everyone left ends at once
-        print(f"poisson-prove diff: {diff_s:.2f} s wall, peak memory {peak_mb:.0f} MB (child process, cold)")
-        print(f"compare() in process, warm: {compare_s:.2f} s (read, pair, rates, tests, MDEs)")
-        print(f"54 incidences + variances from the store, ours (read + Aalen-Johansen): {ours_s:.3f} s")
-        print(f"the same with pandas + statsmodels CumIncidenceRight: {statsmodels_s:.3f} s")
-        print(f"pandas + statsmodels as a command of its own (read, incidences only): {usual_s:.2f} s")
-        print(f"largest difference: share {worst_share:.1e}, variance {worst_variance:.1e} "
-              f"({undefined} of {len(baseline)} statsmodels variances undefined)")
-        print(f"ratio statsmodels / ours, like for like: {statsmodels_s / ours_s:.1f}x")
-        print(f"ratio pandas+statsmodels command / diff command: {usual_s / diff_s:.2f}x")
-        worst = max(worst_share, worst_variance)
-        ok = diff_s < 5 and peak_mb < 1024 and worst < 1e-9
-        print("goal < 5 s, < 1 GB, equal to 1e-9:", "met" if ok else "NOT met")
-        fast = statsmodels_s / ours_s >= 10
-        print("goal >= 10x statsmodels (like for like):", "met" if fast else "NOT met")
+        trees: dict[str, Path | None] = {"this tree": None}
+        if args.baseline:
+            trees[f"baseline {args.baseline}"] = unpack(args.baseline, folder / "baseline")
+        horizon = 18.0  # the common horizon diff uses: the shorter run's
+        diff = [str(BIN / "poisson-prove"), "--store", "STORE", "diff", "--plain"]
+        like: dict[str, list[float]] = {name: [] for name in trees}
+        command: dict[str, list[float]] = {name: [] for name in trees}
+        start_up: dict[str, list[float]] = {name: [] for name in trees}
+        seconds: dict[str, list[float]] = {"statsmodels": [], "usual": [], "pass": []}
+        ours_seconds: dict[str, list[float]] = {name: [] for name in trees}
+        loads: list[float] = []
+        worst = 0.0
+        peak_mb = 0.0
+        for _ in range(args.rounds):
+            loads.append(load())
+            theirs = child(STATSMODELS, big, horizon, env_for(None))
+            seconds["statsmodels"].append(theirs["seconds"])
+            usual_s, _, _ = timed([sys.executable, "-c", USUAL_WAY, str(big), str(horizon)], env_for(None))
+            seconds["usual"].append(usual_s)
+            pass_s, _, _ = timed([sys.executable, "-c", "pass"], env_for(None))
+            seconds["pass"].append(pass_s)
+            for name, src in trees.items():
+                env = {**env_for(src), "XDG_CACHE_HOME": str(folder / "cache")}
+                ours = child(OURS, big, horizon, env)
+                ours_seconds[name].append(ours["seconds"])
+                like[name].append(theirs["seconds"] / ours["seconds"])
+                for key, (share, variance) in theirs["numbers"].items():
+                    mine = ours["numbers"][key]
+                    worst = max(
+                        worst, abs(mine[0] - share), abs(mine[1] - variance) if variance == variance else 0
+                    )
+                diff_s, _, diff_mb = timed([part.replace("STORE", str(big)) for part in diff], env)
+                command[name].append(usual_s / diff_s)
+                small_s, _, _ = timed([part.replace("STORE", str(small)) for part in diff], env)
+                start_up[name].append(small_s - pass_s)
+                if name == "this tree":
+                    peak_mb = max(peak_mb, diff_mb)
+        print(
+            f"like for like, 54 incidences + variances from the store ({files // 2} files per run), "
+            f"each side in its own interpreter, best of 3 warm:"
+        )
+        print(f"  statsmodels: {statistics.median(seconds['statsmodels']):.3f} s median")
+        for name in trees:
+            print(f"  ours ({name}): {statistics.median(ours_seconds[name]):.3f} s median")
+            print("  " + ratio_line(f"statsmodels / ours ({name})", like[name], loads, "goal >= 10"))
+        for name in list(trees)[1:]:
+            per_round = [a / b for a, b in zip(ours_seconds["this tree"], ours_seconds[name], strict=True)]
+            print("  " + ratio_line(f"ours, this tree / {name}", per_round, loads))
+        print(f"  largest difference of a share or a variance: {worst:.1e} (goal <= 1e-9)")
+        print("whole commands, each a fresh interpreter:")
+        for name in trees:
+            print(
+                "  "
+                + ratio_line(
+                    f"pandas+statsmodels command / poisson-prove diff ({name})", command[name], loads
+                )
+            )
+            gaps = start_up[name]
+            print(
+                f"  diff of two 10k-episode runs beyond `python -c pass` ({name}): min {min(gaps):.2f} s / "
+                f"median {statistics.median(gaps):.2f} s, load {min(loads):.1f}-{max(loads):.1f}"
+                "  [goal <= 0.5 s]"
+            )
+        print(f"  peak memory of `poisson-prove diff` of the large runs: {peak_mb:.0f} MB  [goal < 1 GB]")
+        ok = worst <= 1e-9 and statistics.median(like["this tree"]) >= 10
+        print("goal >= 10x statsmodels like for like, equal to 1e-9:", "met" if ok else "NOT met")
     return 0
 
 
