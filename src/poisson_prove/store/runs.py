@@ -191,6 +191,8 @@ class RunStore:
         self, *, target_id: str, name: str | None, manifest: Mapping[str, Any], hold: bool = False
     ) -> RunWriter:
         """Make a new run folder with its manifest (status `partial`) and a `start` event."""
+        if name is not None:
+            check_name_form(name)  # before the store folder is made
         self.check_usable()
         self.root.mkdir(parents=True, exist_ok=True)
         try:
@@ -236,9 +238,38 @@ class RunStore:
         return writer
 
 
+#: the longest name a run may be given (as target_id): it is a table cell and typed in commands
+NAME_MAX = 100
+
+
+def check_name_form(name: str) -> None:
+    """Refuse a run name that cannot be shown in a table or typed back in a command (exit 2):
+    blank, holding a control or other non-printing character (a newline, an ANSI escape, a
+    bidirectional override), or longer than NAME_MAX characters. Letters of any script are names."""
+    again = ["choose a name of visible characters, or leave --name out to have one computed"]
+    if not name.strip():
+        raise ProveError("--name must not be empty", suggestions=again, exit_code=ProveExit.USAGE)
+    hidden = next((char for char in name if not char.isprintable()), None)
+    if hidden is not None:
+        raise ProveError(
+            f"--name holds the non-printing character {hidden!r}: a run's name is shown in tables "
+            "and typed in commands",
+            suggestions=again,
+            exit_code=ProveExit.USAGE,
+        )
+    if len(name) > NAME_MAX:
+        raise ProveError(
+            f"--name is {len(name)} characters long: a run's name is at most {NAME_MAX}",
+            suggestions=[f"choose a name of at most {NAME_MAX} characters, or leave --name out"],
+            exit_code=ProveExit.USAGE,
+        )
+
+
 def check_new_name(name: str, existing: Sequence[RunInfo], root: Path) -> None:
-    """Refuse a new run's name that `resolve` could not lead back to it: one already taken (exit 1),
-    or `latest` or another run's id or id prefix, which resolve to another run (exit 2)."""
+    """Refuse a new run's name that cannot be shown or typed (check_name_form, exit 2), or that
+    `resolve` could not lead back to it: one already taken (exit 1), or `latest` or another run's
+    id or id prefix, which resolve to another run (exit 2)."""
+    check_name_form(name)
     again = ["choose another --name, or leave it out to have one computed"]
     if any(run.name == name for run in existing):
         raise ProveError(f'a run named "{name}" already exists in the store {root}', suggestions=again)
