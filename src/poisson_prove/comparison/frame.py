@@ -39,8 +39,36 @@ class RunFrame:
         return len(self.replicate)
 
 
+# The frames read last, by run folder and batch files: `diff` reads both runs again to attribute.
+_LAST: dict[tuple[object, ...], RunFrame] = {}
+
+
 def read_frame(info: RunInfo) -> RunFrame:
-    """The comparison's view of one run."""
+    """The comparison's view of one run (the last two runs read are kept while their batch
+    files are unchanged: same names, sizes and modification times)."""
+    key = _frame_key(info)
+    kept = _LAST.get(key)
+    if kept is not None:
+        return kept
+    frame = _read_frame(info)
+    if len(_LAST) >= 2:
+        _LAST.pop(next(iter(_LAST)))
+    _LAST[key] = frame
+    return frame
+
+
+def _frame_key(info: RunInfo) -> tuple[object, ...]:
+    marks = []
+    for path in info.batch_files():
+        try:
+            stat = path.stat()
+        except OSError:
+            return (object(),)  # unreadable now: never a hit
+        marks.append((path.name, stat.st_size, stat.st_mtime_ns))
+    return (str(info.path), tuple(marks))
+
+
+def _read_frame(info: RunInfo) -> RunFrame:
     table = read_columns(info, COMPARE_COLUMNS)
     return RunFrame(
         info=info,

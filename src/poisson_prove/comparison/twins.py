@@ -7,8 +7,13 @@ for every row that moved, the twins whose outcome flipped and those that did not
 agent calls matched and the first divergence counted per agent, and each agent check compared
 paired. It reads the `spans` column only when the runs hold agent spans, and then only the rows
 it needs: a run without `@monitor` spans costs a look at the first episodes of each batch file
-(`has_agent_spans`), never a JSON parse. Pairs are read in full up to a cap per row (an even
-sample beyond it, the counts saying so): `FLIPPED_READ`, `UNFLIPPED_READ`, `CHECK_READ`.
+(`has_agent_spans`), never a JSON parse. Pairs are read in full up to a cap (an even sample
+beyond it, the counts saying so): per moved condition `CHECK_READ` pairs for its agents'
+checks, and per row its flipped pairs up to `FLIPPED_READ` and the unflipped ones among that
+check sample up to `UNFLIPPED_READ` (one read serves both). Only the batch files holding a
+wanted row are read, one per thread, only the `spans` column, and the texts are parsed
+together by Arrow's JSON reader with only the fields the attribution reads (`side_calls_of`);
+a pair of twins whose calls all agree costs no Python object.
 
 `pair_view(before, after, condition, replicate)` is one pair's two trees of agent calls side by
 side, agent by agent, with the first divergence marked (`inspect --pair`, the dashboard).
@@ -17,22 +22,25 @@ side, agent by agent, with the first divergence marked (`inspect --pair`, the da
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import json
 import os
 from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from poisson_prove.comparison.attribution import (
+    CHANGE_HASHES,
+    CHECK_PREFIX,
     AgentCall,
     Attribution,
     RowAttribution,
     adjust_checks,
     agent_calls,
     attribute_row,
-    changed_between,
     compare_checks,
     first_divergence,
 )
@@ -80,34 +88,195 @@ def has_agent_spans(info: RunInfo) -> bool:
     return False
 
 
-def read_spans(info: RunInfo, rows: Iterable[int]) -> dict[int, str | None]:
-    """The `spans` text of the given rows (indices in the order the comparison reads the run:
-    its batch files in write order), reading each file only as far as its last wanted row."""
-    import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when a run is read
+def read_spans_array(info: RunInfo, rows: Iterable[int]) -> tuple[np.ndarray, Any]:
+    """(the given rows, sorted and unique; their `spans` as one Arrow string array in that
+    order). Rows are indices in the order the comparison reads the run (its batch files in write
+    order); only the files holding a wanted row are read, one per thread, only that column."""
+    import pyarrow as pa  # pyarrow: ~160 ms, only when a run is read
+    import pyarrow.parquet as pq  # as above
 
     wanted = np.unique(np.fromiter(rows, dtype=np.int64))
-    out: dict[int, str | None] = {}
-    start = 0
-    for path in info.batch_files():
-        if not wanted.size:
-            break
-        parquet = pq.ParquetFile(path)
-        count = parquet.metadata.num_rows
-        here = wanted[(wanted >= start) & (wanted < start + count)] - start
-        if here.size:
-            last, offset = int(here[-1]), 0
-            for batch in parquet.iter_batches(batch_size=8_192, columns=["spans"]):
-                top = offset + batch.num_rows
-                pick = here[(here >= offset) & (here < top)]
-                if pick.size:
-                    texts = batch.column(0).take(pick - offset).to_pylist()
-                    for row, text in zip(pick.tolist(), texts, strict=True):
-                        out[start + row] = text
-                offset = top
-                if offset > last:
-                    break
-        start += count
-    return out
+    files = info.batch_files()
+    counts = np.array([_rows_in(path) for path in files], dtype=np.int64)
+    starts = np.concatenate([[0], np.cumsum(counts)])
+    at = np.searchsorted(starts, wanted, side="right") - 1
+    jobs = [(files[int(f)], wanted[at == f] - starts[int(f)]) for f in np.unique(at) if 0 <= f < len(files)]
+
+    def read(job: tuple[Any, np.ndarray]) -> Any:
+        path, here = job
+        table = pq.ParquetFile(path, pre_buffer=False).read(columns=["spans"], use_threads=False)
+        return table.column(0).take(pa.array(here))
+
+    workers = min(len(jobs), os.cpu_count() or 1, 8)
+    if workers > 1:  # Parquet decoding releases the GIL; map keeps the order
+        with ThreadPoolExecutor(workers) as pool:
+            parts = list(pool.map(read, jobs))
+    else:
+        parts = [read(job) for job in jobs]
+    chunks = [chunk for part in parts for chunk in part.chunks]
+    return wanted, pa.chunked_array(chunks, type=pa.string()).combine_chunks() if chunks else pa.array(
+        [], type=pa.string()
+    )
+
+
+def _rows_in(path: Any) -> int:
+    import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when a run is read
+
+    return int(pq.read_metadata(path).num_rows)
+
+
+def read_spans(info: RunInfo, rows: Iterable[int]) -> dict[int, str | None]:
+    """The `spans` text of the given rows (indices as `read_spans_array` takes them)."""
+    wanted, texts = read_spans_array(info, rows)
+    return dict(zip(wanted.tolist(), texts.to_pylist(), strict=True))
+
+
+_FIELDS = ("gen_ai.agent.name", "proveai.output_hash", *CHANGE_HASHES.values())
+_CHECK_NAME = '"' + CHECK_PREFIX
+
+
+@dataclass
+class SideCalls:
+    """The `@monitor` calls of some episodes of one run, column by column (one entry per call,
+    episode by episode in call order): what the attribution reads, without a Python object per
+    call. `trail(e)` is episode e's (agent, output hash, status) sequence, equal in two twins
+    exactly when no call diverges; `calls(e)` builds its AgentCalls for `first_divergence`
+    (agent, occurrence, output hash and status: the hashes and checks are read column by
+    column, `changed_values` and `labels`) only for the episodes that need them."""
+
+    offsets: np.ndarray  # episode e's calls are offsets[e]:offsets[e + 1]
+    agent: list[str]
+    output: list[str | None]
+    status: list[str]  # ok | error
+    hashes: dict[str, list[str | None]]  # code / prompt / model -> one per call
+    checks: dict[str, list[str | None]]  # check name -> its label on each call (None: none)
+
+    def __post_init__(self) -> None:
+        keys = list(zip(self.agent, self.output, self.status, strict=True))
+        bounds = self.offsets.tolist()
+        self.trails = [tuple(keys[a:b]) for a, b in itertools.pairwise(bounds)]
+        self._built: dict[int, tuple[AgentCall, ...]] = {}
+
+    def trail(self, episode: int) -> tuple[tuple[str, str | None, str], ...]:
+        return self.trails[episode]
+
+    def calls(self, episode: int) -> tuple[AgentCall, ...]:
+        built = self._built.get(episode)
+        if built is None:
+            seen: dict[str, int] = {}
+            out = []
+            for i in range(int(self.offsets[episode]), int(self.offsets[episode + 1])):
+                name = self.agent[i]
+                out.append(AgentCall(name, seen.get(name, 0), self.output[i], self.status[i]))
+                seen[name] = seen.get(name, 0) + 1
+            built = self._built[episode] = tuple(out)
+        return built
+
+    def changed_values(self) -> dict[str, dict[str, set[str | None]]]:
+        """Per agent, per hash (code / prompt / model), the values its calls carry."""
+        out: dict[str, dict[str, set[str | None]]] = {}
+        for what, values in self.hashes.items():
+            for agent, value in set(zip(self.agent, values, strict=True)):
+                out.setdefault(agent, {w: set() for w in self.hashes})[what].add(value)
+        return out
+
+    def labels(self, agent: str, check: str) -> np.ndarray:
+        """Per episode: 1 when a call of `agent` is labelled bad by `check`, else 0 when one is
+        labelled good, else -1 (skip, no label, or the agent not called)."""
+        episodes = len(self.offsets) - 1
+        values = self.checks.get(check)
+        out = np.zeros(episodes, dtype=np.int8)
+        if values is None or not episodes:
+            return out - 1
+        rank = {"bad": 2, "good": 1}
+        code = np.array(
+            [rank.get(v, 0) if a == agent else 0 for a, v in zip(self.agent, values, strict=True)],
+            dtype=np.int8,
+        )
+        episode_of = np.repeat(np.arange(episodes), np.diff(self.offsets))
+        np.maximum.at(out, episode_of, code)
+        return out - 1  # 2 bad -> 1, 1 good -> 0, 0 none -> -1
+
+
+def side_calls_of(texts: Any) -> SideCalls:
+    """The `@monitor` calls of each episode of an Arrow array of `spans` texts, parsed by
+    Arrow's JSON reader with only the fields the attribution reads; when it refuses a row (a
+    damaged row, an odd type) every row is decoded by itself (`agent_calls`)."""
+    import pyarrow as pa  # pyarrow: ~160 ms, only when a run is read
+    import pyarrow.compute as pc  # as above
+    import pyarrow.json as pj  # as above
+
+    if len(texts) == 0:
+        return _side_calls_from([])
+    filled = pc.fill_null(texts, "[]")
+    filled = pc.if_else(pc.equal(pc.utf8_length(filled), 0), "[]", filled)
+    names = _check_names(filled)
+    attributes = pa.struct([(name, pa.string()) for name in (*_FIELDS, *(CHECK_PREFIX + n for n in names))])
+    entry = pa.struct([("name", pa.string()), ("source", pa.string()), ("status", pa.string()),
+                       ("attributes", attributes)])
+    schema = pa.schema([("s", pa.list_(entry))])
+    lines = pc.binary_join_element_wise('{"s":', filled, "}\n", "")
+    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset : lines.offset + len(lines) + 1]
+    first, last = int(offsets[0]), int(offsets[-1])
+    data = lines.buffers()[2][first:last]  # the lines, back to back (none is null)
+    try:
+        table = pj.read_json(
+            pa.BufferReader(data),
+            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
+        )
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # a row the reader refuses: every row by itself
+        table = None
+    if table is None or table.num_rows != len(texts):
+        return _side_calls_from([agent_calls(_decoded(text)) for text in texts.to_pylist()])
+    spans = table.column("s").combine_chunks()
+    flat = spans.flatten()
+    attrs = flat.field("attributes")
+    agent = pc.coalesce(attrs.field("gen_ai.agent.name"), flat.field("name"))
+    keep = pc.and_(pc.equal(pc.fill_null(flat.field("source"), ""), "monitor"), pc.is_valid(agent))
+    episode_of = np.repeat(np.arange(len(spans)), np.diff(spans.offsets.to_numpy()))
+    kept = keep.to_numpy(zero_copy_only=False)
+    counts = np.bincount(episode_of[kept], minlength=len(spans))
+
+    def column(values: Any) -> list[Any]:
+        return values.filter(keep).to_pylist()
+
+    status = ["error" if v == "error" else "ok" for v in column(flat.field("status"))]
+    return SideCalls(
+        offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
+        agent=column(agent), output=column(attrs.field("proveai.output_hash")), status=status,
+        hashes={what: column(attrs.field(key)) for what, key in CHANGE_HASHES.items()},
+        checks={name: column(attrs.field(CHECK_PREFIX + name)) for name in names},
+    )
+
+
+def _side_calls_from(episodes: Sequence[Sequence[AgentCall]]) -> SideCalls:
+    calls = [call for episode in episodes for call in episode]
+    names = sorted({check for call in calls for check in call.checks})
+    return SideCalls(
+        offsets=np.concatenate([[0], np.cumsum([len(e) for e in episodes])]).astype(np.int64),
+        agent=[c.agent for c in calls], output=[c.output_hash for c in calls],
+        status=[c.status for c in calls],
+        hashes={what: [c.hashes.get(what) for c in calls] for what in CHANGE_HASHES},
+        checks={name: [c.checks.get(name) for c in calls] for name in names},
+    )
+
+
+def _check_names(texts: Any) -> list[str]:
+    """The check names labelled anywhere in `texts` (`"proveai.check.<name>":`)."""
+    import pyarrow.compute as pc  # pyarrow: ~160 ms, only when a run is read
+
+    marked = texts.filter(pc.match_substring(texts, _CHECK_NAME))
+    if len(marked) == 0:
+        return []
+    pieces = pc.list_flatten(pc.split_pattern(marked, _CHECK_NAME))
+    found = pc.extract_regex(pieces, r'^(?P<name>(?:[^"\\]|\\.)*)":')
+    names = set()
+    for raw in pc.unique(pc.struct_field(found.drop_null(), "name")).to_pylist():
+        try:
+            names.add(json.loads(f'"{raw}"'))  # the key as JSON wrote it, escapes and all
+        except ValueError:
+            continue
+    return sorted(n for n in names if n)
 
 
 def _decoded(text: Any) -> list[Any]:
@@ -186,35 +355,43 @@ def attribute(comparison: Comparison, *, store: StoreArg = None) -> Attribution:
     needed: list[np.ndarray] = []
     for row in moved:
         codes = np.array([position[k] for k in row.keys if k in position], dtype=np.int64)
-        flipped_all, unflipped_all = _flips(twins, codes, row.outcome, horizon)
-        inside = np.isin(pair_condition, codes)
-        flipped, unflipped = _even(flipped_all, FLIPPED_READ), _even(unflipped_all, UNFLIPPED_READ)
-        plans.append((row, flipped, unflipped, flipped_all.size, unflipped_all.size))
-        needed += [flipped, unflipped]
         if row.condition.key not in check_pairs:
-            sample = _even(np.flatnonzero(inside), CHECK_READ)
+            sample = _even(np.flatnonzero(np.isin(pair_condition, codes)), CHECK_READ)
             check_pairs[row.condition.key] = (sample, pair_condition[sample])
             needed.append(sample)
+        flipped_all, unflipped_all = _flips(twins, codes, row.outcome, horizon)
+        # the unflipped pairs read are those of the condition's check sample: one read serves both
+        shared = np.intersect1d(unflipped_all, check_pairs[row.condition.key][0], assume_unique=True)
+        flipped, unflipped = _even(flipped_all, FLIPPED_READ), _even(shared, UNFLIPPED_READ)
+        plans.append((row, flipped, unflipped, flipped_all.size, unflipped_all.size))
+        needed += [flipped, unflipped]
     pairs = np.unique(np.concatenate(needed)) if needed else np.zeros(0, dtype=np.int64)
-    texts = (read_spans(infos[0], rb[pairs].tolist()), read_spans(infos[1], ra[pairs].tolist()))
-    calls: dict[int, tuple[tuple[AgentCall, ...], tuple[AgentCall, ...]]] = {
-        int(p): (
-            agent_calls(_decoded(texts[0].get(int(rb[p])))),
-            agent_calls(_decoded(texts[1].get(int(ra[p])))),
-        )
-        for p in pairs
-    }
-    changed = changed_between([c[0] for c in calls.values()], [c[1] for c in calls.values()])
+    read: list[tuple[SideCalls, np.ndarray]] = []  # per side: its calls, each pair's episode there
+    for info, rows in ((infos[0], rb[pairs]), (infos[1], ra[pairs])):
+        wanted, texts = read_spans_array(info, rows)
+        read.append((side_calls_of(texts), np.searchsorted(wanted, rows)))
+    (calls_b, at_b), (calls_a, at_a) = read
+    at = {int(p): n for n, p in enumerate(pairs.tolist())}
+
+    def pair(p: int) -> tuple[tuple[AgentCall, ...], tuple[AgentCall, ...]]:
+        """The pair's calls; none for twins whose calls all agree (no divergence to find)."""
+        eb, ea = int(at_b[at[p]]), int(at_a[at[p]])
+        if calls_b.trail(eb) == calls_a.trail(ea):
+            return (), ()
+        return calls_b.calls(eb), calls_a.calls(ea)
+
+    changed = _changed(calls_b.changed_values(), calls_a.changed_values())
     pooled = comparison.case_axis is not None
-    checks_of = {
-        key: compare_checks(_labels([calls[int(p)] for p in sample]), case=_dense(case) if pooled else None)
-        for key, (sample, case) in check_pairs.items()
-    }
+    checks_of = {}
+    for key, (sample, case) in check_pairs.items():
+        where = np.array([at[int(p)] for p in sample], dtype=np.int64)
+        labels = _labels(calls_b, at_b[where], calls_a, at_a[where])
+        checks_of[key] = compare_checks(labels, case=_dense(case) if pooled else None)
     rows: list[RowAttribution] = []
     for row, flipped, unflipped, n_flipped, n_unflipped in plans:
         attributed = attribute_row(
             key=row.condition.key, label=row.condition.label, outcome=row.outcome, verdict=row.verdict,
-            flipped=[calls[int(p)] for p in flipped], unflipped=[calls[int(p)] for p in unflipped],
+            flipped=[pair(int(p)) for p in flipped], unflipped=[pair(int(p)) for p in unflipped],
             flipped_pairs=n_flipped, unflipped_pairs=n_unflipped, changed=changed,
         )
         rows.append(_with_checks(attributed, checks_of[row.condition.key]))
@@ -262,26 +439,33 @@ def _dense(values: np.ndarray) -> np.ndarray:
     return np.unique(values, return_inverse=True)[1].reshape(-1)
 
 
-def _labels(
-    pairs: Sequence[tuple[Sequence[AgentCall], Sequence[AgentCall]]],
-) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
-    """Per (agent, check), each pair's label before and after: 1 bad (any call of the agent
-    labelled bad), 0 good, -1 no label (skip, or not called)."""
-    names = sorted({(c.agent, check) for pair in pairs for side in pair for c in side for check in c.checks})
+def _changed(
+    before: dict[str, dict[str, set[str | None]]], after: dict[str, dict[str, set[str | None]]]
+) -> dict[str, tuple[str, ...]]:
+    """Per agent, which of its code / prompt / model hashes differ between the two runs' calls
+    read (as `changed_between`: the sets of values seen, both sides with some)."""
     out = {}
-    for agent, check in names:
-        arrays = []
-        for side in (0, 1):
-            values = np.full(len(pairs), -1, dtype=np.int8)
-            for n, pair in enumerate(pairs):
-                seen = [c.checks.get(check) for c in pair[side] if c.agent == agent]
-                if "bad" in seen:
-                    values[n] = 1
-                elif "good" in seen:
-                    values[n] = 0
-            arrays.append(values)
-        out[(agent, check)] = (arrays[0], arrays[1])
+    for agent in {*before, *after}:
+        b, a = before.get(agent, {}), after.get(agent, {})
+        out[agent] = tuple(
+            what for what in CHANGE_HASHES if b.get(what) and a.get(what) and b[what] != a[what]
+        )
     return out
+
+
+def _labels(
+    before: SideCalls, at_b: np.ndarray, after: SideCalls, at_a: np.ndarray
+) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
+    """Per (agent, check) labelled in either run, each pair's label before and after: 1 bad
+    (any call of the agent labelled bad), 0 good, -1 no label (skip, or not called)."""
+    names: set[tuple[str, str]] = set()
+    for side in (before, after):
+        for check, values in side.checks.items():
+            names.update((agent, check) for agent, v in zip(side.agent, values, strict=True) if v is not None)
+    return {
+        (agent, check): (before.labels(agent, check)[at_b], after.labels(agent, check)[at_a])
+        for agent, check in sorted(names)
+    }
 
 
 # One pair side by side ------------------------------------------------------------------------

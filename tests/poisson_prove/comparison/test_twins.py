@@ -4,6 +4,7 @@ pipeline, every row attributed) is tests/poisson_prove/examples/test_mock_pipeli
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -11,8 +12,15 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from poisson_prove.comparison.attribution import AgentCall
-from poisson_prove.comparison.twins import _decoded, _even, has_agent_spans, read_spans, side_by_side
+from poisson_prove.comparison.attribution import AgentCall, agent_calls
+from poisson_prove.comparison.twins import (
+    _decoded,
+    _even,
+    has_agent_spans,
+    read_spans,
+    side_by_side,
+    side_calls_of,
+)
 
 
 def test_an_even_sample_beyond_the_cap() -> None:
@@ -46,3 +54,45 @@ def test_agent_spans_are_told_by_a_text_search_and_rows_read_by_position(tmp_pat
     with_agents = SimpleNamespace(batch_files=lambda: files)
     assert not has_agent_spans(without) and has_agent_spans(with_agents)  # type: ignore[arg-type]
     assert read_spans(with_agents, [3, 0]) == {0: None, 3: monitor}  # type: ignore[arg-type]
+
+
+def _span(
+    agent: str, output: str | None, *, source: str = "monitor", status: str = "ok", **attrs: str
+) -> dict:
+    attributes = {"gen_ai.agent.name": agent, "proveai.prompt_hash": f"p-{agent}", **attrs}
+    if output is not None:
+        attributes["proveai.output_hash"] = output
+    return {"name": agent, "source": source, "status": status, "attributes": attributes, "parent": None}
+
+
+EPISODES = [
+    [_span("classify", "h1"), _span("draft", "h2", **{"proveai.check.json_valid": "good"}),
+     _span("draft", None, status="error", **{"proveai.check.json_valid": "bad"})],
+    # a step, an otel span (it names an agent but is no agent call), quotes in names
+    [{"name": "turn", "source": "step"}, _span("qa_check", "h3", source="otel"),
+     _span('qa "check" <x>', "h4", **{'proveai.check.tone "warm"': "bad", "proveai.inputs": "[1, 2]"})],
+    [],
+]
+
+
+def test_the_columnar_reading_is_the_one_by_one_reading() -> None:
+    texts = [json.dumps(e, separators=(",", ":")) for e in EPISODES] + [None, ""]
+    one_by_one = [agent_calls(_decoded(t)) for t in texts]
+    # as written, then with a damaged row (every row read by itself then)
+    for array in (pa.array(texts, pa.string()), pa.array([*texts, "not json"], pa.string())):
+        side = side_calls_of(array)
+        expected = one_by_one + ([()] if len(array) > len(texts) else [])
+        assert len(side.offsets) - 1 == len(expected)
+        for episode, calls in enumerate(expected):
+            assert side.calls(episode) == tuple(
+                AgentCall(c.agent, c.occurrence, c.output_hash, c.status) for c in calls
+            )
+            assert side.trail(episode) == tuple((c.agent, c.output_hash, c.status) for c in calls)
+            for agent, check in [("draft", "json_valid"), ('qa "check" <x>', 'tone "warm"')]:
+                labels = [c.checks.get(check) for c in calls if c.agent == agent]
+                want = 1 if "bad" in labels else 0 if "good" in labels else -1
+                assert side.labels(agent, check)[episode] == want
+        values = side.changed_values()
+        assert values["draft"]["prompt"] == {"p-draft"} and values["draft"]["code"] == {None}
+        assert "qa_check" not in values
+        assert side.labels('qa "check" <x>', 'tone "warm"')[1] == 1
