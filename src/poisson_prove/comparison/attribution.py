@@ -119,6 +119,33 @@ def first_divergence(before: Sequence[AgentCall], after: Sequence[AgentCall]) ->
     return None
 
 
+def first_divergence_of(
+    before: Sequence[tuple[str, str | None, str]], after: Sequence[tuple[str, str | None, str]]
+) -> str | None:
+    """`first_divergence` of two episodes given as their calls' (agent, output hash, status),
+    in call order: the same answer without an AgentCall per call."""
+    def keyed(calls: Sequence[tuple[str, str | None, str]]) -> list[tuple[tuple[str, int], tuple[Any, ...]]]:
+        seen: Counter[str] = Counter()
+        out = []
+        for call in calls:
+            out.append(((call[0], seen[call[0]]), call))
+            seen[call[0]] += 1
+        return out
+
+    after_keyed = keyed(after)
+    after_by_key = dict(after_keyed)
+    before_keys = set()
+    for key, call in keyed(before):
+        before_keys.add(key)
+        twin = after_by_key.get(key)
+        if twin is None or twin[1] != call[1] or twin[2] != call[2]:
+            return call[0]
+    for key, call in after_keyed:
+        if key not in before_keys:
+            return call[0]
+    return None
+
+
 @dataclass(frozen=True)
 class AgentCount:
     """How often an agent was the first divergence among the flipped and the unflipped pairs
@@ -221,8 +248,29 @@ def attribute_row(
 ) -> RowAttribution:
     """Count the first divergences among the flipped and unflipped pairs read, and name the
     agent (see the module docstring) or say why none is named."""
-    first_flipped = Counter(a for a in (first_divergence(b, x) for b, x in flipped) if a is not None)
-    first_unflipped = Counter(a for a in (first_divergence(b, x) for b, x in unflipped) if a is not None)
+    return attribute_firsts(
+        key=key, label=label, outcome=outcome, verdict=verdict,
+        flipped=[first_divergence(b, x) for b, x in flipped],
+        unflipped=[first_divergence(b, x) for b, x in unflipped],
+        flipped_pairs=flipped_pairs, unflipped_pairs=unflipped_pairs, changed=changed,
+    )
+
+
+def attribute_firsts(
+    *,
+    key: str,
+    label: str,
+    outcome: str,
+    verdict: str,
+    flipped: Sequence[str | None],
+    unflipped: Sequence[str | None],
+    flipped_pairs: int,
+    unflipped_pairs: int,
+    changed: Mapping[str, tuple[str, ...]],
+) -> RowAttribution:
+    """`attribute_row` given each pair's first divergence (None: the twins agree throughout)."""
+    first_flipped = Counter(a for a in flipped if a is not None)
+    first_unflipped = Counter(a for a in unflipped if a is not None)
     agents = sorted(
         set(first_flipped) | set(first_unflipped),
         key=lambda a: (-first_flipped[a], first_unflipped[a], a),

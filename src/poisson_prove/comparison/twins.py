@@ -22,7 +22,6 @@ side, agent by agent, with the first divergence marked (`inspect --pair`, the da
 from __future__ import annotations
 
 import dataclasses
-import itertools
 import json
 import os
 from collections.abc import Iterable, Sequence
@@ -40,9 +39,10 @@ from poisson_prove.comparison.attribution import (
     RowAttribution,
     adjust_checks,
     agent_calls,
-    attribute_row,
+    attribute_firsts,
     compare_checks,
     first_divergence,
+    first_divergence_of,
 )
 from poisson_prove.comparison.frame import (
     EPISODE_TIMEOUT,
@@ -97,7 +97,8 @@ def read_spans_array(info: RunInfo, rows: Iterable[int]) -> tuple[np.ndarray, An
 
     wanted = np.unique(np.fromiter(rows, dtype=np.int64))
     files = info.batch_files()
-    counts = np.array([_rows_in(path) for path in files], dtype=np.int64)
+    with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1, 8) or 1) as pool:
+        counts = np.array(list(pool.map(_rows_in, files)), dtype=np.int64)
     starts = np.concatenate([[0], np.cumsum(counts)])
     at = np.searchsorted(starts, wanted, side="right") - 1
     jobs = [(files[int(f)], wanted[at == f] - starts[int(f)]) for f in np.unique(at) if 0 <= f < len(files)]
@@ -139,10 +140,10 @@ _CHECK_NAME = '"' + CHECK_PREFIX
 class SideCalls:
     """The `@monitor` calls of some episodes of one run, column by column (one entry per call,
     episode by episode in call order): what the attribution reads, without a Python object per
-    call. `trail(e)` is episode e's (agent, output hash, status) sequence, equal in two twins
-    exactly when no call diverges; `calls(e)` builds its AgentCalls for `first_divergence`
-    (agent, occurrence, output hash and status: the hashes and checks are read column by
-    column, `changed_values` and `labels`) only for the episodes that need them."""
+    call. `trail(e)` is episode e's (agent, output hash, status) sequence joined in one string,
+    equal in two twins exactly when no call diverges; `keys(e)` that sequence, for
+    `first_divergence_of` (the hashes and checks are read column by column, `changed_values`
+    and `labels`), built only for the episodes that need it."""
 
     offsets: np.ndarray  # episode e's calls are offsets[e]:offsets[e + 1]
     agent: list[str]
@@ -151,26 +152,28 @@ class SideCalls:
     hashes: dict[str, list[str | None]]  # code / prompt / model -> one per call
     checks: dict[str, list[str | None]]  # check name -> its label on each call (None: none)
 
-    def __post_init__(self) -> None:
-        keys = list(zip(self.agent, self.output, self.status, strict=True))
-        bounds = self.offsets.tolist()
-        self.trails = [tuple(keys[a:b]) for a, b in itertools.pairwise(bounds)]
-        self._built: dict[int, tuple[AgentCall, ...]] = {}
+    trails: list[str]  # per episode: its calls' agent, output hash and status, joined
 
-    def trail(self, episode: int) -> tuple[tuple[str, str | None, str], ...]:
+    def __post_init__(self) -> None:
+        self._keys: list[tuple[str, str | None, str]] | None = None
+
+    def trail(self, episode: int) -> str:
         return self.trails[episode]
 
+    def keys(self, episode: int) -> list[tuple[str, str | None, str]]:
+        """The episode's calls as (agent, output hash, status), in call order."""
+        if self._keys is None:
+            self._keys = list(zip(self.agent, self.output, self.status, strict=True))
+        return self._keys[int(self.offsets[episode]) : int(self.offsets[episode + 1])]
+
     def calls(self, episode: int) -> tuple[AgentCall, ...]:
-        built = self._built.get(episode)
-        if built is None:
-            seen: dict[str, int] = {}
-            out = []
-            for i in range(int(self.offsets[episode]), int(self.offsets[episode + 1])):
-                name = self.agent[i]
-                out.append(AgentCall(name, seen.get(name, 0), self.output[i], self.status[i]))
-                seen[name] = seen.get(name, 0) + 1
-            built = self._built[episode] = tuple(out)
-        return built
+        """The episode's AgentCalls (agent, occurrence, output hash, status)."""
+        seen: dict[str, int] = {}
+        out = []
+        for name, output, status in self.keys(episode):
+            out.append(AgentCall(name, seen.get(name, 0), output, status))
+            seen[name] = seen.get(name, 0) + 1
+        return tuple(out)
 
     def changed_values(self) -> dict[str, dict[str, set[str | None]]]:
         """Per agent, per hash (code / prompt / model), the values its calls carry."""
@@ -240,19 +243,36 @@ def side_calls_of(texts: Any) -> SideCalls:
     def column(values: Any) -> list[Any]:
         return values.filter(keep).to_pylist()
 
-    status = ["error" if v == "error" else "ok" for v in column(flat.field("status"))]
+    status = pc.if_else(pc.equal(pc.fill_null(flat.field("status"), ""), "error"), "error", "ok").filter(keep)
+    output = attrs.field("proveai.output_hash").filter(keep)
+    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
     return SideCalls(
-        offsets=np.concatenate([[0], np.cumsum(counts)]).astype(np.int64),
-        agent=column(agent), output=column(attrs.field("proveai.output_hash")), status=status,
+        offsets=offsets, agent=agent.filter(keep).to_pylist(), output=output.to_pylist(),
+        status=status.to_pylist(),
         hashes={what: column(attrs.field(key)) for what, key in CHANGE_HASHES.items()},
         checks={name: column(attrs.field(CHECK_PREFIX + name)) for name in names},
+        trails=_trails(offsets, agent.filter(keep), output, status),
     )
+
+
+def _trails(offsets: np.ndarray, agent: Any, output: Any, status: Any) -> list[str]:
+    """Per episode one string of its calls' agent, output hash (\\x00 for none) and status."""
+    import pyarrow as pa  # pyarrow: ~160 ms, only when a run is read
+    import pyarrow.compute as pc  # as above
+
+    calls = pc.binary_join_element_wise(agent, pc.fill_null(output, "\x00"), status, "\x1f")
+    episodes = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), calls)
+    return pc.binary_join(episodes, "\x1e").to_pylist()
 
 
 def _side_calls_from(episodes: Sequence[Sequence[AgentCall]]) -> SideCalls:
     calls = [call for episode in episodes for call in episode]
     names = sorted({check for call in calls for check in call.checks})
-    return SideCalls(
+    def joined(c: AgentCall) -> str:
+        return f"{c.agent}\x1f{chr(0) if c.output_hash is None else c.output_hash}\x1f{c.status}"
+
+    trails = ["\x1e".join(joined(c) for c in episode) for episode in episodes]
+    return SideCalls(trails=trails,
         offsets=np.concatenate([[0], np.cumsum([len(e) for e in episodes])]).astype(np.int64),
         agent=[c.agent for c in calls], output=[c.output_hash for c in calls],
         status=[c.status for c in calls],
@@ -373,12 +393,12 @@ def attribute(comparison: Comparison, *, store: StoreArg = None) -> Attribution:
     (calls_b, at_b), (calls_a, at_a) = read
     at = {int(p): n for n, p in enumerate(pairs.tolist())}
 
-    def pair(p: int) -> tuple[tuple[AgentCall, ...], tuple[AgentCall, ...]]:
-        """The pair's calls; none for twins whose calls all agree (no divergence to find)."""
+    def first(p: int) -> str | None:
+        """The pair's first divergence; None at once for twins whose calls all agree."""
         eb, ea = int(at_b[at[p]]), int(at_a[at[p]])
         if calls_b.trail(eb) == calls_a.trail(ea):
-            return (), ()
-        return calls_b.calls(eb), calls_a.calls(ea)
+            return None
+        return first_divergence_of(calls_b.keys(eb), calls_a.keys(ea))
 
     changed = _changed(calls_b.changed_values(), calls_a.changed_values())
     pooled = comparison.case_axis is not None
@@ -389,9 +409,9 @@ def attribute(comparison: Comparison, *, store: StoreArg = None) -> Attribution:
         checks_of[key] = compare_checks(labels, case=_dense(case) if pooled else None)
     rows: list[RowAttribution] = []
     for row, flipped, unflipped, n_flipped, n_unflipped in plans:
-        attributed = attribute_row(
+        attributed = attribute_firsts(
             key=row.condition.key, label=row.condition.label, outcome=row.outcome, verdict=row.verdict,
-            flipped=[pair(int(p)) for p in flipped], unflipped=[pair(int(p)) for p in unflipped],
+            flipped=[first(int(p)) for p in flipped], unflipped=[first(int(p)) for p in unflipped],
             flipped_pairs=n_flipped, unflipped_pairs=n_unflipped, changed=changed,
         )
         rows.append(_with_checks(attributed, checks_of[row.condition.key]))
@@ -499,16 +519,17 @@ class PairView:
 
 
 def episode_row(info: RunInfo, key: str, replicate: int) -> tuple[str | None, int | None, str | None]:
-    """(spans text, seed, outcome) of one stored episode; a ProveError when the run has none."""
-    table = info.read_episodes(["cell", "replicate", "seed", "outcome", "spans"])
-    cells = table.column("cell").to_pylist()
-    replicates = table.column("replicate").to_pylist()
-    for i, (cell, rep) in enumerate(zip(cells, replicates, strict=True)):
-        if cell == key and rep == replicate:
-            return (
-                table.column("spans")[i].as_py(), table.column("seed")[i].as_py(),
-                table.column("outcome")[i].as_py(),
-            )
+    """(spans text, seed, outcome) of one stored episode; a ProveError when the run has none.
+    The spans are read from the one batch file that holds it."""
+    import pyarrow.compute as pc  # pyarrow: ~160 ms, only when a run is read
+
+    table = info.read_episodes(["cell", "replicate", "seed", "outcome"])
+    found = pc.and_(pc.equal(table.column("cell"), key), pc.equal(table.column("replicate"), replicate))
+    rows = np.flatnonzero(found.to_numpy(zero_copy_only=False)) if table.num_rows else []
+    if len(rows):
+        i = int(rows[0])
+        spans = read_spans(info, [i])[i]
+        return spans, table.column("seed")[i].as_py(), table.column("outcome")[i].as_py()
     raise ProveError(
         f'run "{info.name}" has no episode {replicate} of that condition',
         suggestions=[f'poisson-prove inspect "{info.name}"'],

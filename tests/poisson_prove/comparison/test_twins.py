@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from poisson_prove.comparison.attribution import AgentCall, agent_calls
+from poisson_prove.comparison.attribution import AgentCall, agent_calls, first_divergence, first_divergence_of
 from poisson_prove.comparison.twins import (
     _decoded,
     _even,
@@ -87,7 +87,7 @@ def test_the_columnar_reading_is_the_one_by_one_reading() -> None:
             assert side.calls(episode) == tuple(
                 AgentCall(c.agent, c.occurrence, c.output_hash, c.status) for c in calls
             )
-            assert side.trail(episode) == tuple((c.agent, c.output_hash, c.status) for c in calls)
+            assert side.keys(episode) == [(c.agent, c.output_hash, c.status) for c in calls]
             for agent, check in [("draft", "json_valid"), ('qa "check" <x>', 'tone "warm"')]:
                 labels = [c.checks.get(check) for c in calls if c.agent == agent]
                 want = 1 if "bad" in labels else 0 if "good" in labels else -1
@@ -96,3 +96,30 @@ def test_the_columnar_reading_is_the_one_by_one_reading() -> None:
         assert values["draft"]["prompt"] == {"p-draft"} and values["draft"]["code"] == {None}
         assert "qa_check" not in values
         assert side.labels('qa "check" <x>', 'tone "warm"')[1] == 1
+        # equal trails exactly where every call agrees: episodes 3 and 4 (null, "") and 2 ([])
+        trails = [side.trail(e) for e in range(len(expected))]
+        assert trails[2] == trails[3] == trails[4] == "" and len(set(trails[:3])) == 3
+        fallback = side_calls_of(pa.array([texts[0], "not json"], pa.string()))
+        assert fallback.trail(0) == side.trail(0)  # the one-by-one reading joins them the same way
+
+
+def test_the_first_divergence_of_keys_is_the_first_divergence_of_calls() -> None:
+    def calls(*keys: tuple[str, str | None, str]) -> tuple[AgentCall, ...]:
+        seen: dict[str, int] = {}
+        out = []
+        for agent, output, status in keys:
+            out.append(AgentCall(agent, seen.get(agent, 0), output, status))
+            seen[agent] = seen.get(agent, 0) + 1
+        return tuple(out)
+
+    cases = [
+        ([("a", "1", "ok"), ("b", "2", "ok")], [("a", "1", "ok"), ("b", "3", "ok")]),
+        ([("a", "1", "ok"), ("a", "2", "ok")], [("a", "1", "ok")]),
+        ([("a", "1", "ok")], [("a", "1", "ok"), ("c", "9", "ok")]),
+        ([("a", None, "error")], [("a", None, "ok")]),
+        ([("b", "2", "ok"), ("a", "1", "ok")], [("a", "1", "ok"), ("b", "2", "ok")]),
+        ([], []),
+    ]
+    for before, after in cases:
+        assert first_divergence_of(before, after) == first_divergence(calls(*before), calls(*after))
+    assert [first_divergence_of(b, a) for b, a in cases] == ["b", "a", "c", "a", None, None]
