@@ -43,6 +43,7 @@ class Case:
     xfail: str | None = None  # the reason, for a case still failing (strict: it must fail)
     run: bool = True  # False: a case whose failure is unbounded (a fork bomb) is not run
     errors: int = 1  # `error:` lines when non-zero (0: no command at all prints the help instead)
+    shows: str = ""  # a fragment stdout or stderr must hold (what the docs promise the case prints)
 
 
 def tree(folder: Path) -> dict[str, str]:
@@ -111,6 +112,8 @@ def check(case: Case, result: dict[str, Any]) -> None:
     if case.code != 0:
         errors = [line for line in result["stderr"].splitlines() if line.startswith("error: ")]
         assert len(errors) == case.errors, shown
+    if case.shows:
+        assert case.shows in result["stdout"] + result["stderr"], (case.shows, shown)
     if not case.writes:
         assert result["after"] == result["before"], (case.id, set(result["after"]) ^ set(result["before"]))
 

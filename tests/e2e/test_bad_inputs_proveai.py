@@ -226,7 +226,7 @@ CASES: list[Case] = [
         ("status",),
         2,
         env={"PROVEAI_TRACES_DIR": "nowhere"},
-        xfail="PROVEAI_TRACES_DIR naming no folder says 'no traces yet' (exit 0), --traces nowhere exits 2",
+        shows="no trace store at nowhere ($PROVEAI_TRACES_DIR)",
     ),
     Case("PC18-no-verb", (), 2, errors=0),
     Case("SN01-snapshot-is-list", ("snapshot", "verify"), 2, write(SNAP, "[]")),
