@@ -84,35 +84,23 @@ class RunInfo:
         tables = [self.read_batch(f, wanted) for f in files]
         return pa.concat_tables(tables).cast(pa.schema([schema.field(name) for name in wanted]))
 
-    def read_batch(
-        self,
-        path: Path,
-        columns: Sequence[str],
-        read_dictionary: Sequence[str] = (),
-        *,
-        pre_buffer: bool = True,
-        use_threads: bool = True,
-    ) -> pa.Table:
+    def read_batch(self, path: Path, columns: Sequence[str], read_dictionary: Sequence[str] = ()) -> pa.Table:
         """One batch file's columns; a file that is not readable Parquet is a ProveError naming it.
 
         ParquetFile rather than pq.read_table: the latter imports pyarrow.dataset and pandas (~1 s).
-        `pre_buffer=False` reads the column chunks where they lie instead of copying them first,
-        and `use_threads=False` decodes the columns in this thread: both cheaper for a caller
-        that reads many local files itself.
         """
         import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
         import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when batches are read or written
 
         try:
-            dictionary = list(read_dictionary) or None
-            parquet = pq.ParquetFile(path, read_dictionary=dictionary, pre_buffer=pre_buffer)
+            parquet = pq.ParquetFile(path, read_dictionary=list(read_dictionary) or None)
             missing = [name for name in columns if name not in parquet.schema_arrow.names]
             if missing:
                 raise ValueError(f"it has no column {', '.join(missing)}: not a batch of this store")
             wrong = _mistyped(parquet.schema_arrow, columns)
             if wrong:
                 raise ValueError(f"its column {wrong}: not a batch of this store")
-            return parquet.read(columns=list(columns), use_threads=use_threads)
+            return parquet.read(columns=list(columns))
         except KeyError as exc:  # pyarrow's read_dictionary names a column the file lacks
             # pyarrow's KeyError holds the name as bytes: say it as text
             name = exc.args[0].decode() if isinstance(exc.args[0], bytes) else exc.args[0]

@@ -62,8 +62,8 @@ declare = { outcomes = ["done", "violated", "timeout"], failures = ["violated", 
 def test_a_sweep_written_run_of_many_batches_reads_as_its_files_read_one_by_one(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The reader (files one at a time or in parallel, each decoded in its thread without
-    pre-buffering) gives every row of every batch in write order, as pyarrow reads each file."""
+    """The reader (files one at a time, or one per thread on a machine with more cores) gives
+    every row of every batch in write order, as pyarrow reads each file on its own."""
     (tmp_path / "swept_agent.py").write_text(SWEPT_AGENT)
     (tmp_path / "prove.toml").write_text(SWEPT_SPEC)
     script = Path(sys.executable).with_name("poisson-prove")
