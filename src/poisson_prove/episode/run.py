@@ -376,6 +376,9 @@ def run_into(
     if full is None:
         full = sys.maxsize
     halted: ProcessExit | None = None
+    meta: Any  # what the rollout returned, read once: checked below before any use
+    t: Any
+    horizon: Any
     try:
         for condition, cfg, replicate, seed in items:
             start = clock()
@@ -407,8 +410,8 @@ def run_into(
                     and value.outcome in outcomes
                     and type(t) in numbers
                     and type(horizon) in numbers
-                    and 0 <= t <= horizon < inf  # type: ignore[operator]  # numbers: checked above
-                    and horizon > 0  # type: ignore[operator]
+                    and 0 <= t <= horizon < inf
+                    and horizon > 0
                 ):
                     try:
                         validate_episode(value, outcomes)
@@ -419,7 +422,7 @@ def run_into(
             if kind is None:
                 # A meta of plain text only (case ids, labels: most rollouts') repeats across a
                 # sweep: its text is looked up by its items (the encoder's bytes, kept once).
-                pairs = meta.items()  # type: ignore[union-attr]  # a dict: checked above
+                pairs = meta.items()  # a dict: checked above
                 for name, text in pairs:
                     if type(name) is not str or type(text) is not str:
                         meta_text = plain = None
@@ -448,7 +451,7 @@ def run_into(
                 if not traced.isascii():
                     traced = utf8_safe(traced)
             if kind is None:
-                case = meta.get("case_id")  # type: ignore[union-attr]  # a dict here: checked above
+                case = meta.get("case_id")  # a dict here: checked above
                 append(
                     (
                         condition,
