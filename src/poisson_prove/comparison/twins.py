@@ -24,6 +24,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -63,7 +64,7 @@ FLIPPED_READ = 1_000  # flipped pairs read per row, at most
 UNFLIPPED_READ = 1_000  # unflipped pairs read per row, at most
 CHECK_READ = 2_000  # pairs read per moved condition for its agents' checks, at most
 PROBE_ROWS = 256  # episodes looked at per batch file to tell whether a run has agent spans
-MONITOR_MARK = '"source":"monitor"'
+MONITOR_MARK = re.compile(r'"source"\s*:\s*"monitor"')  # compact JSON, as stored, or spaced
 MOVED = ("rose", "fell")
 StoreArg = str | os.PathLike[str] | None
 
@@ -83,7 +84,7 @@ def has_agent_spans(info: RunInfo) -> bool:
             continue
         if batch is None:
             continue
-        if any(text and MONITOR_MARK in text for text in batch.column(0).to_pylist()):
+        if any(text and MONITOR_MARK.search(text) for text in batch.column(0).to_pylist()):
             return True
     return False
 
@@ -193,7 +194,7 @@ class SideCalls:
             return out - 1
         rank = {"bad": 2, "good": 1}
         code = np.array(
-            [rank.get(v, 0) if a == agent else 0 for a, v in zip(self.agent, values, strict=True)],
+            [rank.get(v or "", 0) if a == agent else 0 for a, v in zip(self.agent, values, strict=True)],
             dtype=np.int8,
         )
         episode_of = np.repeat(np.arange(episodes), np.diff(self.offsets))
@@ -387,9 +388,9 @@ def attribute(comparison: Comparison, *, store: StoreArg = None) -> Attribution:
         needed += [flipped, unflipped]
     pairs = np.unique(np.concatenate(needed)) if needed else np.zeros(0, dtype=np.int64)
     read: list[tuple[SideCalls, np.ndarray]] = []  # per side: its calls, each pair's episode there
-    for info, rows in ((infos[0], rb[pairs]), (infos[1], ra[pairs])):
-        wanted, texts = read_spans_array(info, rows)
-        read.append((side_calls_of(texts), np.searchsorted(wanted, rows)))
+    for info, side_rows in ((infos[0], rb[pairs]), (infos[1], ra[pairs])):
+        wanted, texts = read_spans_array(info, side_rows)
+        read.append((side_calls_of(texts), np.searchsorted(wanted, side_rows)))
     (calls_b, at_b), (calls_a, at_a) = read
     at = {int(p): n for n, p in enumerate(pairs.tolist())}
 
@@ -525,9 +526,9 @@ def episode_row(info: RunInfo, key: str, replicate: int) -> tuple[str | None, in
 
     table = info.read_episodes(["cell", "replicate", "seed", "outcome"])
     found = pc.and_(pc.equal(table.column("cell"), key), pc.equal(table.column("replicate"), replicate))
-    rows = np.flatnonzero(found.to_numpy(zero_copy_only=False)) if table.num_rows else []
-    if len(rows):
-        i = int(rows[0])
+    at = np.flatnonzero(found.to_numpy(zero_copy_only=False)) if table.num_rows else np.zeros(0, np.int64)
+    if at.size:
+        i = int(at[0])
         spans = read_spans(info, [i])[i]
         return spans, table.column("seed")[i].as_py(), table.column("outcome")[i].as_py()
     raise ProveError(

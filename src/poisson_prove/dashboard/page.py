@@ -27,6 +27,7 @@ from markupsafe import Markup
 from poisson_prove.comparison.result import METHOD_NAMES
 from poisson_prove.dashboard.collect import RunView
 from poisson_prove.dashboard.comparisons import CASES_SHOWN, ComparisonView
+from poisson_prove.dashboard.twins import twin_sections
 
 SCRIPT = Path(__file__).with_name("dashboard.js").read_text(encoding="utf-8")
 SCRIPT_HASH = "sha256-" + base64.b64encode(hashlib.sha256(SCRIPT.encode("utf-8")).digest()).decode("ascii")
@@ -90,6 +91,7 @@ def render_page(
     pair_curves: Sequence[str] = (),
     served: bool = False,
 ) -> str:
+    twins = twin_sections(comparisons, store)  # the "where" sections: which agent moved each row
     return _template().render(
         csp=CSP, store=store, written=written, runs=list(runs), comparisons=list(comparisons),
         forests=[Markup(svg) for svg in forests],  # matplotlib's SVG: its text is XML-escaped
@@ -97,4 +99,5 @@ def render_page(
         incidence={k: Markup(v) for k, v in incidence.items()}, plotted=plotted,
         refresh=refresh, mde_text=mde_text, plural=plural, method_names=METHOD_NAMES, cases_shown=CASES_SHOWN,
         script=Markup(SCRIPT), served=served,  # the fixed script, allowed by its hash in the CSP
+        twins=twins,  # HTML of dashboard/twins.html.j2, every value autoescaped there
     )

@@ -123,3 +123,10 @@ def test_the_first_divergence_of_keys_is_the_first_divergence_of_calls() -> None
     for before, after in cases:
         assert first_divergence_of(before, after) == first_divergence(calls(*before), calls(*after))
     assert [first_divergence_of(b, a) for b, a in cases] == ["b", "a", "c", "a", None, None]
+
+
+def test_agent_spans_are_found_in_spaced_json_too(tmp_path: Path) -> None:
+    path = tmp_path / "batch-0.parquet"
+    spaced = '[{"name": "draft", "source": "monitor"}]'  # json.dumps' own separators
+    pq.write_table(pa.table({"spans": pa.array([spaced], pa.string())}), path)
+    assert has_agent_spans(SimpleNamespace(batch_files=lambda: [path]))  # type: ignore[arg-type]

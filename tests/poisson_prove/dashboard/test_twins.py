@@ -1,0 +1,79 @@
+"""The dashboard's "where" section in a real headless Chromium: per moved row the agent where
+the flipped twins first diverge, one flipped pair's agent calls side by side with the first
+divergence marked, and every agent name, output and check name kept as text."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.poisson_prove.dashboard.browser_kit import CHROMIUM, Watched, opened
+from tests.poisson_prove.dashboard.pages import assert_only_the_fixed_script
+from tests.poisson_prove.runs import Episodes, write_run
+
+AGENT = "draft<script>window.__pwned = 1</script>\"'"
+CHECK = '<img src=x onerror="window.__pwned = 2">'
+TICKET = "refund</td><script>window.__pwned = 3</script>"
+OUTCOMES = ("resolved", "bad")
+
+
+def _spans(bad: bool) -> list[dict]:
+    return [
+        {"name": "classify", "source": "monitor", "status": "ok", "parent": None,
+         "attributes": {"gen_ai.agent.name": "classify", "proveai.output_hash": "sha256:" + "c" * 64}},
+        {"name": AGENT, "source": "monitor", "status": "ok", "parent": 0,
+         "attributes": {"gen_ai.agent.name": AGENT, "proveai.output_hash": "sha256:" + ("ab"[bad]) * 64,
+                        "proveai.check." + CHECK: "bad" if bad else "good"}},
+    ]
+
+
+def _episodes(rate: int) -> Episodes:
+    episodes = Episodes()
+    for r in range(200):
+        bad = r % 20 < rate  # the after run's bad episodes include every one of the before run's
+        episodes.add({"ticket": TICKET}, r, OUTCOMES[1] if bad else OUTCOMES[0], 3.0, 20.0, spans=_spans(bad))
+    return episodes
+
+
+@pytest.mark.skipif(not CHROMIUM.exists(), reason="/usr/bin/chromium is not installed")
+def test_the_flipped_twins_side_by_side_in_chromium(prove, workdir: Path) -> None:
+    store = workdir / "prove-runs"
+    kw = {"outcomes": OUTCOMES, "failures": OUTCOMES[1:], "successes": OUTCOMES[:1], "axes": ("ticket",)}
+    first = write_run(store, _episodes(1), name="before", **kw)
+    write_run(store, _episodes(8), name="after", paired_with=first, **kw)
+    made = prove("dashboard")
+    assert (made.returncode, made.stderr) == (0, ""), made.stderr
+    page_path = store / "dashboard.html"
+    html = page_path.read_text(encoding="utf-8")
+    assert_only_the_fixed_script(html)
+    assert "<img" not in html and "&lt;script&gt;window.__pwned = 1" in html
+
+    watched = Watched()
+    with opened(page_path, watched) as page:
+        assert page.evaluate("typeof window.__pwned") == "undefined"
+        assert page.locator("script").count() == 1 and page.locator("img").count() == 0
+        rows = page.locator(".where-row")
+        assert rows.count() == 1
+        row = rows.first
+        assert row.get_attribute("data-named") == AGENT
+        assert row.locator(".where .named").inner_text() == AGENT
+        # 70 of 200 pairs flipped, all read; the 130 others are the noise floor, none diverging
+        assert [row.get_attribute(f"data-{k}") for k in ("flipped-pairs", "flipped-read")] == ["70", "70"]
+        assert row.locator(".pairs-read").inner_text() == "flipped pairs read: 70; unflipped pairs read: 130"
+        agents = row.locator("table.where-agents tr[data-agent]")
+        assert agents.count() == 1 and agents.first.get_attribute("data-agent") == AGENT
+        assert agents.first.locator("td").nth(1).inner_text() == "70/70"
+        assert CHECK in row.locator(".where-check").inner_text()  # bad 0.050 -> 0.400, as text
+        pair = row.locator("table.twins-pair")
+        assert pair.get_attribute("data-first") == AGENT
+        lines = pair.locator("tr[data-agent]")
+        assert [lines.nth(i).get_attribute("data-agent") for i in range(lines.count())] == ["classify", AGENT]
+        assert lines.nth(0).get_attribute("class") == "same"
+        marked = pair.locator("tr.first")
+        assert marked.count() == 1 and marked.get_attribute("data-agent") == AGENT
+        text = marked.inner_text()
+        assert AGENT in text and "≠" in text and "first divergence" in text and f"{CHECK}=bad" in text
+        assert "aaaaaaaaaa" in text and "bbbbbbbbbb" in text  # the two outputs' hashes, shortened
+        assert TICKET in pair.locator("caption").inner_text()
+    watched.assert_inert()
