@@ -46,8 +46,11 @@ from typing import Any
 
 from poisson_prove.episode import recording
 from prove_common.jsonio import canonical_json
+from proveai.capture.checking import run_check
+from proveai.capture.checks import assert_json
 from proveai.traces.context import FRAME
 from proveai.traces.jsonsafe import to_jsonable
+from proveai.traces.trace import Span, Trace
 
 _dumps = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str).encode
 _time_ns = time.time_ns
@@ -243,8 +246,6 @@ def _unimportable(entry: str, why: str) -> Callable[[str], Any]:
 
 
 def _resolve(entry: str) -> _Configured:
-    from proveai.capture.checks import assert_json  # checks: the catalogue imports capture's own layers
-
     name, _, agent = entry.partition("@")
     if name == "json_valid":
         return _Configured(entry, agent or None, lambda who: assert_json(who))
@@ -262,8 +263,6 @@ _RESOLVED: dict[tuple[str, ...], tuple[_Configured, ...]] = {}
 def call_checks(builder: Any, entries: tuple[str, ...]) -> dict[str, str]:
     """The labels of the `[capture] checks` that apply to one finished agent call: check name
     -> good / bad / skip, each run on a closed trace holding this call alone."""
-    from proveai.capture.checking import run_check  # checking: imported once checks are configured
-    from proveai.traces.trace import Span, Trace  # the record types, as above
 
     configured = _RESOLVED.get(entries)
     if configured is None:
