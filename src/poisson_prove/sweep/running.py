@@ -16,6 +16,7 @@ does.
 from __future__ import annotations
 
 import dataclasses
+import operator
 import platform
 import shutil
 import time
@@ -33,7 +34,7 @@ from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.checks import stored_keys
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore, RunWriter
-from poisson_prove.store.table import row_tuple, tuples_to_table
+from poisson_prove.store.table import ROW_FIELDS, row_tuple, tuples_to_table
 from poisson_prove.sweep.batches import BatchSink
 from poisson_prove.sweep.prepare import (
     DEFAULT_BATCH_SIZE,
@@ -351,7 +352,7 @@ def _run_planned(
     rows = executor.execute(job, plan.tasks(skip, limit))
     try:
         for row in rows:
-            sink.pending.append(row_tuple(row))
+            sink.pending.append(_as_tuple(row))
             sink.account()
             sink.maybe_flush()
             if progress is not None:
@@ -364,6 +365,21 @@ def _run_planned(
         close = getattr(rows, "close", None)
         if close is not None:
             close()  # the executor's `finally` cancels what is still in flight
+
+
+_FIELDS_GET = operator.itemgetter(*ROW_FIELDS)
+_STARTED_AT = ROW_FIELDS.index("started_at")
+
+
+def _as_tuple(row: dict[str, Any]) -> tuple[Any, ...]:
+    """A backend's row dict as a row tuple: store.table.row_tuple, read in one step when the row
+    has every field and its start is epoch seconds already (every backend's own rows)."""
+    try:
+        values: tuple[Any, ...] = _FIELDS_GET(row)
+    except KeyError:
+        return row_tuple(row)
+    started = values[_STARTED_AT]
+    return values if started is None or type(started) is float else row_tuple(row)
 
 
 class _LookPauses:
