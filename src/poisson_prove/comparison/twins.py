@@ -11,7 +11,7 @@ it needs: a run without `@monitor` spans costs a look at the first episodes of e
 beyond it, the counts saying so): per moved condition `CHECK_READ` pairs for its agents'
 checks, and per row its flipped pairs up to `FLIPPED_READ` and the unflipped ones among that
 check sample up to `UNFLIPPED_READ` (one read serves both). Only the batch files holding a
-wanted row are read, one per thread, only the `spans` column, and the texts are parsed
+wanted row are read, only the `spans` column, and the texts are parsed
 together by Arrow's JSON reader with only the fields the attribution reads (`side_calls_of`);
 a pair of twins whose calls all agree costs no Python object.
 
@@ -26,7 +26,6 @@ import json
 import os
 import re
 from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -92,39 +91,28 @@ def has_agent_spans(info: RunInfo) -> bool:
 def read_spans_array(info: RunInfo, rows: Iterable[int]) -> tuple[np.ndarray, Any]:
     """(the given rows, sorted and unique; their `spans` as one Arrow string array in that
     order). Rows are indices in the order the comparison reads the run (its batch files in write
-    order); only the files holding a wanted row are read, one per thread, only that column."""
+    order); only the files holding a wanted row are read, only that column."""
     import pyarrow as pa  # pyarrow: ~160 ms, only when a run is read
     import pyarrow.parquet as pq  # as above
 
     wanted = np.unique(np.fromiter(rows, dtype=np.int64))
-    files = info.batch_files()
-    with ThreadPoolExecutor(min(len(files), os.cpu_count() or 1, 8) or 1) as pool:
-        counts = np.array(list(pool.map(_rows_in, files)), dtype=np.int64)
-    starts = np.concatenate([[0], np.cumsum(counts)])
-    at = np.searchsorted(starts, wanted, side="right") - 1
-    jobs = [(files[int(f)], wanted[at == f] - starts[int(f)]) for f in np.unique(at) if 0 <= f < len(files)]
-
-    def read(job: tuple[Any, np.ndarray]) -> Any:
-        path, here = job
-        table = pq.ParquetFile(path, pre_buffer=False).read(columns=["spans"], use_threads=False)
-        return table.column(0).take(pa.array(here))
-
-    workers = min(len(jobs), os.cpu_count() or 1, 8)
-    if workers > 1:  # Parquet decoding releases the GIL; map keeps the order
-        with ThreadPoolExecutor(workers) as pool:
-            parts = list(pool.map(read, jobs))
-    else:
-        parts = [read(job) for job in jobs]
+    parts = []
+    start = 0
+    # One file after another, in this thread: on a sweep's many small files threads cost more
+    # than they save (measured: 0.3 s against 0.4-0.8 s for 9,000 rows of 220 files).
+    for path in info.batch_files():
+        if not wanted.size or wanted[-1] < start:
+            break
+        parquet = pq.ParquetFile(path, pre_buffer=False)
+        count = parquet.metadata.num_rows
+        here = wanted[(wanted >= start) & (wanted < start + count)] - start
+        if here.size:
+            parts.append(parquet.read(columns=["spans"], use_threads=False).column(0).take(pa.array(here)))
+        start += count
     chunks = [chunk for part in parts for chunk in part.chunks]
     return wanted, pa.chunked_array(chunks, type=pa.string()).combine_chunks() if chunks else pa.array(
         [], type=pa.string()
     )
-
-
-def _rows_in(path: Any) -> int:
-    import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when a run is read
-
-    return int(pq.read_metadata(path).num_rows)
 
 
 def read_spans(info: RunInfo, rows: Iterable[int]) -> dict[int, str | None]:
