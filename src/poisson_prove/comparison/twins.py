@@ -16,7 +16,9 @@ together by Arrow's JSON reader with only the fields the attribution reads (`sid
 a pair of twins whose calls all agree costs no Python object.
 
 `pair_view(before, after, condition, replicate)` is one pair's two trees of agent calls side by
-side, agent by agent, with the first divergence marked (`inspect --pair`, the dashboard).
+side, agent by agent, with the first divergence marked (`inspect --pair`);
+`attribute_with_pairs` gives the attribution with one such pair per row, from the spans it read
+(the dashboard).
 """
 
 from __future__ import annotations
@@ -330,9 +332,25 @@ def _moved_rows(comparison: Comparison) -> list[_MovedRow]:
 
 def attribute(comparison: Comparison, *, store: StoreArg = None) -> Attribution:
     """The attribution of a finished comparison (see the module docstring)."""
+    return attribute_with_pairs(comparison, store=store, views=False)[0]
+
+
+def attribute_with_pairs(
+    comparison: Comparison, *, store: StoreArg = None, views: bool = True
+) -> tuple[Attribution, list[PairView | None]]:
+    """The attribution and, per attributed row, one of its flipped pairs side by side (the first
+    read whose first divergence is the named agent, else the first flipped pair read; None for
+    a row none of whose pairs flipped), from the spans the attribution read (the dashboard)."""
+    attribution, shown = _attribute(comparison, store, views)
+    return attribution, shown
+
+
+def _attribute(
+    comparison: Comparison, store: StoreArg, views: bool
+) -> tuple[Attribution, list[PairView | None]]:
     moved = _moved_rows(comparison)
     if not moved:
-        return Attribution(False, "no row moved: there is nothing to attribute", code="nothing_moved")
+        return Attribution(False, "no row moved: there is nothing to attribute", code="nothing_moved"), []
     runs = RunStore(store)
     infos = (runs.resolve(comparison.before.run_id), runs.resolve(comparison.after.run_id))
     if not any(has_agent_spans(info) for info in infos):
@@ -340,19 +358,19 @@ def attribute(comparison: Comparison, *, store: StoreArg = None) -> Attribution:
             False,
             "neither run's episodes hold agent spans (@monitor agent calls), so no agent can be named",
             code="no_agent_spans",
-        )
+        ), []
     if not comparison.paired:
         return Attribution(
             False,
             "the runs were not paired at sweep time (different salts): there are no twins whose "
             "agent calls could be compared, so no agent is named",
             code="unpaired",
-        )
+        ), []
     if comparison.event == EPISODE_TIMEOUT:
         return Attribution(
             False, "episode_timeout rows are not attributed: a stopped episode's spans end early",
             code="episode_timeout",
-        )
+        ), []
     twins = _twins(infos)
     keys, sides, rb, ra = twins.keys, twins.sides, twins.rb, twins.ra
     horizon = comparison.horizon
@@ -376,9 +394,11 @@ def attribute(comparison: Comparison, *, store: StoreArg = None) -> Attribution:
         needed += [flipped, unflipped]
     pairs = np.unique(np.concatenate(needed)) if needed else np.zeros(0, dtype=np.int64)
     read: list[tuple[SideCalls, np.ndarray]] = []  # per side: its calls, each pair's episode there
+    texts_of = []
     for info, side_rows in ((infos[0], rb[pairs]), (infos[1], ra[pairs])):
         wanted, texts = read_spans_array(info, side_rows)
         read.append((side_calls_of(texts), np.searchsorted(wanted, side_rows)))
+        texts_of.append(texts)
     (calls_b, at_b), (calls_a, at_a) = read
     at = {int(p): n for n, p in enumerate(pairs.tolist())}
 
@@ -397,15 +417,48 @@ def attribute(comparison: Comparison, *, store: StoreArg = None) -> Attribution:
         labels = _labels(calls_b, at_b[where], calls_a, at_a[where])
         checks_of[key] = compare_checks(labels, case=_dense(case) if pooled else None)
     rows: list[RowAttribution] = []
+    shown: list[PairView | None] = []
     for row, flipped, unflipped, n_flipped, n_unflipped in plans:
+        firsts = [first(int(p)) for p in flipped]
         attributed = attribute_firsts(
             key=row.condition.key, label=row.condition.label, outcome=row.outcome, verdict=row.verdict,
-            flipped=[first(int(p)) for p in flipped], unflipped=[first(int(p)) for p in unflipped],
+            flipped=firsts, unflipped=[first(int(p)) for p in unflipped],
             flipped_pairs=n_flipped, unflipped_pairs=n_unflipped, changed=changed,
         )
         rows.append(_with_checks(attributed, checks_of[row.condition.key]))
+        if views:
+            named = attributed.named
+            chosen = next((int(p) for p, a in zip(flipped, firsts, strict=True) if a == named), None)
+            if chosen is None and flipped.size:
+                chosen = int(flipped[0])
+            view = None
+            if chosen is not None:
+                place = (int(at_b[at[chosen]]), int(at_a[at[chosen]]))
+                view = _view_of(comparison, twins, chosen, place, texts_of)
+            shown.append(view)
     adjusted, family = adjust_checks(rows)
-    return Attribution(True, None, adjusted, family)
+    return Attribution(True, None, adjusted, family), shown
+
+
+def _view_of(
+    comparison: Comparison, twins: _Twins, pair: int, where: tuple[int, int], texts: Sequence[Any]
+) -> PairView:
+    """Pair `pair` side by side, from the spans texts read (`where`: its place in each)."""
+    at_b, at_a = int(twins.rb[pair]), int(twins.ra[pair])
+    frame_b, frame_a = twins.sides[0].frame, twins.sides[1].frame
+    key = twins.keys[int(twins.sides[0].condition[at_b])]
+    labels = {c.key: c.label for c in (*comparison.conditions, *comparison.cases)}
+
+    def outcome(frame: Any, row: int) -> str | None:
+        code = int(frame.outcome.codes[row])
+        return None if code < 0 else frame.outcome.values[code]
+
+    return pair_view_of(
+        labels.get(key) or condition_label(cfg_of(key), None), key, int(frame_b.replicate[at_b]),
+        (texts[0][where[0]].as_py(), int(frame_b.seed[at_b]), outcome(frame_b, at_b)),
+        (texts[1][where[1]].as_py(), int(frame_a.seed[at_a]), outcome(frame_a, at_a)),
+        names=(comparison.before.name, comparison.after.name),
+    )
 
 
 @dataclass(frozen=True)
@@ -577,50 +630,3 @@ def side_by_side(
         assert shown is not None  # every key comes from one side or the other
         lines.append(PairLine(key[0], key[1], shown.depth - base, b, a, same, is_first))
     return lines
-
-
-def flipped_pair(
-    comparison: Comparison, row: RowAttribution, *, store: StoreArg = None
-) -> tuple[str, int] | None:
-    """(condition key, replicate) of one flipped pair of `row` whose first divergence is the
-    named agent (else any flipped pair), for the side-by-side view; None when there is none."""
-    runs = RunStore(store)
-    infos = (runs.resolve(comparison.before.run_id), runs.resolve(comparison.after.run_id))
-    twins = _twins(infos)
-    keys, rb, ra = twins.keys, twins.rb, twins.ra
-    condition = next((c for c in comparison.conditions if c.key == row.key), None)
-    wanted = [row.key] if condition is None or condition.family != "pooled" else [
-        case.key for case in comparison.cases if case.group == condition.label
-    ]
-    codes = np.array([keys.index(k) for k in wanted if k in keys], dtype=np.int64)
-    flips, _ = _flips(twins, codes, row.outcome, comparison.horizon)
-    if not flips.size:
-        return None
-    candidates = _even(flips, 64)
-    texts = (read_spans(infos[0], rb[candidates].tolist()), read_spans(infos[1], ra[candidates].tolist()))
-    chosen = int(candidates[0])
-    for p in candidates.tolist():
-        first = first_divergence(
-            agent_calls(_decoded(texts[0].get(int(rb[p])))), agent_calls(_decoded(texts[1].get(int(ra[p]))))
-        )
-        if row.named is not None and first == row.named:
-            chosen = p
-            break
-    at = int(rb[chosen])
-    return keys[int(twins.sides[0].condition[at])], int(twins.sides[0].frame.replicate[at])
-
-
-def pair_views_for(
-    comparison: Comparison, attribution: Attribution, *, store: StoreArg = None
-) -> list[tuple[RowAttribution, PairView]]:
-    """One flipped pair per attributed row, side by side (the dashboard's section)."""
-    if not attribution.available:
-        return []
-    runs = RunStore(store)
-    before, after = runs.resolve(comparison.before.run_id), runs.resolve(comparison.after.run_id)
-    out = []
-    for row in attribution.rows:
-        found = flipped_pair(comparison, row, store=store)
-        if found is not None:
-            out.append((row, pair_view(before, after, *found)))
-    return out

@@ -20,11 +20,10 @@ from typing import Any
 
 from markupsafe import Markup
 
-from poisson_prove.comparison.attribution import Attribution, CheckComparison, RowAttribution
+from poisson_prove.comparison.attribution import CheckComparison, RowAttribution
 from poisson_prove.comparison.result import Comparison
-from poisson_prove.comparison.twins import PairLine, PairView, attribute, flipped_pair, pair_view
+from poisson_prove.comparison.twins import PairLine, PairView, attribute_with_pairs
 from poisson_prove.errors import ProveError
-from poisson_prove.store.runs import RunStore
 
 TWINS_SHOWN = 3  # comparisons, first on the page, attributed (each reads its runs' agent spans)
 TEMPLATE = Path(__file__).with_name("twins.html.j2")
@@ -50,18 +49,14 @@ class TwinSection:
 
 def section_of(comparison: Comparison, *, store: str | None) -> TwinSection | None:
     """The section of one comparison, or None when the attribution says nothing."""
-    attribution: Attribution = attribute(comparison, store=store)
+    attribution, views = attribute_with_pairs(comparison, store=store)
     if not attribution.said:
         return None
     before, after = comparison.before.name, comparison.after.name
     if not attribution.available:
         return TwinSection(attribution.reason, (), before, after)
-    runs = RunStore(store)
-    infos = (runs.resolve(comparison.before.run_id), runs.resolve(comparison.after.run_id))
     rows = []
-    for row in attribution.rows:
-        found = flipped_pair(comparison, row, store=store)
-        view = pair_view(infos[0], infos[1], *found) if found is not None else None
+    for row, view in zip(attribution.rows, views, strict=True):
         moved = tuple(c for c in row.checks if c.q_value is not None and c.q_value <= comparison.q)
         rows.append(TwinRow(row, moved, view))
     return TwinSection(None, tuple(rows), before, after)

@@ -8,6 +8,9 @@ from pathlib import Path
 
 import pytest
 
+from poisson_prove.comparison import compare
+from poisson_prove.comparison.twins import attribute_with_pairs, pair_view
+from poisson_prove.store.runs import RunStore
 from tests.poisson_prove.dashboard.browser_kit import CHROMIUM, Watched, opened
 from tests.poisson_prove.dashboard.pages import assert_only_the_fixed_script
 from tests.poisson_prove.runs import Episodes, write_run
@@ -77,3 +80,20 @@ def test_the_flipped_twins_side_by_side_in_chromium(prove, workdir: Path) -> Non
         assert "aaaaaaaaaa" in text and "bbbbbbbbbb" in text  # the two outputs' hashes, shortened
         assert TICKET in pair.locator("caption").inner_text()
     watched.assert_inert()
+
+
+def test_the_pair_shown_is_the_pair_inspect_reads(tmp_path: Path) -> None:
+    store = tmp_path / "store"
+    kw = {"outcomes": OUTCOMES, "failures": OUTCOMES[1:], "successes": OUTCOMES[:1], "axes": ("ticket",)}
+    first = write_run(store, _episodes(1), name="before", batches=3, **kw)
+    after = _episodes(8)
+    for column in vars(after).values():  # the after run stores its episodes in reverse order
+        column.reverse()
+    write_run(store, after, name="after", paired_with=first, batches=3, **kw)
+    comparison = compare("before", "after", store=store)
+    attribution, views = attribute_with_pairs(comparison, store=store)
+    assert attribution.rows[0].named == AGENT
+    runs = RunStore(store)
+    (view,) = views
+    assert view is not None and view.first_divergence == AGENT and view.before_outcome == "resolved"
+    assert view == pair_view(runs.resolve("before"), runs.resolve("after"), view.key, view.replicate)
