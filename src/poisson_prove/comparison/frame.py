@@ -8,7 +8,7 @@ condition, like everywhere else.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -49,7 +49,7 @@ def read_frame(info: RunInfo) -> RunFrame:
     key = _frame_key(info)
     kept = _LAST.get(key)
     if kept is not None:
-        return kept
+        return replace(kept, info=info)  # the columns kept, the run as it is now (its manifest)
     frame = _read_frame(info)
     if len(_LAST) >= 2:
         _LAST.pop(next(iter(_LAST)))
