@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import sys
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +53,13 @@ DICTIONARY_COLUMNS = ("run_id", "cell", "cfg", "outcome", "case_id", "meta", "er
 STATISTICS_COLUMNS = ("cell", "replicate", "seed", "outcome", "error_kind", "started_at")
 
 _SCHEMA: list[Any] = []
+#: Rows of a process built column by column before Arrow's own conversion takes over (its
+#: first use imports pandas): more than a small sweep writes, a few hundredths of a second.
+_BY_HAND_ROWS = 20_000
+#: How many rows this process has built by hand.
+_BY_HAND = [0]
+#: The most bytes one Arrow string array's 32-bit offsets reach.
+_MAX_TEXT_BYTES = 2**31 - 1
 
 #: The id of the episode table's layout, in every batch file's metadata (`poisson_prove.schema`).
 SCHEMA_ID = "poisson-prove.episodes/1"
@@ -203,22 +211,114 @@ def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
 def tuples_to_table(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
     """Row tuples (ROW_FIELDS order, started_at as float epoch seconds) -> one table.
 
-    Converted in one pass by Arrow itself (a list of tuples read as a struct array): the hot
-    path of a large in-process sweep.
+    Two ways to the same arrays, value for value (tests/poisson_prove/store/test_table.py holds
+    them equal, schema and Parquet bytes too). Arrow's own conversion of the rows (a list of
+    tuples read as a struct array) is the fastest per row, but the first `pa.array` of Python
+    values makes pyarrow import pandas (~0.3 s, to ask whether they are a pandas object). So
+    the first `_BY_HAND_ROWS` rows of a process are built column by column without it (text
+    over its UTF-8 bytes, numbers over NumPy buffers: a few microseconds more per row), and
+    after them, or once pandas is loaded anyway, Arrow converts: a small sweep never pays for
+    pandas and a large one pays for it once, as before. started_at becomes whole microseconds
+    rounded half to even either way.
     """
+    by_arrow = "pandas" in sys.modules or _BY_HAND[0] + len(rows) > _BY_HAND_ROWS
+    if not by_arrow:
+        _BY_HAND[0] += len(rows)
+    return (_by_arrow if by_arrow else _by_hand)(run_id, rows)
+
+
+def _by_arrow(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
+    """Arrow's own conversion of the row tuples, read as one struct array."""
+    import numpy as np  # numpy: loaded by pyarrow itself, only when episodes are written
     import pyarrow as pa  # pyarrow: ~160 ms, only when episodes are read or written
-    import pyarrow.compute as pc  # pyarrow: ~160 ms, only when episodes are read or written
 
     schema = episode_schema()
     fields = list(schema)[1:]
+    count = len(rows)
     row_type = pa.struct(
         [pa.field(f.name, pa.float64() if f.name == "started_at" else f.type) for f in fields]
     )
-    rows_array = pa.array(rows, type=row_type)
-    arrays = [pa.repeat(pa.scalar(run_id, pa.string()), len(rows))]
-    for field, column in zip(fields, rows_array.flatten(), strict=True):
+    arrays = [pa.repeat(pa.scalar(run_id, pa.string()), count)]
+    for field, column in zip(fields, pa.array(rows, type=row_type).flatten(), strict=True):
         if field.name == "started_at":
-            micros = pc.cast(pc.round(pc.multiply(column, 1e6)), pa.int64())
-            column = micros.cast(field.type)
+            validity, data = column.buffers()
+            seconds = np.frombuffer(data, dtype=np.float64, count=column.offset + count)
+            valid = None
+            if validity is not None:
+                bits = np.frombuffer(validity, dtype=np.uint8)
+                valid = np.unpackbits(bits, count=column.offset + count, bitorder="little").astype(np.bool_)
+            column = _timestamps(pa, np, field.type, valid, seconds).slice(column.offset)
         arrays.append(column)
     return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _by_hand(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
+    """The same table built column by column, never through `pa.array` or `pa.scalar`."""
+    import numpy as np  # numpy: loaded by pyarrow itself, only when episodes are written
+    import pyarrow as pa  # pyarrow: ~160 ms, only when episodes are read or written
+
+    schema = episode_schema()
+    columns = list(zip(*rows, strict=True)) if rows else [() for _ in ROW_FIELDS]
+    arrays = [pa.repeat(_strings(pa, np, [run_id])[0], len(rows))]
+    for field, column in zip(list(schema)[1:], columns, strict=True):
+        if pa.types.is_string(field.type):
+            arrays.append(_strings(pa, np, column))
+        elif field.name == "started_at":
+            arrays.append(_timestamps(pa, np, field.type, *_numbers(np, column, np.float64)))
+        else:
+            valid, values = _numbers(np, column, np.dtype(str(field.type)))  # int32, int64, double
+            arrays.append(_from_buffers(pa, np, field.type, valid, values))
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+def _timestamps(pa: Any, np: Any, arrow_type: pa.DataType, valid: Any, seconds: Any) -> pa.Array:
+    """Epoch seconds (valid where `valid`, or everywhere when None) as a timestamp array of
+    whole microseconds, rounded half to even; a NaN or infinite moment is refused."""
+    present = seconds if valid is None else seconds[valid]
+    if not np.isfinite(present).all():
+        raise ValueError("started_at must be a finite moment")
+    with np.errstate(invalid="ignore"):  # a null's slot may hold anything
+        micros = np.round(seconds * 1e6).astype(np.int64)
+    return _from_buffers(pa, np, pa.int64(), valid, micros).view(arrow_type)
+
+
+def _strings(pa: Any, np: Any, column: Sequence[Any]) -> pa.Array:
+    """A text column (None -> null) over its UTF-8 bytes and their offsets."""
+    count = len(column)
+    try:
+        encoded = [b"" if value is None else value.encode() for value in column]
+    except AttributeError:
+        odd = next(value for value in column if value is not None and not isinstance(value, str))
+        raise TypeError(f"a text column holds a {type(odd).__name__}: {odd!r}") from None
+    ends = np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=count))
+    if count and ends[-1] > _MAX_TEXT_BYTES:
+        raise ValueError(f"a text column of {ends[-1]:,} bytes: more than one Arrow string array holds")
+    offsets = np.zeros(count + 1, dtype=np.int32)
+    offsets[1:] = ends
+    valid = None if None not in column else np.fromiter(
+        (value is not None for value in column), dtype=np.bool_, count=count
+    )
+    return _from_buffers(pa, np, pa.string(), valid, offsets, pa.py_buffer(b"".join(encoded)))
+
+
+def _numbers(np: Any, column: Sequence[Any], dtype: Any) -> tuple[Any, Any]:
+    """A number column as (valid mask or None when no value is null, values with 0 for nulls)."""
+    if None not in column:
+        return None, np.fromiter(column, dtype=dtype, count=len(column))
+    valid = np.fromiter((value is not None for value in column), dtype=np.bool_, count=len(column))
+    values = np.fromiter((0 if value is None else value for value in column), dtype=dtype, count=len(column))
+    return valid, values
+
+
+def _from_buffers(
+    pa: Any, np: Any, arrow_type: pa.DataType, valid: Any, values: Any, data: Any = None
+) -> pa.Array:
+    """An Arrow array over NumPy's values (a string array's offsets, with `data` its bytes),
+    its validity bitmap packed from `valid` (None: no value is null)."""
+    buffers = [pa.py_buffer(values)] if data is None else [pa.py_buffer(values), data]
+    count = len(values) - (data is not None)
+    if valid is None:
+        return pa.Array.from_buffers(arrow_type, count, [None, *buffers], null_count=0)
+    bitmap = pa.py_buffer(np.packbits(valid, bitorder="little"))
+    nulls = count - int(np.count_nonzero(valid))
+    return pa.Array.from_buffers(arrow_type, count, [bitmap, *buffers], null_count=nulls)
