@@ -72,7 +72,9 @@ def read_logs(paths: Sequence[Path], mapping: OutcomeMapping, *, metrics: Sequen
                 continue
             records += 1
             record = _record(path, number, line)
-            names = [m for m in record.get("metrics") or [] if m in record]
+            listed = record.get("metrics")
+            listed = listed if isinstance(listed, list) else []
+            names = [m for m in listed if isinstance(m, str) and m in record]
             for name in list(metrics) or names[:1] or [""]:
                 if name not in chosen:
                     chosen.append(name)
@@ -136,9 +138,28 @@ def _record(path: Path, number: int, line: str) -> dict[str, Any]:
             "the file is truncated or not an lm-eval samples file",
             suggestions=["run lm_eval again with --log_samples, or give the whole file"],
         ) from exc
+    except RecursionError:
+        raise ProveError(
+            f"line {number} of {path} is JSON nested too deeply to read; it is not an lm-eval samples record"
+        ) from None
     if not isinstance(record, dict) or "doc_id" not in record:
         raise ProveError(f"line {number} of {path} has no doc_id; it is not an lm-eval samples record")
+    for key, kinds, what in (("doc_id", (int, str), "a number or text"), ("filter", (str,), "text")):
+        value = record.get(key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, kinds)):
+            raise ProveError(
+                f"line {number} of {path}: {key} is {_kind(value)}, not {what}; "
+                "it is not an lm-eval samples record"
+            )
     return record
+
+
+def _kind(value: Any) -> str:
+    """What a JSON value is, in words ("a list", "true")."""
+    if isinstance(value, bool):
+        return json.dumps(value)
+    names = {dict: "a table", list: "a list", float: "a number with a fraction", int: "a number", str: "text"}
+    return names.get(type(value), type(value).__name__)
 
 
 def _sample(

@@ -11,6 +11,9 @@ from typing import Any
 import numpy as np
 import pytest
 
+from poisson_prove.errors import ProveError, ProveExit
+from poisson_prove.importers.lm_eval_logs import read_logs
+from poisson_prove.importers.outcomes import OutcomeMapping
 from poisson_prove.stats.clustered import sign_flip
 from tests.conftest import CLI, assert_clean_error
 from tests.poisson_prove.importers.pairs import (
@@ -152,3 +155,34 @@ def test_truncated_or_foreign_samples_are_one_clear_error(
     wrong_metric = prove("import", "lm-eval", str(samples), "--metric", "f1")
     assert_clean_error(wrong_metric, 2, 'no metric "f1"', "--metric acc")
     assert not (workdir / "prove-runs").exists() or not any((workdir / "prove-runs").glob("*/manifest.json"))
+
+
+@pytest.mark.parametrize(
+    ("line", "says"),
+    [
+        ('{"doc_id": [0], "metrics": ["acc"], "acc": 1}', "doc_id is a list, not a number or text"),
+        ('{"doc_id": true, "metrics": ["acc"], "acc": 1}', "doc_id is true, not a number or text"),
+        ('{"doc_id": 0, "filter": {"a": 1}, "metrics": ["acc"], "acc": 1}', "filter is a table, not text"),
+        ("[" * 200_000 + "]" * 200_000, "nested too deeply"),
+    ],
+)
+def test_a_record_of_the_wrong_shape_is_refused_naming_its_line(tmp_path: Path, line: str, says: str) -> None:
+    """A doc_id or filter that is no value an axis holds, or a line too deep for json, is a
+    refusal naming the line (these were unexpected failures: an unhashable doc_id, a RecursionError)."""
+    samples = tmp_path / "samples_t_2026-12-01T00-00-00.000000.jsonl"
+    samples.write_text('{"doc_id": 5, "metrics": ["acc"], "acc": 1}\n' + line + "\n")
+    with pytest.raises(ProveError, match=f"line 2 of .*{says}") as raised:
+        read_logs([samples], OutcomeMapping())
+    assert raised.value.exit_code == ProveExit.REFUSED
+
+
+def test_metrics_that_are_not_a_list_of_names_give_no_metric(tmp_path: Path) -> None:
+    samples = tmp_path / "samples_t_2026-12-01T00-00-00.000000.jsonl"
+    samples.write_text(
+        '{"doc_id": 0, "metrics": 5, "acc": 1}\n{"doc_id": 1, "metrics": [["acc"]], "acc": 1}\n'
+    )
+    with pytest.raises(ProveError, match=r'line 1 of .* has no metric ""') as raised:
+        read_logs([samples], OutcomeMapping())
+    assert raised.value.exit_code == ProveExit.USAGE
+    read = read_logs([samples], OutcomeMapping(), metrics=["acc"])
+    assert [s.outcome for s in read.samples] == ["correct", "correct"]
