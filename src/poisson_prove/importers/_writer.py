@@ -142,6 +142,7 @@ def import_logs(
     logs = read()
     if not logs.samples:
         raise ProveError(_nothing(tool, files, logs.logs), suggestions=_nothing_next(tool, logs.logs))
+    _refuse_twice(logs)
     store.root.mkdir(parents=True, exist_ok=True)
     try:
         held = lock(store.root / IMPORT_LOCK, timeout=LOCK_TIMEOUT_S)
@@ -178,6 +179,25 @@ def import_logs(
             check_partner,
             replaced,
         )
+
+
+def _refuse_twice(logs: ReadLogs) -> None:
+    """Refuse logs holding one (sample, epoch) of a condition twice, before the store is touched
+    (a refusal writes nothing, not even the store's import lock file)."""
+    samples = logs.samples
+    axes = _axes(samples, logs.kept_axes)
+    axis_order = [*axes, CASE_AXIS]
+    seen: dict[tuple[str, int], ImportedSample] = {}
+    for sample in samples:
+        key = condition_key({**{n: sample.axes.get(n) for n in axes}, CASE_AXIS: sample.sample_id})
+        other = seen.setdefault((key, sample.epoch), sample)
+        if other is not sample:
+            raise ProveError(
+                f"sample {sample.sample_id!r} epoch {sample.epoch} of "
+                f"{condition_label(json.loads(key), axis_order)} is in two logs "
+                f"({other.source} and {sample.source}); one import holds each (sample, epoch) once",
+                suggestions=["import the two logs separately, then: poisson-prove diff BEFORE AFTER"],
+            )
 
 
 def _fingerprint(
@@ -289,16 +309,6 @@ def _write(
     cfgs = [{**{n: s.axes.get(n) for n in axes}, CASE_AXIS: s.sample_id} for s in samples]
     keys = [condition_key(cfg) for cfg in cfgs]
     replicates = [s.epoch - 1 for s in samples]
-    seen: dict[tuple[str, int], ImportedSample] = {}
-    for key, replicate, sample in zip(keys, replicates, samples, strict=True):
-        other = seen.setdefault((key, replicate), sample)
-        if other is not sample:
-            raise ProveError(
-                f"sample {sample.sample_id!r} epoch {sample.epoch} of "
-                f"{condition_label(json.loads(key), axis_order)} is in two logs "
-                f"({other.source} and {sample.source}); one import holds each (sample, epoch) once",
-                suggestions=["import the two logs separately, then: poisson-prove diff BEFORE AFTER"],
-            )
     conditions = list(dict.fromkeys(keys))
     salt = new_salt() if unpaired else tool_salt(tool)
     partner = None if unpaired else _partner(earlier, tool, salt, set(conditions))

@@ -148,3 +148,4 @@ def test_the_same_sample_and_epoch_twice_is_refused(tmp_path: Path) -> None:
     with pytest.raises(ProveError, match="is in two logs"):
         _import(store, source, [_sample("a", 1, "correct"), _sample("a", 1, "incorrect")])
     assert store.runs() == []
+    assert not store.root.exists()  # refused before the store is touched: not even its import lock file
