@@ -47,7 +47,8 @@ cost_per_episode = 0.01
 """
 TICKETS = [f"t{i}" for i in range(1, 11)]
 HEAD = [
-    "plan 80 rollouts of bench: 20 cells (10 cases x 2 groups) x 4 replicates on local, $0 (local)",
+    "plan 80 rollouts of bench: 20 cells (10 cases x 2 groups) x 4 replicates on local, "
+    "$0.80 (local $0 + cost_per_episode $0.01 x 80)",
     "target agent:rollout (imports, takes cfg and seed)",
     "outcomes failures: bad",
     "axes ticket 10 cases from tickets.txt · model a, b",
@@ -136,7 +137,8 @@ def test_a_budget_buys_replicates_per_case(prove, workdir) -> None:
     lines = result.stdout.splitlines()
     assert (
         lines[0]
-        == "plan 40 rollouts of bench: 20 cells (10 cases x 2 groups) x 2 replicates on local, $0 (local)"
+        == "plan 40 rollouts of bench: 20 cells (10 cases x 2 groups) x 2 replicates on local, "
+        "$0.40 (local $0 + cost_per_episode $0.01 x 40)"
     )
     assert lines[-1] == (
         "with $0.50 you can run each of the 10 cases 2 times and detect a rise of 0.500 if a case's repeats "
