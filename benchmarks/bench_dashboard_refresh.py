@@ -4,7 +4,8 @@ The store is written by `poisson-prove sweep` itself with its defaults (a fast t
 rollout, 9 conditions), every run paired with the one before. The dashboard is drawn once (its
 drawing cache filled). Then each round sweeps one more run (not timed) and times, side by side
 in fresh processes, in alternating order:
-- A: `poisson-prove dashboard` (the refresh: only the new run and its comparisons are drawn);
+- A: `poisson-prove dashboard` (the refresh: only the new run and its comparisons are drawn; the
+  sweep's own refresh of the page is kept out by setting the page aside while it runs);
 - B: a fresh interpreter that imports pyarrow and reads cell, outcome, t and horizon of every
   run, and nothing else.
 Prints each round's ratio A/B, the min and median, and the 1-minute load average beside them.
@@ -96,7 +97,12 @@ def main() -> None:
         baseline = [sys.executable, "-c", BASELINE, str(work / "S")]
         ratios = []
         for round_ in range(args.rounds):
-            _run([*sweep, "--pair-with", "latest"], work)  # one new run: what the refresh must draw
+            # one new run: what the refresh must draw. A sweep refreshes a store's existing page
+            # itself, so the page is set aside while it runs: the timed refresh draws the new run.
+            page = work / "S" / "dashboard.html"
+            page.rename(page.with_suffix(".aside"))
+            _run([*sweep, "--pair-with", "latest"], work)
+            page.with_suffix(".aside").rename(page)
             if round_ % 2 == 0:
                 refresh, read = _run(dashboard, work), _run(baseline, work)
             else:
