@@ -46,7 +46,8 @@ from typing import Any, Protocol
 _LIMIT: list[int | None] = [None]
 # [capture] content: whether recorders may store content (prompts, outputs); set with the limit.
 _CONTENT: list[bool] = [False]
-# [capture] checks: the proveai checks run on each @monitor call (proveai.capture.episode); set with the limit.
+# [capture] checks: the proveai checks run on each @monitor call (proveai.capture.episode), set with
+# the limit.
 _CHECKS: list[tuple[str, ...]] = [()]
 
 
