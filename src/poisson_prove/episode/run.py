@@ -275,7 +275,7 @@ def _message(exc: BaseException) -> str:
 
 
 def utf8_safe(text: str) -> str:
-    """`text` with any lone surrogate (which UTF-8 cannot hold) written as its \\udXXX escape."""
+    """`text` with any lone surrogate (which UTF-8 cannot hold) written as its backslash-u escape."""
     try:
         text.encode("utf-8")
         return text

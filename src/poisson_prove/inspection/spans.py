@@ -69,7 +69,9 @@ def _is_hex(value: Any, digits: int) -> bool:
     return isinstance(value, str) and len(value) == digits and all(c in "0123456789abcdef" for c in value)
 
 
-def _entries(spans: str | Sequence[Any] | None) -> list[Mapping[str, Any]]:
+def span_entries(spans: str | Sequence[Any] | None) -> list[Mapping[str, Any]]:
+    """The objects of a stored `spans` value (its JSON text or the parsed list); [] for anything
+    that is not a list of them (a damaged or foreign value is read as no spans)."""
     if spans is None:
         return []
     if isinstance(spans, str):
@@ -85,7 +87,7 @@ def _entries(spans: str | Sequence[Any] | None) -> list[Mapping[str, Any]]:
 def episode_trace_id(spans: str | Sequence[Any] | None, key: str = "") -> str:
     """The episode's trace id: the one most of its own spans carry (steps, agent calls), else
     any span's, else 32 hex digits derived from `key`."""
-    entries = _entries(spans)
+    entries = span_entries(spans)
     carried = [e for e in entries if _is_hex(e.get("trace_id"), 32)]
     own = Counter(e["trace_id"] for e in carried if e.get("source") != "otel")
     if not own:
@@ -97,7 +99,7 @@ def episode_trace_id(spans: str | Sequence[Any] | None, key: str = "") -> str:
 
 def episode_spans(spans: str | Sequence[Any] | None, key: str = "") -> list[EpisodeSpan]:
     """The spans of one episode in call order, with parent links (see the module docstring)."""
-    entries = _entries(spans)
+    entries = span_entries(spans)
     trace_id = episode_trace_id(entries, key)
     order = sorted(
         range(len(entries)),

@@ -13,32 +13,23 @@ It reads only names, error texts and chaos attributes, which [capture]'s rules a
 
 from __future__ import annotations
 
-import json
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from poisson_prove.chaos.reach import is_reach
+from poisson_prove.inspection.spans import span_entries
 
 MAX_ERROR_TEXT = 80
 
 
-def _spans(spans: str | Sequence[Any] | None) -> list[dict[str, Any]]:
-    if spans is None:
-        return []
-    if isinstance(spans, str):
-        try:
-            spans = json.loads(spans)
-        except ValueError:
-            return []
-    if not isinstance(spans, list):
-        return []
+def _spans(spans: str | Sequence[Any] | None) -> list[Mapping[str, Any]]:
     # chaos's accounting entry (chaos.reach) is no step of the episode; it is the last entry, so
     # leaving it out moves no other entry's index (the parents stay right).
-    return [s for s in spans if isinstance(s, dict) and not is_reach(s)]
+    return [s for s in span_entries(spans) if not is_reach(s)]
 
 
-def _path(spans: list[dict[str, Any]], index: int) -> str:
+def _path(spans: list[Mapping[str, Any]], index: int) -> str:
     names = []
     seen: set[int] = set()
     current: Any = index
