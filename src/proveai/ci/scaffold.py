@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,14 +73,67 @@ def judge_env_line(provider: str) -> tuple[str, str]:
 
 
 @dataclass(frozen=True)
+class SdkRequirement:
+    """What the workflow installs to get this SDK, and why CI may not manage it."""
+
+    requirement: str
+    # set when the SDK came from somewhere CI cannot reach (a local folder or file)
+    warning: str | None = None
+
+
+def requirement_from_direct_url(direct_url: str | None, version: str) -> SdkRequirement:
+    """The pin of the installed SDK, by how it was installed (PEP 610's direct_url.json).
+
+    From a package index (no direct_url.json) the version is pinned. From a VCS or an archive
+    URL the workflow installs that URL (a VCS one at its exact commit), which the index may not
+    have. From a local folder or file (an editable checkout, a wheel on disk), CI has no copy:
+    the version is pinned and a warning says so, rather than writing a path of this machine.
+    """
+    exact = f"{DISTRIBUTION}=={version}"
+    if not direct_url:
+        return SdkRequirement(exact)
+    try:
+        info = json.loads(direct_url)
+    except ValueError:
+        info = None
+    url = info.get("url") if isinstance(info, dict) else None
+    if not isinstance(info, dict) or not isinstance(url, str) or url.startswith("file:"):
+        return SdkRequirement(
+            exact,
+            warning=(
+                f"{DISTRIBUTION} {version} is installed from a local folder or file, so the workflow "
+                f"installs {exact} from the package index, which has it only if that version is "
+                "published there"
+            ),
+        )
+    vcs = info.get("vcs_info")
+    if isinstance(vcs, dict) and isinstance(vcs.get("vcs"), str) and isinstance(vcs.get("commit_id"), str):
+        return SdkRequirement(f"{DISTRIBUTION} @ {vcs['vcs']}+{url}@{vcs['commit_id']}")
+    return SdkRequirement(f"{DISTRIBUTION} @ {url}")
+
+
+def sdk_requirement() -> SdkRequirement:
+    """How the running SDK was installed, as a requirement CI can install."""
+    # importlib.metadata: ~20 ms, paid only by `ci init`
+    from importlib.metadata import PackageNotFoundError, distribution
+
+    try:
+        direct_url = distribution(DISTRIBUTION).read_text("direct_url.json")
+    except PackageNotFoundError:
+        direct_url = "{}"  # a source tree never installed: nothing CI could install either
+    return requirement_from_direct_url(direct_url, package_version())
+
+
+@dataclass(frozen=True)
 class ScaffoldResult:
     path: Path
     secret: str
     provider: str
     extra_secrets: tuple[str, ...]
+    sdk: SdkRequirement
 
 
-def render_workflow(provider: str, *, full: bool, python_version: str) -> str:
+def render_workflow(provider: str, *, full: bool, python_version: str, sdk: SdkRequirement) -> str:
     # jinja2: ~0.05 s, only when `ci init` writes a workflow
     from jinja2 import Environment, PackageLoader, StrictUndefined
 
@@ -89,7 +143,8 @@ def render_workflow(provider: str, *, full: bool, python_version: str) -> str:
     )
     return environment.get_template("proveai.yml.j2").render(
         version=package_version(),
-        distribution=DISTRIBUTION,
+        # a GitHub expression's string literal: a quote is doubled
+        sdk_requirement=sdk.requirement.replace("'", "''"),
         python_version=python_version,
         full=full,
         env=(*env_lines, judge_env_line(provider)),
@@ -122,7 +177,8 @@ def scaffold(
             suggestions=["proveai ci init --force  (replaces it)"],
             exit_code=ProveAIExit.USAGE,
         )
-    text = render_workflow(provider, full=full, python_version=version)
+    sdk = sdk_requirement()
+    text = render_workflow(provider, full=full, python_version=version, sdk=sdk)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, encoding="utf-8")
     secret, env_lines = PROVIDERS[provider]
@@ -131,4 +187,4 @@ def scaffold(
         for name, value in env_lines
         if "secrets." in value and name != secret and f"secrets.{name}" in value
     )
-    return ScaffoldResult(path=path, secret=secret, provider=provider, extra_secrets=others)
+    return ScaffoldResult(path=path, secret=secret, provider=provider, extra_secrets=others, sdk=sdk)

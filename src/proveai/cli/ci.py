@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from proveai.ci.scaffold import DEFAULT_PROVIDER, PROVIDERS, scaffold
@@ -49,4 +50,11 @@ def run(args: argparse.Namespace) -> int:
     print(f"Next: Add a repo secret named `{result.secret}`.")
     for name in result.extra_secrets:
         print(f"Next: Add a repo secret named `{name}`.")
+    if result.sdk.warning:
+        print(f"warning: {result.sdk.warning}", file=sys.stderr)
+        print(
+            "next: set the repository variable PROVEAI_SDK_REQUIREMENT to what CI should install "
+            "(e.g. `poisson-prove @ git+https://github.com/<owner>/<repo>@<commit>`)",
+            file=sys.stderr,
+        )
     return ProveAIExit.OK

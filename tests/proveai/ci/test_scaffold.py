@@ -9,6 +9,7 @@ import sys
 
 import yaml
 
+from proveai.ci.scaffold import SdkRequirement, requirement_from_direct_url
 from tests.conftest import assert_clean_error, isolated_env
 
 
@@ -32,7 +33,19 @@ def test_default_workflow_runs_the_strict_gate(proveai_cli, workdir) -> None:
     assert steps[1]["with"]["python-version"].count(".") == 1
     install = steps[2]["run"]
     assert "pip install -e ." in install
-    assert f'"poisson-prove=={importlib.metadata.version("poisson-prove")}"' in install
+    assert install.splitlines()[-1] == 'python -m pip install "$PROVEAI_SDK_REQUIREMENT"'
+    pinned = f"poisson-prove=={importlib.metadata.version('poisson-prove')}"
+    assert steps[2]["env"]["PROVEAI_SDK_REQUIREMENT"] == (
+        f"${{{{ vars.PROVEAI_SDK_REQUIREMENT || '{pinned}' }}}}"
+    )
+    # this SDK is an editable install of a local checkout, which CI has no copy of: said, not hidden
+    assert result.stderr.splitlines() == [
+        f"warning: poisson-prove {importlib.metadata.version('poisson-prove')} is installed from a local "
+        f"folder or file, so the workflow installs {pinned} from the package index, which has it only "
+        "if that version is published there",
+        "next: set the repository variable PROVEAI_SDK_REQUIREMENT to what CI should install "
+        "(e.g. `poisson-prove @ git+https://github.com/<owner>/<repo>@<commit>`)",
+    ]
     verify = steps[-1]
     assert verify["run"] == "proveai snapshot verify"
     assert verify["env"]["PROVEAI_STRICT_JUDGE"] == "1"
@@ -151,3 +164,25 @@ def test_every_generated_workflow_passes_actionlint(proveai_cli, workdir) -> Non
     path.write_text(path.read_text().replace("fetch-depth:", "fetch-deph:"))
     broken = subprocess.run(lint, cwd=workdir, capture_output=True, text=True, timeout=120)
     assert broken.returncode == 1 and "fetch-deph" in broken.stdout, broken.stdout
+
+
+def test_the_sdk_pin_follows_how_the_sdk_was_installed() -> None:
+    """PEP 610: from an index the version; from git the exact commit; from a URL that URL; from a
+    local folder or file the version with a warning (no path of this machine in the workflow)."""
+    assert requirement_from_direct_url(None, "1.2.0") == SdkRequirement("poisson-prove==1.2.0")
+    git = '{"url": "https://github.com/acme/prove.git", "vcs_info": {"vcs": "git", "commit_id": "ab12cd"}}'
+    assert requirement_from_direct_url(git, "1.2.0") == SdkRequirement(
+        "poisson-prove @ git+https://github.com/acme/prove.git@ab12cd"
+    )
+    archive = '{"url": "https://example.org/poisson_prove-1.2.0-py3-none-any.whl", "archive_info": {}}'
+    assert requirement_from_direct_url(archive, "1.2.0").requirement == (
+        "poisson-prove @ https://example.org/poisson_prove-1.2.0-py3-none-any.whl"
+    )
+    for local in (
+        '{"url": "file:///home/me/prove", "dir_info": {"editable": true}}',
+        '{"url": "file:///tmp/prove", "vcs_info": {"vcs": "git", "commit_id": "ab12cd"}}',
+        "not json",
+        "[]",
+    ):
+        pin = requirement_from_direct_url(local, "1.2.0")
+        assert pin.requirement == "poisson-prove==1.2.0" and pin.warning and "file:" not in pin.warning
