@@ -40,8 +40,13 @@ read as a label (a CheckResult, a bool, "good"/"bad"/"skip"/"warn", or (label, r
 `name`, `agent` and `trigger` attributes are used when it has them."""
 
 
+def check_name(check: CheckLike) -> str:
+    """A check's name: its `name`, else a function's own name, else its type's."""
+    return getattr(check, "name", None) or getattr(check, "__name__", None) or type(check).__name__
+
+
 def _coerce(check: CheckLike, value: object) -> CheckResult:
-    name = getattr(check, "name", None) or type(check).__name__
+    name = check_name(check)
     agent = getattr(check, "agent", None)
     if isinstance(value, CheckResult):
         return value
@@ -56,7 +61,7 @@ def _coerce(check: CheckLike, value: object) -> CheckResult:
 
 def run_check(check: CheckLike, trace: Trace) -> CheckResult:
     """Run one check on a closed trace: trigger first, errors recorded as skip."""
-    name = getattr(check, "name", None) or getattr(check, "__name__", None) or type(check).__name__
+    name = check_name(check)
     agent = getattr(check, "agent", None)
     trigger = getattr(check, "trigger", None)
     try:

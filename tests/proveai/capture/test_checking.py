@@ -79,3 +79,23 @@ def test_composite_outcome_rule(labels_in, expected):
 
     checks = [RuleCheck(f"c{i}", constant(label)) for i, label in enumerate(labels_in)]
     assert run("x", checks).outcome == expected
+
+
+def test_a_plain_function_check_is_named_after_the_function_whatever_it_returns():
+    def is_upper(t) -> bool:
+        return True
+
+    def labelled(t) -> str:
+        return "bad"
+
+    def explained(t) -> tuple:
+        return ("bad", "why")
+
+    class Callable:
+        def __call__(self, t) -> bool:
+            return False
+
+    t = run("x", [is_upper, labelled, explained, Callable()])
+    assert [(r.name, r.label) for r in t.check_results] == [
+        ("is_upper", "good"), ("labelled", "bad"), ("explained", "bad"), ("Callable", "bad"),
+    ]
