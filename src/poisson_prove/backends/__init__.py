@@ -1,8 +1,10 @@
 """Where episodes run. Every backend implements `Executor` (backends/base.py).
 
 `make_executor` is the one place that maps a backend name and its settings to an executor;
-`estimate_cost` gives the plan's cost line. Backends with optional SDKs are imported only
-when chosen, and a missing extra is a ProveError (exit 1) naming the `pip install` line.
+`estimate_cost` gives the plan's cost line. Each backend's module is imported only when a sweep
+chooses it (a local sweep loads neither Dask's, Ray's, Modal's nor Burla's adapter, and
+`BACKENDS` names all five without importing any), their optional SDKs only when the executor is
+built, and a missing extra is a ProveError (exit 1) naming the `pip install` line.
 
 The settings dict is the spec's validated table for the chosen backend ([local], [dask],
 [ray], [modal], [burla]) merged with the command line's overrides, under these keys:
@@ -31,19 +33,17 @@ docs/backends.md is the user's version of this table.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from poisson_prove.backends._extras import require
-from poisson_prove.backends.base import Executor
-from poisson_prove.backends.burla import BurlaExecutor
-from poisson_prove.backends.dask import DaskExecutor
-from poisson_prove.backends.modal import ModalExecutor
-from poisson_prove.backends.pool import DefaultLocalExecutor, PoolExecutor
 from poisson_prove.backends.pricing import estimate_usd
-from poisson_prove.backends.ray import RayExecutor
-from poisson_prove.episode.run import Job, Task
 from poisson_prove.errors import ProveError
+from prove_common.lazy import lazy_exports
 from prove_common.suggest import did_you_mean
+
+if TYPE_CHECKING:
+    from poisson_prove.backends.base import Executor
+    from poisson_prove.episode.run import Job, Task
 
 BACKENDS = ("local", "modal", "burla", "dask", "ray")
 
@@ -57,6 +57,17 @@ __all__ = [
     "make_executor",
     "needs_pool",
 ]
+
+# The interface and the job's types on first use: `BACKENDS` and `estimate_cost` (the --help,
+# the plan) import no executor, and so neither episode.run nor asyncio.
+__getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "Executor": "poisson_prove.backends.base:Executor",
+        "Job": "poisson_prove.episode.run:Job",
+        "Task": "poisson_prove.episode.run:Task",
+    },
+)
 
 
 def needs_pool(settings: Mapping[str, Any]) -> bool:
@@ -79,15 +90,27 @@ def make_executor(backend: str, settings: Mapping[str, Any]) -> Executor:
     extras) so a missing extra is refused before anything runs.
     Settings errors and missing extras raise ProveError with exit code 1.
     """
+    # Each backend's module only when chosen: the others' adapters (and what they import) are
+    # not loaded by a sweep that does not use them.
     if backend == "local":
+        from poisson_prove.backends.pool import DefaultLocalExecutor, PoolExecutor  # only when chosen
+
         return PoolExecutor(settings) if needs_pool(settings) else DefaultLocalExecutor(settings)
     if backend == "dask":
+        from poisson_prove.backends.dask import DaskExecutor  # only when chosen
+
         return DaskExecutor(settings)
     if backend == "ray":
+        from poisson_prove.backends.ray import RayExecutor  # only when chosen
+
         return RayExecutor(settings)
     if backend == "modal":
+        from poisson_prove.backends.modal import ModalExecutor  # only when chosen
+
         return ModalExecutor(settings)
     if backend == "burla":
+        from poisson_prove.backends.burla import BurlaExecutor  # only when chosen
+
         return BurlaExecutor(settings)
     raise ProveError(
         f"--backend {backend} is not a backend{did_you_mean(backend, BACKENDS)}",

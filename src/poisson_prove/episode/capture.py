@@ -34,7 +34,6 @@ import subprocess
 import sys
 import threading
 from collections.abc import Mapping
-from importlib.metadata import entry_points
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
@@ -225,9 +224,25 @@ def not_installed(name: str, installed: Mapping[str, Any]) -> str:
     return f"not installed (no {INSTRUMENTOR_GROUP} entry point named {name!r}{hint}; installed: {names})"
 
 
+_INSTALLED: dict[tuple[str, ...], dict[str, Any]] = {}  # sys.path -> its instrumentors' entry points
+
+
+def installed_instrumentors() -> dict[str, Any]:
+    """name -> entry point, for each instrumentor installed on the current `sys.path`; read once
+    per path (a sweep without [capture] instrument never reads them)."""
+    where = tuple(sys.path)
+    found = _INSTALLED.get(where)
+    if found is None:
+        # importlib.metadata (~20 ms with email, zipfile, csv): only when instrumentors are named
+        from importlib.metadata import entry_points
+
+        found = _INSTALLED[where] = {ep.name: ep for ep in entry_points(group=INSTRUMENTOR_GROUP)}
+    return found
+
+
 def missing_instrumentors(names: tuple[str, ...] | list[str]) -> dict[str, str]:
     """name -> why it cannot be switched on, for each named instrumentor not installed."""
-    installed = {ep.name: ep for ep in entry_points(group=INSTRUMENTOR_GROUP)}
+    installed = installed_instrumentors()
     return {name: not_installed(name, installed) for name in names if name not in installed}
 
 
@@ -291,7 +306,7 @@ def _switch_on(names: tuple[str, ...]) -> dict[str, str]:
         provider.id_generator = _episode_ids(provider.id_generator)  # type: ignore[attr-defined]
         recording.set_context_hook(_context_hook())
     missing = missing_instrumentors(names)
-    found = {ep.name: ep for ep in entry_points(group=INSTRUMENTOR_GROUP)}
+    found = installed_instrumentors()
     for name in names:
         if name not in missing:
             why = _instrument(name, found[name], provider)
