@@ -10,7 +10,6 @@ and Burla workers can unpickle it.
 
 from __future__ import annotations
 
-import asyncio
 import inspect
 import threading
 import time
@@ -158,6 +157,8 @@ def is_async(rollout: Callable[..., Any]) -> bool:
 def _attempt_here(job: Job, task: Task) -> Attempt:
     rollout = load_rollout(job)
     if is_async(rollout):
+        import asyncio  # asyncio (and ssl): ~30 ms, only for an `async def` rollout
+
         return asyncio.run(async_attempt(rollout, job, task))
     return attempt_with(rollout, job, task)
 

@@ -12,7 +12,6 @@ a rollout prints reaches stderr like everything else the target writes.
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import multiprocessing
 import os
@@ -79,6 +78,8 @@ def child_main(conn: Connection, job: Job) -> None:
         # this episode's span lists stream, tagged with it
         recording._STREAMING[0] = functools.partial(StreamedSpans, send, episode_tag(task))
         if is_async(rollout):
+            import asyncio  # asyncio (and ssl): ~30 ms, only for an `async def` rollout
+
             attempt = asyncio.run(async_attempt(rollout, job, task))
         else:
             attempt = attempt_with(rollout, job, task)

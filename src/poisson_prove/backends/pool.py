@@ -13,7 +13,6 @@ threads otherwise. The scheduling (window, AIMD backoff, infrastructure retries)
 from __future__ import annotations
 
 import ast
-import asyncio
 import collections
 import importlib.machinery
 import queue
@@ -21,7 +20,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from poisson_prove.backends._attempt import (
     Attempt,
@@ -39,6 +38,9 @@ from poisson_prove.backends.base import Executor
 from poisson_prove.backends.local import LocalExecutor
 from poisson_prove.episode.run import Job, Task, run_episode
 from poisson_prove.errors import ProveError
+
+if TYPE_CHECKING:
+    import asyncio
 
 MODES = ("auto", "threads", "async", "processes")
 
@@ -124,6 +126,8 @@ class _AsyncEngine:
         self._waking = False  # a drain of `_incoming` is scheduled on the loop
         self._closing = False
         self._lock = threading.Lock()
+        import asyncio  # asyncio (and ssl): ~30 ms, only for an `async def` rollout
+
         self._running: dict[_Handle, asyncio.Task[None]] = {}
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(
@@ -154,6 +158,8 @@ class _AsyncEngine:
                 self._running[handle] = self._loop.create_task(self._run(handle))
 
     async def _run(self, handle: _Handle) -> None:
+        import asyncio  # loaded already: the engine's loop runs this
+
         try:
             handle.attempt = await async_attempt(self._rollout, self._job, handle.task)
         except asyncio.CancelledError:

@@ -19,7 +19,6 @@ fault hit. httpx and httpx2 are patched at their transports (`handle_request`,
 
 from __future__ import annotations
 
-import asyncio
 import importlib
 import inspect
 import json
@@ -30,12 +29,15 @@ from contextlib import AbstractContextManager, contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 from poisson_prove.chaos.decide import CallFaults, EpisodeChaos
 from poisson_prove.chaos.reach import is_reach, reach_entry
 from poisson_prove.episode.recording import _PARENT, current_spans
+
+if TYPE_CHECKING:
+    import asyncio
 
 _STATE: ContextVar[EpisodeChaos | None] = ContextVar("poisson_prove_chaos", default=None)
 _LOCK = threading.Lock()
@@ -260,12 +262,12 @@ def _httpx_async(original: Any, module: Any) -> Any:
         for delayed in call.delayed_by:
             _record(call, delayed, client, request.method, host, path, start)
         if call.delay:
-            await asyncio.sleep(call.delay)
+            await _sleep(call.delay)
         fault = call.terminal
         if fault is None:
             return await original(self, request)
         if fault["kind"] == "timeout":
-            await asyncio.sleep(fault.get("seconds", 0.0))
+            await _sleep(fault.get("seconds", 0.0))
         _record(call, fault, client, request.method, host, path, start)
         if fault["kind"] != "malformed_body":
             return _httpx_fault(module, fault, request)
@@ -357,6 +359,18 @@ def _aiohttp_url(session: Any, str_or_url: Any) -> Any:
     return build(str_or_url) if build is not None else URL(str_or_url)
 
 
+async def _sleep(seconds: float) -> None:
+    import asyncio  # loaded already: only a coroutine under a running loop sleeps (not at import: ~30 ms)
+
+    await asyncio.sleep(seconds)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop:
+    import asyncio  # loaded already: only called under a running loop
+
+    return asyncio.get_running_loop()
+
+
 def _aiohttp_stream(loop: asyncio.AbstractEventLoop, body: bytes) -> Any:
     from aiohttp.client_proto import ResponseHandler  # aiohttp: only when aiohttp is patched
     from aiohttp.streams import StreamReader  # aiohttp: only when aiohttp is patched
@@ -373,7 +387,7 @@ def _aiohttp_response(session: Any, method: str, url: Any, fault: Mapping[str, A
     from aiohttp.helpers import TimerNoop  # aiohttp: only when aiohttp is patched
     from multidict import CIMultiDict, CIMultiDictProxy  # aiohttp's header type: as above
 
-    loop = asyncio.get_running_loop()
+    loop = _running_loop()
     body = _error_body(fault)
     headers = CIMultiDict(
         {"Content-Type": "application/json", "X-Prove-Chaos": fault["name"], "Content-Length": str(len(body))}
@@ -431,7 +445,7 @@ def _aiohttp_spoil(response: Any, body: bytes) -> None:
     from multidict import CIMultiDict, CIMultiDictProxy  # aiohttp's header type: only when patched
 
     response._body = _malformed(body)
-    response.content = _aiohttp_stream(asyncio.get_running_loop(), response._body)
+    response.content = _aiohttp_stream(_running_loop(), response._body)
     response._headers = CIMultiDictProxy(CIMultiDict(_body_headers(response.headers)))
     getattr(response, "_cache", {}).pop("headers", None)  # `headers` is cached once read
 
@@ -463,12 +477,12 @@ def _aiohttp_request(original: Any) -> Any:
         for delayed in call.delayed_by:
             _record(call, delayed, "aiohttp", method, host, path, start)
         if call.delay:
-            await asyncio.sleep(call.delay)
+            await _sleep(call.delay)
         fault = call.terminal
         if fault is None:
             return await original(self, method, str_or_url, *args, **kwargs)
         if fault["kind"] == "timeout":
-            await asyncio.sleep(fault.get("seconds", 0.0))
+            await _sleep(fault.get("seconds", 0.0))
         _record(call, fault, "aiohttp", method, host, path, start)
         if fault["kind"] == "malformed_body":
             response = await original(self, method, str_or_url, *args, **kwargs)
