@@ -3,6 +3,8 @@ version pyproject.toml publishes), read on first use, with a fallback for an uni
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 import tomllib
@@ -34,3 +36,43 @@ def test_importing_either_package_or_its_version_module_reads_no_metadata(tmp_pa
         [sys.executable, "-c", code], capture_output=True, text=True, env=isolated_env(tmp_path), timeout=60
     )
     assert (result.returncode, result.stdout, result.stderr) == (0, "False\n", "")
+
+
+def test_the_folder_reading_agrees_with_importlib_metadata_for_every_installed_distribution() -> None:
+    import importlib.metadata
+
+    names = {dist.metadata["Name"] for dist in importlib.metadata.distributions()}
+    read = {name: version._version_on_path(name) for name in names}
+    assert version.DISTRIBUTION in names and read[version.DISTRIBUTION] is not None
+    assert {n: v for n, v in read.items() if v is not None and v != importlib.metadata.version(n)} == {}
+    assert sum(v is not None for v in read.values()) > len(names) // 2  # the reading is really used
+
+
+def test_what_the_folder_reading_is_not_sure_of_is_left_to_importlib_metadata(tmp_path: Path) -> None:
+    def dist(root: Path, folder: str, metadata: str) -> Path:
+        (root / folder).mkdir(parents=True)
+        (root / folder / "METADATA").write_text(metadata, encoding="utf-8")
+        return root
+
+    header = "Metadata-Version: 2.1\nName: prove-fake-pkg\nVersion: 2.0\n"
+    plain = dist(tmp_path / "plain", "Prove_Fake.Pkg-2.0.dist-info", header)
+    folded = dist(tmp_path / "folded", "prove_folded-1.0.dist-info", "Name: prove-folded\n x\nVersion: 1.0\n")
+    late = dist(tmp_path / "late", "prove_late-1.0.dist-info", "Name: prove-late\n\nVersion: 1.0\n")
+    code = (
+        "import json, warnings, importlib.metadata as m; from prove_common import version as v;"
+        "warnings.simplefilter('ignore');"
+        "names = ['prove-fake-pkg', 'prove-folded', 'prove-late'];"
+        "print(json.dumps([[v._version_on_path(n), v.distribution_version(n), m.version(n)] for n in names]"
+        " + [[v._version_on_path('prove-absent'), v.distribution_version('prove-absent')]]))"
+    )
+    path = os.pathsep.join([str(plain), str(folded), str(late), os.environ.get("PYTHONPATH", "")])
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+        env={**isolated_env(tmp_path), "PYTHONPATH": path},
+    )
+    assert result.returncode == 0, result.stderr
+    # read from the folder; a folded header block and a Version after the headers are left to
+    # importlib.metadata, and so is a distribution not installed
+    assert json.loads(result.stdout) == [
+        ["2.0", "2.0", "2.0"], [None, "1.0", "1.0"], [None, None, None], [None, version.UNKNOWN]
+    ]
