@@ -138,7 +138,7 @@ class EpisodeFrame:
     _owner: EpisodeFrame
     _builders = _Discard()
     _span_id = None  # a top-level agent span's parent is the episode's open span, not a trace
-    _episode = RECORDER
+    _recorder = RECORDER
     invocation = None
 
     def __init__(self) -> None:
@@ -148,6 +148,10 @@ class EpisodeFrame:
     def trace_id(self) -> str:
         spans = recording.current_spans()
         return spans.trace_id if spans is not None else ""
+
+    @property
+    def span_trace_id(self) -> str:
+        return self.trace_id
 
 
 EPISODE_FRAME = EpisodeFrame()
@@ -289,10 +293,7 @@ def call_checks(builder: Any, entries: tuple[str, ...]) -> dict[str, str]:
     for item in applying:
         check = item.make(meta.name)
         result = run_check(check, trace)
-        name = result.name
-        if name == type(check).__name__:  # a plain function's bool or label: named after the function
-            name = getattr(check, "__name__", None) or name
-        labels[name] = result.label
+        labels[result.name] = result.label
     return labels
 
 

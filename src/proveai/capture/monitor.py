@@ -4,7 +4,9 @@ Outside a trace the wrapper does one ContextVar lookup and the plain call. Insid
 the arguments by parameter name, times the call, records output or error (then re-raises), and
 makes its span the parent of monitored calls made inside it. Parents follow contextvars, so
 asyncio tasks and threads started with a copied context keep their own parents; a plain
-threading.Thread starts with an empty context and its calls are not captured.
+threading.Thread starts with an empty context and its calls are not captured. A trace whose
+owner has a recorder (`_recorder`: a sweep episode's, capture.episode, or OpenTelemetry's join,
+capture.otel) hands its calls to it; without one the wrapper's own path runs, unchanged.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar, cast
 
 import proveai.capture.episode  # noqa: F401  # registers @monitor with the sweep episode recorder
+from proveai.capture.otel import OtelJoin
 from proveai.capture.reads import dependencies
 from proveai.store import project_root
 from proveai.traces.context import FRAME, current_span
@@ -121,6 +124,7 @@ class SpanBuilder:
     usage: dict[str, int] | None = None
     request: dict[str, Any] | None = None
     opened: list[str] | None = None  # paths opened for reading during the call (capture.reads)
+    otel_parent: str | None = None  # an OpenTelemetry span between it and its trace (capture.otel)
 
     def __init__(self, frame: Any, meta: AgentMeta, inputs: dict[str, Any]) -> None:
         owner = frame._owner
@@ -142,11 +146,12 @@ class SpanBuilder:
 
     @property
     def parent_span_id(self) -> str | None:
-        return self._parent._span_id
+        return self.otel_parent or self._parent._span_id
 
     @property
     def trace_id(self) -> str:
-        return self._owner.trace_id
+        """The trace id the span carries: its trace's, or the OpenTelemetry trace's it joined."""
+        return self._owner.span_trace_id
 
     @property
     def name(self) -> str:
@@ -198,7 +203,7 @@ class SpanBuilder:
             status, error, end_ns = "error", "unfinished when the trace closed", trace_end_ns
         reads, imports = self._dependencies()
         span = Span(
-            trace_id=self._owner.trace_id, span_id=self.span_id, parent_span_id=self.parent_span_id,
+            trace_id=self._owner.span_trace_id, span_id=self.span_id, parent_span_id=self.parent_span_id,
             name=meta.name, operation=meta.operation, kind=meta.kind, model=meta.model,
             version=meta.version, parent_agent=meta.parent_agent, description=meta.description,
             source_file=meta.source_file, start_ns=self.start_ns, end_ns=end_ns, status=status,
@@ -266,9 +271,9 @@ def _wrap_sync(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
         frame = get_frame()
         if frame is None:
             return fn(*args, **kwargs)
-        episode = frame._owner._episode
-        if episode is not None:  # inside a sweep episode: recorded into it (capture.episode)
-            return episode.call(fn, meta, frame, args, kwargs, builder_of)
+        recorder = frame._owner._recorder
+        if recorder is not None:  # a sweep episode (capture.episode) or OpenTelemetry (capture.otel)
+            return recorder.call(fn, meta, frame, args, kwargs, builder_of)
         builder = builder_of(frame, meta, bind(args, kwargs))
         token = set_frame(builder)
         try:
@@ -290,9 +295,9 @@ def _wrap_async(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
         frame = FRAME.get()
         if frame is None:
             return await fn(*args, **kwargs)
-        episode = frame._owner._episode
-        if episode is not None:  # inside a sweep episode: recorded into it (capture.episode)
-            return await episode.acall(fn, meta, frame, args, kwargs, SpanBuilder)
+        recorder = frame._owner._recorder
+        if recorder is not None:  # a sweep episode (capture.episode) or OpenTelemetry (capture.otel)
+            return await recorder.acall(fn, meta, frame, args, kwargs, SpanBuilder)
         builder = _open(frame, meta, args, kwargs)
         token = FRAME.set(builder)
         try:
@@ -309,27 +314,33 @@ def _wrap_async(fn: Callable[..., Any], meta: AgentMeta) -> Callable[..., Any]:
 
 
 def _wrap_iterator(
-    fn: Callable[..., Any], meta: AgentMeta, drive: Callable[[Any, SpanBuilder], Any]
+    fn: Callable[..., Any], meta: AgentMeta, drive: Callable[[Any, SpanBuilder, OtelJoin | None], Any]
 ) -> Callable[..., Any]:
     """A (sync or async) generator's span opens at the call and closes when iteration ends;
-    `drive` re-yields the items with the span as the body's parent; output = the items."""
+    `drive` re-yields the items with the span as the body's parent (and, in a trace joined to
+    OpenTelemetry, as its current span); output = the items."""
 
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         frame = FRAME.get()
         if frame is None:
             return fn(*args, **kwargs)
         builder = _open(frame, meta, args, kwargs)
-        return drive(fn(*args, **kwargs), builder)
+        recorder = frame._owner._recorder
+        join = recorder if isinstance(recorder, OtelJoin) else None
+        if join is not None:
+            join.adopt_parent(builder)
+        return drive(fn(*args, **kwargs), builder, join)
 
     return wrapper
 
 
-def _drive_gen(gen: Any, builder: SpanBuilder) -> Any:
+def _drive_gen(gen: Any, builder: SpanBuilder, join: OtelJoin | None) -> Any:
     items: list[Any] = []
     to_send: Any = None
     to_throw: BaseException | None = None
     while True:
         token = FRAME.set(builder)  # the body runs with this span as parent, the consumer not
+        current = None if join is None else join.enter(builder)
         try:
             item = gen.throw(to_throw) if to_throw is not None else gen.send(to_send)
         except StopIteration as stop:
@@ -339,6 +350,8 @@ def _drive_gen(gen: Any, builder: SpanBuilder) -> Any:
             builder._finish_error(exc)
             raise
         finally:
+            if join is not None:
+                join.leave(current)
             FRAME.reset(token)
         items.append(item)
         to_throw = None
@@ -352,12 +365,13 @@ def _drive_gen(gen: Any, builder: SpanBuilder) -> Any:
             to_throw = exc
 
 
-async def _drive_async_gen(agen: Any, builder: SpanBuilder) -> Any:
+async def _drive_async_gen(agen: Any, builder: SpanBuilder, join: OtelJoin | None) -> Any:
     items: list[Any] = []
     to_send: Any = None
     to_throw: BaseException | None = None
     while True:
         token = FRAME.set(builder)
+        current = None if join is None else join.enter(builder)
         try:
             if to_throw is not None:
                 item = await agen.athrow(to_throw)
@@ -370,6 +384,8 @@ async def _drive_async_gen(agen: Any, builder: SpanBuilder) -> Any:
             builder._finish_error(exc)
             raise
         finally:
+            if join is not None:
+                join.leave(current)
             FRAME.reset(token)
         items.append(item)
         to_throw = None

@@ -6,7 +6,9 @@ builds one too, as the SDK readme writes it). It subclasses the record `proveai.
 are both a `proveai.Trace` and answer the same questions. On exit: checks run in order (a
 failing or raising check is recorded, never raised), the composite outcome is computed, then
 exporters fire (this trace's, then the global ones) and the spans go to an OpenTelemetry
-TracerProvider if one is installed.
+TracerProvider if one is installed. Opened while OpenTelemetry is in use, the trace joins the
+active OpenTelemetry trace (capture.otel): its spans carry that trace's id (`span_trace_id`)
+and nest under the span active where each top-level agent is called.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from proveai.capture.checking import CheckLike, composite_outcome, run_check
 from proveai.capture.episode import RECORDER, EpisodeRecorder, label_checks, recording_here
 from proveai.capture.exporters import Exporter, global_exporters
 from proveai.capture.invocation import capture_invocation
+from proveai.capture.otel import OtelJoin, join
 from proveai.capture.reads import install as install_read_tracking
 from proveai.traces.context import FRAME
 from proveai.traces.otlp import send_to_tracer_provider
@@ -38,7 +41,9 @@ class LiveTrace(Trace, live=True):
     Opened inside a sweep episode, its calls are recorded into the episode too, and its checks'
     labels are set on those spans when it closes (capture.episode)."""
 
-    _episode: EpisodeRecorder | None = None  # set while open inside a sweep episode
+    # set while open: where its monitored calls also go (a sweep episode's recorder), or what
+    # makes them OpenTelemetry's current spans (capture.otel); None: the wrappers' own path
+    _recorder: EpisodeRecorder | OtelJoin | None = None
 
     def __init__(
         self,
@@ -48,6 +53,7 @@ class LiveTrace(Trace, live=True):
     ) -> None:
         super().__init__(name)
         self.trace_id = os.urandom(16).hex()
+        self.span_trace_id = self.trace_id  # the id its spans carry: the OpenTelemetry trace's once joined
         self._exporters = list(exporters or ())
         self._checks = list(checks or ())
         self._builders: list[SpanBuilder] = []  # live span builders, in start order
@@ -74,7 +80,13 @@ class LiveTrace(Trace, live=True):
         install_read_tracking()  # once per process: the files agent calls open (capture.reads)
         self.started_ns = time.time_ns()
         if recording_here():  # inside a sweep episode: its calls are recorded there too
-            self._episode = RECORDER
+            self._recorder = RECORDER
+        else:
+            joined = join(self.trace_id)  # None unless OpenTelemetry is in use (never imports it)
+            if joined is not None:
+                self._recorder = joined
+                self.span_trace_id = f"{joined.trace_id:032x}"
+                self._span_id = None if joined.parent is None else f"{joined.parent:016x}"
         self._token = FRAME.set(self)
         return self
 
@@ -92,10 +104,10 @@ class LiveTrace(Trace, live=True):
         )
         self._builders = []
         self._run_checks()
-        if self._episode is not None:
+        recorder, self._recorder = self._recorder, None
+        if isinstance(recorder, EpisodeRecorder):
             label_checks(builders, self.check_results)
-            self._episode = None
-        self._export()
+        self._export(sampled=not isinstance(recorder, OtelJoin) or recorder.sampled)
 
     async def __aenter__(self) -> Self:
         return self.__enter__()
@@ -109,7 +121,7 @@ class LiveTrace(Trace, live=True):
             self.check_results.append(run_check(check, self))
         self.outcome = composite_outcome(self.check_results) if self._checks else None
 
-    def _export(self) -> None:
+    def _export(self, sampled: bool = True) -> None:
         for exporter in [*self._exporters, *global_exporters()]:
             try:
                 exporter.export(self)
@@ -118,7 +130,8 @@ class LiveTrace(Trace, live=True):
                 self.export_errors.append(message)
                 warnings.warn(f"proveai: {message}", RuntimeWarning, stacklevel=3)
         try:
-            send_to_tracer_provider(self)
+            if sampled:  # joined to a trace the provider's sampler dropped: so are these spans
+                send_to_tracer_provider(self)
         except Exception as exc:
             message = f"OpenTelemetry TracerProvider export failed: {type(exc).__name__}: {exc}"
             self.export_errors.append(message)

@@ -99,8 +99,30 @@ def _result_dict(result: CheckResult) -> dict[str, Any]:
     }
 
 
-def readable_spans(trace: Trace) -> list[Any]:
-    """The trace's spans as OpenTelemetry SDK ReadableSpans (ids kept exactly)."""
+# proveai's kinds as OpenInference's `openinference.span.kind`; UNKNOWN goes by the operation
+OPENINFERENCE_KINDS = {
+    "CHAIN": "CHAIN", "AGENT": "AGENT", "TOOL": "TOOL", "LLM": "LLM", "CHAT_MODEL": "LLM",
+    "RETRIEVER": "RETRIEVER", "RERANKER": "RERANKER", "EMBEDDING": "EMBEDDING", "PARSER": "CHAIN",
+    "MEMORY": "RETRIEVER",
+}
+OPENINFERENCE_BY_OPERATION = {"invoke_agent": "AGENT", "chat": "LLM", "execute_tool": "TOOL"}
+
+
+def openinference_attributes(span: Span, attributes: dict[str, Any]) -> dict[str, Any]:
+    """The OpenInference names (Phoenix's) of what a span's attributes already hold: its kind,
+    and its inputs and output as the same JSON text as `proveai.inputs` / `proveai.output`."""
+    kind = OPENINFERENCE_KINDS.get(span.kind) or OPENINFERENCE_BY_OPERATION.get(span.operation, "UNKNOWN")
+    named: dict[str, Any] = {"openinference.span.kind": kind}
+    for prefix, key in (("input", "proveai.inputs"), ("output", "proveai.output")):
+        if key in attributes:
+            named[f"{prefix}.value"] = attributes[key]
+            named[f"{prefix}.mime_type"] = "application/json"
+    return named
+
+
+def readable_spans(trace: Trace, openinference: bool = False) -> list[Any]:
+    """The trace's spans as OpenTelemetry SDK ReadableSpans (ids kept exactly); with
+    `openinference`, OpenInference's attribute names too (for a live provider, not the file)."""
     # opentelemetry: ~75 ms, only on export (so do the next three)
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import ReadableSpan  # opentelemetry
@@ -109,10 +131,11 @@ def readable_spans(trace: Trace) -> list[Any]:
 
     resource = Resource(resource_attributes(trace))
     scope = InstrumentationScope(SCOPE_NAME, package_version())
-    trace_int = int(trace.trace_id, 16)
     flags = TraceFlags(TraceFlags.SAMPLED)
     out = []
     for span in trace.spans:
+        # a span's own trace id: the trace's, or the OpenTelemetry trace's it joined (capture.otel)
+        trace_int = int(span.trace_id or trace.trace_id, 16)
         context = SpanContext(trace_int, int(span.span_id, 16), is_remote=False, trace_flags=flags)
         parent = (
             SpanContext(trace_int, int(span.parent_span_id, 16), is_remote=False, trace_flags=flags)
@@ -120,13 +143,16 @@ def readable_spans(trace: Trace) -> list[Any]:
             else None
         )
         status = Status(StatusCode.ERROR, span.error) if span.status == "error" else Status(StatusCode.OK)
+        attributes = span_attributes(span)
+        if openinference:
+            attributes.update(openinference_attributes(span, attributes))
         out.append(
             ReadableSpan(
                 name=f"{span.operation} {span.name}",  # GenAI convention: "{operation} {agent}"
                 context=context,
                 parent=parent,
                 resource=resource,
-                attributes=span_attributes(span),
+                attributes=attributes,
                 kind=SpanKind.CLIENT if span.operation == "chat" else SpanKind.INTERNAL,
                 status=status,
                 start_time=span.start_ns,
@@ -180,7 +206,8 @@ def send_to_tracer_provider(trace: Trace) -> bool:
     """Hand the spans to the process's SDK TracerProvider, if one is configured.
 
     The spans go to the provider's span processors with their own ids, so a backend links
-    them to the stored trace file. Returns whether a provider took them.
+    them to the stored trace file, with OpenInference's names added (`openinference_attributes`).
+    Returns whether a provider took them.
     """
     if "opentelemetry.sdk.trace" not in sys.modules or not trace.spans:
         return False  # no SDK imported: no provider can be configured; skip the import cost
@@ -193,7 +220,7 @@ def send_to_tracer_provider(trace: Trace) -> bool:
     processor = getattr(provider, "_active_span_processor", None)
     if processor is None:
         return False
-    for readable in readable_spans(trace):
+    for readable in readable_spans(trace, openinference=True):
         processor.on_end(readable)
     return True
 

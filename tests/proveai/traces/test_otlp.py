@@ -153,3 +153,27 @@ def test_spans_reach_a_configured_opentelemetry_tracer_provider(tmp_path, py):
         """,
     )
     assert py.ok("otel.py").stdout.strip() == "ok"
+
+
+def test_openinference_names_map_each_kind_and_fall_back_on_the_operation() -> None:
+    from proveai.traces.otlp import openinference_attributes, span_attributes
+    from proveai.traces.trace import KINDS, Span
+
+    def span(kind: str, operation: str) -> Span:
+        return Span(trace_id="ab" * 16, span_id="cd" * 8, parent_span_id=None, name="a", operation=operation,
+                    kind=kind, model=None, version=None, parent_agent=None, description=None,
+                    source_file=None, start_ns=1, end_ns=2, status="ok", error=None, inputs={"q": 1},
+                    output=[1])
+
+    def kind_of(kind: str, operation: str = "invoke_agent") -> str:
+        one = span(kind, operation)
+        return openinference_attributes(one, span_attributes(one))["openinference.span.kind"]
+
+    known = {"CHAIN", "AGENT", "TOOL", "LLM", "RETRIEVER", "RERANKER", "EMBEDDING"}
+    assert {kind: kind_of(kind) for kind in KINDS if kind in known} == {kind: kind for kind in known}
+    assert (kind_of("CHAT_MODEL"), kind_of("PARSER"), kind_of("MEMORY")) == ("LLM", "CHAIN", "RETRIEVER")
+    operations = ("invoke_agent", "chat", "execute_tool")
+    assert [kind_of("UNKNOWN", op) for op in operations] == ["AGENT", "LLM", "TOOL"]
+    one = span("TOOL", "execute_tool")
+    named = openinference_attributes(one, span_attributes(one))
+    assert (named["input.value"], named["output.value"]) == ('{"q":1}', "[1]")
