@@ -20,7 +20,7 @@ from poisson_prove.dashboard.cache import CacheMiss, DrawingCache, decode, encod
 from poisson_prove.dashboard.collect import RunView, partner_episodes, run_view, unreadable_view
 from poisson_prove.dashboard.comparisons import ComparisonView, comparison_views
 from poisson_prove.dashboard.page import render_page
-from poisson_prove.dashboard.plots import forest_svg, incidence_svg, pair_incidence_svg, require_matplotlib
+from poisson_prove.dashboard.plots import forest_svg, incidence_svg, pair_incidence_svg
 from poisson_prove.errors import ProveError
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore
@@ -50,7 +50,6 @@ def render_dashboard(
     `?before=...&after=...`); `served`: the page's pair picker may ask the server for a pair;
     `cache`: reuse (and keep) what unchanged runs and comparisons drew before, in the store's
     `.dashboard-cache/` (dashboard/cache.py); False draws everything and keeps nothing."""
-    require_matplotlib()
     runs_store = RunStore(store)
     infos = runs_store.runs()
     drawn = DrawingCache(runs_store.root, enabled=cache)
@@ -122,7 +121,7 @@ def _drawn_run(
             view = run_view(info, plot=plot, partner=partner)
         except ProveError as err:  # a damaged batch: say so on the page, show the rest
             return unreadable_view(info, err.message), None  # not kept: drawn again next time
-        svg = incidence_svg(view.curves, view.t_unit, salt=f"run-{view.run_id}") if view.curves else None
+        svg = incidence_svg(view.curves, view.t_unit) if view.curves else None
     drawn.put(name, {"run": mark, "plot": plot, "partner": partner_mark}, {"view": encode(view), "svg": svg})
     return view, svg
 
@@ -169,7 +168,7 @@ class _Comparer:
         name, key, payload, fresh = self._entries[id(view.comparison)]
         forest = payload.get("forest")
         if not isinstance(forest, str):
-            forest = payload["forest"] = forest_svg(view.comparison, salt=_salt(view.comparison))
+            forest = payload["forest"] = forest_svg(view.comparison)
             fresh = True
         curves = ""
         if with_pair and _both_drawn(view.comparison, runs):
@@ -177,7 +176,7 @@ class _Comparer:
             if isinstance(stored, str):
                 curves = stored
             else:
-                curves = payload["pair"] = _pair_curves(view, runs, _salt(view.comparison))
+                curves = payload["pair"] = _pair_curves(view, runs)
                 fresh = True
         self._entries[id(view.comparison)] = (name, key, payload, fresh)
         return forest, curves
@@ -204,26 +203,19 @@ def _partners(infos: Sequence[RunInfo]) -> dict[str, RunInfo]:
     return partners
 
 
-def _salt(comparison: Comparison) -> str:
-    """The SVG id salt of a comparison's plots: which pair and test (unique on a page), not
-    the runs' content, so a page drawn afresh and one from the cache agree."""
-    return (f"cmp-{comparison.before.run_id}-{comparison.after.run_id}-{comparison.method}-"
-            f"{comparison.event}-{comparison.q}")
-
-
 def _both_drawn(comparison: Comparison, runs: dict[str, RunView]) -> bool:
     before, after = runs.get(comparison.before.run_id), runs.get(comparison.after.run_id)
     return bool(before is not None and after is not None and before.curves and after.curves)
 
 
-def _pair_curves(view: ComparisonView, runs: dict[str, RunView], salt: str) -> str:
+def _pair_curves(view: ComparisonView, runs: dict[str, RunView]) -> str:
     """The comparison's before and after incidence on one panel per condition, when both runs
     were drawn (the plotted runs); else ""."""
     if view.comparison is None or not _both_drawn(view.comparison, runs):
         return ""
     before, after = runs[view.comparison.before.run_id], runs[view.comparison.after.run_id]
     assert before.curves is not None and after.curves is not None  # _both_drawn
-    return pair_incidence_svg(before.curves, after.curves, after.t_unit, salt=f"pair-{salt}") or ""
+    return pair_incidence_svg(before.curves, after.curves, after.t_unit) or ""
 
 
 # One process that renders again and again (`--serve`) draws each unchanged run once.

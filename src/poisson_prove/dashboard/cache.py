@@ -8,8 +8,9 @@ listing of runs sees it), one file per run (`run-<id>.json`) and per comparison
 the new one, never half of one) and holding the full key it was drawn for:
 
 - the cache's own format and the code that drew it (a SHA-256 over the dashboard's, the
-  comparison's, the statistics' and the store's source files, the template and script, and
-  matplotlib's version), so a change of code or drawing draws again;
+  comparison's, the statistics', the store's and the design's source files, the templates and
+  the script: the plots are drawn by dashboard/plots.py itself), so a change of code or drawing
+  draws again;
 - the run (its id, a SHA-256 of its manifest's bytes, each batch file's name, size and mtime):
   a resumed run, an edited manifest or a batch rewritten is drawn again;
 - the drawing options (plotted or not, and the partner run's own signature for the episode
@@ -31,7 +32,6 @@ import json
 import types
 import typing
 from collections.abc import Mapping
-from importlib import metadata
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -60,10 +60,6 @@ def code_version() -> str:
             if path.suffix in (".py", ".j2", ".js") and path.is_file():
                 digest.update(path.relative_to(package).as_posix().encode())
                 digest.update(path.read_bytes())
-    try:
-        digest.update(metadata.version("matplotlib").encode())
-    except metadata.PackageNotFoundError:
-        pass
     return digest.hexdigest()
 
 

@@ -13,6 +13,7 @@ its cases with the most failure events are listed. Nothing here computes a stati
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, cast
@@ -26,6 +27,7 @@ from poisson_prove.comparison.stats import RateTable, rates_by_horizon
 from poisson_prove.design.conditions import cfg_of, condition_label
 from poisson_prove.errors import ProveError
 from poisson_prove.stats.incidence import aalen_johansen_grouped, starred_wilson
+from poisson_prove.store.codes import Coded
 from poisson_prove.store.columns import read_columns
 from poisson_prove.store.info import RunInfo
 from poisson_prove.sweep.stop_when_settled import settled_lines
@@ -322,7 +324,7 @@ def _failed(info: RunInfo, rows: np.ndarray, labels: dict[str, str]) -> tuple[Fa
         "cell", "replicate", "seed", "case_id", "outcome", "t",
         "error_kind", "error_message", "meta", "spans",
     )
-    table = read_columns(info, columns).take(rows).to_pylist()
+    table = _rows(read_columns(info, columns), rows.tolist())
     return tuple(
         FailedEpisode(
             label=labels.get(r["cell"], r["cell"]), replicate=r["replicate"], seed=r["seed"],
@@ -333,6 +335,18 @@ def _failed(info: RunInfo, rows: np.ndarray, labels: dict[str, str]) -> tuple[Fa
     )
 
 
+def _strings(column: Coded) -> list[str | None]:
+    """A coded string column as one Python value per row (None where null)."""
+    lookup = np.array([*column.values, None], dtype=object)
+    return cast(list[str | None], lookup[column.codes].tolist())  # code -1 (null): the trailing None
+
+
+def _rows(table: Any, rows: Sequence[int]) -> list[dict[str, Any]]:
+    """The chosen rows of an Arrow table as dicts, by zero-copy slices (Table.take would import
+    pyarrow.compute, a fixed cost of a refresh that draws one run)."""
+    return [table.slice(i, 1).to_pylist()[0] for i in rows]
+
+
 def _ending(outcome: str | None, error_kind: str | None) -> str:
     return outcome if outcome is not None else f"no outcome ({error_kind or 'unknown'})"
 
@@ -341,38 +355,51 @@ def episode_list(
     info: RunInfo, partner: RunInfo | None, labels: Mapping[str, str], failures: Sequence[str]
 ) -> EpisodeList:
     """The run's episode table, each episode flipped or not against its twin in `partner`."""
-    columns = ("cell", "replicate", "seed", "case_id", "outcome", "t", "error_kind")
-    rows = read_columns(info, columns).to_pylist()
+    frame = read_frame(info)  # the frame run_view and compare() read too (read_frame keeps the last two)
+    cells = cast(list[str], _strings(frame.condition))  # a stored cell is never null
+    cases = _strings(frame.case_id)
+    outcomes, kinds = _strings(frame.outcome), _strings(frame.error_kind)
+    replicates, seeds = frame.replicate.tolist(), frame.seed.tolist()
+    times = [None if math.isnan(t) else t for t in frame.t.tolist()]  # a stored t is finite or null
     twins: dict[tuple[Any, Any, Any], str] = {}
     if partner is not None:
         try:
-            theirs = read_columns(partner, ("cell", "replicate", "seed", "outcome", "error_kind")).to_pylist()
+            theirs = read_frame(partner)
         except ProveError:  # a damaged partner: its own section says so; here no episode has a twin
-            theirs, partner = [], None
-        for r in theirs:
-            twins[(r["cell"], r["replicate"], r["seed"])] = _ending(r["outcome"], r["error_kind"])
+            partner = None
+        else:
+            keys = zip(_strings(theirs.condition), theirs.replicate.tolist(), theirs.seed.tolist(),
+                       strict=True)
+            endings = map(_ending, _strings(theirs.outcome), _strings(theirs.error_kind))
+            twins = dict(zip(keys, endings, strict=True))
     failing = set(failures)
-    listed: list[EpisodeRow] = []
-    found = flipped = 0
-    for i, r in enumerate(rows):
-        twin = twins.get((r["cell"], r["replicate"], r["seed"]))
-        flip = None if twin is None else twin != _ending(r["outcome"], r["error_kind"])
-        found += twin is not None
-        flipped += bool(flip)
-        listed.append(EpisodeRow(
-            i, r["cell"], labels.get(r["cell"], r["cell"]), r["case_id"], r["replicate"], r["seed"],
-            r["outcome"], r["error_kind"], r["t"], r["outcome"] is None or r["outcome"] in failing,
-            flip, twin,
-        ))
-    listed.sort(key=lambda e: not (e.failed or e.flipped))  # stable: the run's order within each
-    listed = listed[:EPISODES_LISTED]
+    total = len(outcomes)
+    # Per episode its twin's ending and whether it flipped; a row object only for the listed ones
+    # (the failed and the flipped first, each in the run's order, then the rest).
+    twin_of = [twins.get(key) for key in zip(cells, replicates, seeds, strict=True)]
+    flip_of = [None if twin is None else twin != _ending(outcome, kind)
+               for twin, outcome, kind in zip(twin_of, outcomes, kinds, strict=True)]
+    failed_of = [outcome is None or outcome in failing for outcome in outcomes]
+    found = total - twin_of.count(None)
+    flipped = flip_of.count(True)
+    first = [i for i in range(total) if failed_of[i] or flip_of[i]]
+    if len(first) < EPISODES_LISTED:
+        chosen_first = set(first)
+        first += [i for i in range(total) if i not in chosen_first][: EPISODES_LISTED - len(first)]
+    listed = [
+        EpisodeRow(
+            i, cells[i], labels.get(cells[i], cells[i]), cases[i], replicates[i], seeds[i],
+            outcomes[i], kinds[i], times[i], failed_of[i], flip_of[i], twin_of[i],
+        )
+        for i in first[:EPISODES_LISTED]
+    ]
     chosen = [e.row for e in listed[:SPANS_LISTED] if e.failed or e.flipped]
     if chosen:
-        extra = read_columns(info, ("error_message", "spans", "meta")).take(chosen).to_pylist()
+        extra = _rows(read_columns(info, ("error_message", "spans", "meta")), chosen)
         details = dict(zip(chosen, extra, strict=True))
         listed = [_with_detail(e, details[e.row]) if e.row in details else e for e in listed]
     name = partner.name if partner is not None else None
-    return EpisodeList(name, tuple(listed), len(rows), found, flipped)
+    return EpisodeList(name, tuple(listed), total, found, flipped)
 
 
 def _with_detail(episode: EpisodeRow, stored: Mapping[str, Any]) -> EpisodeRow:
@@ -481,7 +508,7 @@ def unreadable_view(info: RunInfo, problem: str) -> RunView:
 def partner_episodes(info: RunInfo, partner: RunInfo | None, view: RunView) -> EpisodeList:
     """A plotted run's episode table against another partner than its cached view's (a newer
     run paired with this baseline): the rest of the view stands."""
-    cells = read_columns(info, ("cell",)).column("cell").unique().to_pylist()
+    cells = read_frame(info).condition.values
     axis_order = info.manifest.get("axis_order")
     labels = {key: condition_label(cfg_of(key), axis_order) for key in cells if key is not None}
     return episode_list(info, partner, labels, view.failures)

@@ -1,7 +1,7 @@
 """The dashboard as one self-contained HTML page: one fixed script, no request, everything escaped.
 
-Jinja2 autoescapes every value; the only markup not escaped is the SVG matplotlib wrote
-(its text is XML-escaped by matplotlib). Exact numbers ride in `data-*` attributes beside
+Jinja2 autoescapes every value; the only markup not escaped is the SVG dashboard/plots.py
+wrote (every text in it XML-escaped there). Exact numbers ride in `data-*` attributes beside
 the rounded text, so a reader (or a test) can check them against `diff --json`.
 
 The one script is dashboard.js, inlined as it is (no value of the store goes into it) and
@@ -94,7 +94,7 @@ def render_page(
     twins = twin_sections(comparisons, store)  # the "where" sections: which agent moved each row
     return _template().render(
         csp=CSP, store=store, written=written, runs=list(runs), comparisons=list(comparisons),
-        forests=[Markup(svg) for svg in forests],  # matplotlib's SVG: its text is XML-escaped
+        forests=[Markup(svg) for svg in forests],  # plots.py's SVG: its text is XML-escaped
         pair_curves=[Markup(svg) for svg in pair_curves] or [Markup("")] * len(comparisons),
         incidence={k: Markup(v) for k, v in incidence.items()}, plotted=plotted,
         refresh=refresh, mde_text=mde_text, plural=plural, method_names=METHOD_NAMES, cases_shown=CASES_SHOWN,
