@@ -13,15 +13,13 @@ a rollout prints reaches stderr like everything else the target writes.
 from __future__ import annotations
 
 import functools
-import multiprocessing
 import os
 import pickle
 import queue
 import sys
 import threading
 import time
-from multiprocessing.connection import Connection
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from poisson_prove.backends._attempt import (
     Attempt,
@@ -35,6 +33,9 @@ from poisson_prove.episode.run import Job, Task, lost_row, timeout_row
 from poisson_prove.episode.stream import SpansSoFar, StreamedSpans
 from poisson_prove.errors import ProveError
 from prove_common.children import kill_group
+
+if TYPE_CHECKING:
+    from multiprocessing.connection import Connection
 
 _READY = "ready"
 # What a broken or half-written message from a dying child raises on the parent's side.
@@ -196,6 +197,8 @@ class ChildSlots:
     """N children, handed out one per running episode (the pool has exactly N threads)."""
 
     def __init__(self, job: Job, size: int) -> None:
+        import multiprocessing  # with socket and pickling support: only when episodes run in children
+
         context = multiprocessing.get_context("spawn")
         self._free: queue.SimpleQueue[_Child] = queue.SimpleQueue()
         self._all = [_Child(context, job) for _ in range(size)]

@@ -1,6 +1,7 @@
 """backends/__init__.py imports a backend's module only when a sweep chooses it: naming the
 backends, pricing a plan and building the local executor load neither Dask's, Ray's, Modal's
-nor Burla's adapter (nor asyncio); the interface and the job's types are served on first use."""
+nor Burla's adapter (nor asyncio, nor multiprocessing); the interface and the job's types are
+served on first use."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import poisson_prove.backends as backends
 from poisson_prove.backends import BACKENDS, estimate_cost, make_executor
 
 def loaded():
-    return sorted(name for name in {[*ADAPTERS, "asyncio"]!r} if name in sys.modules)
+    return sorted(name for name in {[*ADAPTERS, "asyncio", "multiprocessing"]!r} if name in sys.modules)
 
 steps = {{"import": loaded()}}
 estimate_cost("local", 100, {{}})

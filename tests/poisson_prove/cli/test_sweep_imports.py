@@ -1,9 +1,9 @@
 """What `poisson-prove sweep --yes` of a trivial local spec imports, parent and worker alike (read
 from the command's own `-X importtime` log): the store's writer and pyarrow.parquet, and none of
 what such a sweep does not need: SciPy, pandas, matplotlib, Jinja2, polars, OpenTelemetry,
-asyncio (no coroutine to run), importlib.metadata and the email parser (no instrumentor named;
-the stored version is read from its folder), the other backends' adapters, the dashboard, the
-comparison."""
+asyncio (no coroutine to run), multiprocessing (no episode in a child), importlib.metadata and
+the email parser (no instrumentor named; the stored version is read from its folder), the other
+backends' adapters, the dashboard, the comparison."""
 
 from __future__ import annotations
 
@@ -23,7 +23,8 @@ axes = { x = { type = "categorical", values = ["c0", "c1", "c2", "c3", "c4", "c5
 declare = { outcomes = ["ok", "bad"], failures = ["bad"] }
 """
 NOT_NEEDED = {
-    "scipy", "pandas", "matplotlib", "jinja2", "polars", "opentelemetry", "asyncio", "importlib.metadata",
+    "scipy", "pandas", "matplotlib", "jinja2", "polars", "opentelemetry", "asyncio", "multiprocessing",
+    "importlib.metadata",
     "email", "poisson_prove.backends.dask", "poisson_prove.backends.ray", "poisson_prove.backends.modal",
     "poisson_prove.backends.burla", "poisson_prove.dashboard", "poisson_prove.comparison", "pyarrow.compute",
 }
