@@ -30,7 +30,10 @@ Rollout = Callable[[dict[str, Any], int], Any]
 
 
 class Attempt(NamedTuple):
-    """What a worker sends back: the row, and the infrastructure error that spoilt it, if any."""
+    """What a worker sends back: the row, and the infrastructure error that spoilt it, if any.
+
+    The row is a row dict, except on the local pool's threads, whose clean rows are row tuples
+    (episode.row.ROW_FIELDS order) until PoolExecutor.execute makes them dicts."""
 
     row: dict[str, Any]
     infra: str | None = None  # "TypeName: message" when a named infrastructure error was raised

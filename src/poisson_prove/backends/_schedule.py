@@ -15,6 +15,7 @@ that thread, which cancels what is in flight before `drive` returns.
 
 from __future__ import annotations
 
+import functools
 import heapq
 import itertools
 import queue
@@ -86,7 +87,7 @@ class Window:
         self.size = min(self.ceiling, self.size + 1)
 
 
-@dataclass
+@dataclass(slots=True)
 class _InFlight:
     task: Task
     infra_retries_used: int
@@ -106,6 +107,23 @@ def drive(
     policy: RetryPolicy,
 ) -> Generator[dict[str, Any], None, None]:
     """Yield one row per task, in completion order; on close, cancel what is in flight."""
+    rounds = drive_rounds(engine, job, tasks, window, policy)
+    try:
+        for rows in rounds:
+            yield from rows
+    finally:
+        rounds.close()
+
+
+def drive_rounds(
+    engine: Engine,
+    job: Job,
+    tasks: Iterator[Task],
+    window: Window,
+    policy: RetryPolicy,
+) -> Generator[list[Any], None, None]:
+    """`drive`, the rows settled in one round of the loop at a time (each row as the engine's
+    attempt holds it: a row dict, or the local threads' row tuple)."""
     handed: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
     finished: queue.SimpleQueue[int] = queue.SimpleQueue()
     stop = threading.Event()
@@ -127,7 +145,7 @@ def drive(
         while True:
             kind, value = handed.get()
             if kind == "rows":
-                yield from value
+                yield value
             elif kind == "end":
                 return
             else:
@@ -146,7 +164,7 @@ def _loop(
     policy: RetryPolicy,
     finished: queue.SimpleQueue[int],
     stop: threading.Event,
-) -> Generator[list[dict[str, Any]], None, None]:
+) -> Generator[list[Any], None, None]:
     """The rows of each round of finished attempts, as one list per round."""
     in_flight: dict[int, _InFlight] = {}
     # An engine whose workers take their next attempt from a queue of their own (the local
@@ -162,7 +180,7 @@ def _loop(
     def submit(entry: _InFlight) -> None:
         token = next(tokens)
         in_flight[token] = entry
-        entry.handle = engine.submit(entry.task, lambda: finished.put(token))
+        entry.handle = engine.submit(entry.task, functools.partial(finished.put, token))
 
     try:
         while not stop.is_set():
@@ -200,9 +218,21 @@ def _loop(
             # its attempt was settled the first time.
             entries = [in_flight.pop(token) for token in ready if token in in_flight]
             _prefetch(engine, [entry.handle for entry in entries])
-            settled: list[dict[str, Any]] = []
+            settled: list[Any] = []
+            outcome = engine.outcome
             for entry in entries:
-                settled.extend(_settle(engine, job, entry, window, policy, submit, delayed, tokens))
+                try:
+                    attempt = outcome(entry.handle)
+                except WorkerLost as lost:
+                    row = _lost(job, entry, lost, policy, submit)
+                else:
+                    if attempt.infra is None:  # the common case, here rather than in _settle
+                        window.on_success()
+                        settled.append(attempt.row)
+                        continue
+                    row = _settle(attempt, entry, window, policy, delayed, tokens)
+                if row is not None:
+                    settled.append(row)
             if settled:
                 yield settled
     finally:
@@ -211,39 +241,36 @@ def _loop(
         engine.cancel(handles)
 
 
+def _lost(
+    job: Job, entry: _InFlight, lost: WorkerLost, policy: RetryPolicy, submit: Callable[[_InFlight], None]
+) -> dict[str, Any] | None:
+    """The attempt's worker was lost: resubmit it, or (too many times) its row with no outcome."""
+    entry.workers_lost += 1
+    if entry.workers_lost <= policy.worker_retries:
+        submit(_InFlight(entry.task, entry.infra_retries_used, entry.workers_lost))
+        return None
+    return synthetic_row(
+        job,
+        entry.task,
+        error_kind=INFRASTRUCTURE,
+        message=f"worker lost {entry.workers_lost} times: {lost}",
+    )
+
+
 def _settle(
-    engine: Engine,
-    job: Job,
+    attempt: Attempt,
     entry: _InFlight,
     window: Window,
     policy: RetryPolicy,
-    submit: Callable[[_InFlight], None],
     delayed: list[tuple[float, int, _InFlight]],
     tokens: Iterator[int],
-) -> Iterator[dict[str, Any]]:
-    """Yield the finished attempt's row, or schedule its retry (yielding nothing)."""
-    try:
-        attempt = engine.outcome(entry.handle)
-    except WorkerLost as lost:
-        entry.workers_lost += 1
-        if entry.workers_lost <= policy.worker_retries:
-            submit(_InFlight(entry.task, entry.infra_retries_used, entry.workers_lost))
-            return
-        yield synthetic_row(
-            job,
-            entry.task,
-            error_kind=INFRASTRUCTURE,
-            message=f"worker lost {entry.workers_lost} times: {lost}",
-        )
-        return
-    if attempt.infra is None:
-        window.on_success()
-        yield attempt.row
-        return
+) -> dict[str, Any] | None:
+    """An attempt spoilt by a named infrastructure error: schedule its retry (None), or after the
+    last retry its `infrastructure` row."""
     window.on_infra_error()
     if entry.infra_retries_used < policy.retries:
         ready = time.monotonic() + backoff_delay(policy.backoff_s, entry.infra_retries_used)
         retry = _InFlight(entry.task, entry.infra_retries_used + 1, entry.workers_lost)
         heapq.heappush(delayed, (ready, next(tokens), retry))
-        return
-    yield infrastructure_row(attempt, entry.infra_retries_used)
+        return None
+    return infrastructure_row(attempt, entry.infra_retries_used)

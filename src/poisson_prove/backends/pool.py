@@ -18,45 +18,54 @@ import importlib.machinery
 import queue
 import sys
 import threading
-from collections.abc import Callable, Iterator, Mapping
+import time
+from collections.abc import Callable, Generator, Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from poisson_prove.backends._attempt import (
     Attempt,
-    async_attempt,
-    attempt_with,
+    describe,
     is_async,
+    is_infra_error,
     load_rollout,
     row_job,
     run_attempt,
 )
 from poisson_prove.backends._children import ChildSlots
-from poisson_prove.backends._schedule import Window, drive
+from poisson_prove.backends._schedule import Window, drive_rounds
 from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
 from poisson_prove.backends.base import Executor
 from poisson_prove.backends.local import LocalExecutor
-from poisson_prove.episode.run import Job, Task, run_episode
+from poisson_prove.episode.recording import begin_episode, current_spans, end_episode
+from poisson_prove.episode.row import ROW_FIELDS
+from poisson_prove.episode.run import Job, Task, row_dict, run_into
 from poisson_prove.errors import ProveError
 
 if TYPE_CHECKING:
     import asyncio
 
 MODES = ("auto", "threads", "async", "processes")
+_STARTED_AT = ROW_FIELDS.index("started_at")  # duration_s follows it
 
 
 class _Handle:
-    """One attempt given to the threads: its task, then its attempt or the exception that
-    building its row raised; `cancelled` before a thread takes it, and it never runs."""
+    """One attempt given to the threads: its task, then its attempt (or, from a thread of the
+    row loop, its row tuple) or the exception that building its row raised; `cancelled` before a
+    thread takes it, and it never runs."""
 
     __slots__ = ("attempt", "cancelled", "done", "error", "task")
 
     def __init__(self, task: Task, done: Callable[[], None]) -> None:
         self.task = task
         self.done = done
-        self.attempt: Attempt | None = None
+        self.attempt: Any = None  # an Attempt, or a clean row tuple (ROW_FIELDS order)
         self.error: BaseException | None = None
         self.cancelled = False
+
+
+Serve = Callable[["queue.SimpleQueue[_Handle | None]"], None]
 
 
 class _ThreadEngine:
@@ -66,30 +75,20 @@ class _ThreadEngine:
     condition: at a thousand threads the handover is what the sweep spends. The threads take
     the next attempt straight from the queue, which the scheduler keeps `ahead` attempts
     deeper than the threads (`drive` queues ahead), so a thread that finishes never waits for
-    the scheduler to be given the GIL before it starts its next episode.
+    the scheduler to be given the GIL before it starts its next episode. `serve(inbox)` is
+    what each thread runs: `_per_attempt(work)` calls `work(task)` per handle; `_row_loop` runs
+    a sync rollout's episodes through one `run_into` per thread.
     """
 
-    def __init__(self, size: int, work: Callable[[Task], Attempt]) -> None:
-        self._work = work
+    def __init__(self, size: int, serve: Serve) -> None:
         self.ahead = size  # attempts queued beyond the threads, while the window is whole
         self._inbox: queue.SimpleQueue[_Handle | None] = queue.SimpleQueue()
         self._threads = [
-            threading.Thread(target=self._serve, name=f"prove-episode-{i}", daemon=True)
+            threading.Thread(target=serve, args=(self._inbox,), name=f"prove-episode-{i}", daemon=True)
             for i in range(size)
         ]
         for thread in self._threads:
             thread.start()
-
-    def _serve(self) -> None:
-        inbox, work = self._inbox, self._work
-        while (handle := inbox.get()) is not None:
-            if handle.cancelled:
-                continue
-            try:
-                handle.attempt = work(handle.task)
-            except BaseException as exc:  # a bug in row building: re-raised in the sweep's thread
-                handle.error = exc
-            handle.done()
 
     def submit(self, task: Task, done: Callable[[], None]) -> _Handle:
         handle = _Handle(task, done)
@@ -99,8 +98,9 @@ class _ThreadEngine:
     def outcome(self, handle: _Handle) -> Attempt:
         if handle.error is not None:
             raise handle.error
-        assert handle.attempt is not None  # done() is called once one of the two is set
-        return handle.attempt
+        attempt = handle.attempt
+        assert attempt is not None  # done() is called once one of the two is set
+        return attempt if type(attempt) is Attempt else Attempt(attempt)
 
     def cancel(self, handles: list[Any]) -> None:
         for handle in handles:
@@ -109,17 +109,101 @@ class _ThreadEngine:
             self._inbox.put(None)
 
 
+def _per_attempt(work: Callable[[Task], Attempt]) -> Serve:
+    """A thread that runs `work(task)` for each handle it takes (child processes, an async
+    rollout forced onto threads)."""
+
+    def serve(inbox: queue.SimpleQueue[_Handle | None]) -> None:
+        while (handle := inbox.get()) is not None:
+            if handle.cancelled:
+                continue
+            try:
+                handle.attempt = work(handle.task)
+            except BaseException as exc:  # a bug in row building: re-raised in the sweep's thread
+                handle.error = exc
+            handle.done()
+
+    return serve
+
+
+def _row_loop(rollout: Callable[..., Any], job: Job) -> Serve:
+    """A thread that runs a sync rollout's episodes through one `run_into` for as long as it
+    lives: the handles it takes are run_into's items, and each row is handed back (a row tuple)
+    when run_into asks for the next item. A single episode's setup (the row's encoders, the span
+    list, the clocks) is paid once per thread, not once per episode, and no row becomes a dict.
+    The rows are run_episode's, byte for byte (run_into is the one place a call becomes a row).
+
+    With named infrastructure errors the rollout is wrapped to note them (as `attempt_with`
+    does): such a row comes back as an Attempt of its row dict, with the error's text."""
+    job = row_job(job)
+    infra = tuple(job.infra_errors)
+
+    def serve(inbox: queue.SimpleQueue[_Handle | None]) -> None:
+        seen: list[BaseException] = []
+        call = rollout
+        if infra:
+
+            def call(cfg: dict[str, Any], seed: int) -> Any:
+                try:
+                    return rollout(cfg, seed)
+                except BaseException as exc:
+                    if is_infra_error(exc, infra):
+                        seen.append(exc)
+                    raise
+
+        out: list[tuple[Any, ...]] = []
+        held: list[_Handle] = []  # the handle whose episode run_into is running
+
+        def items() -> Iterator[tuple[str, Mapping[str, Any], int, int]]:
+            while True:
+                if held:  # run_into has appended its row and asks for the next item
+                    ran = held.pop()
+                    row = out.pop()
+                    if seen:
+                        ran.attempt = Attempt(row_dict(job, row), describe(seen[-1]))
+                        seen.clear()
+                    else:
+                        ran.attempt = row
+                    ran.done()
+                handle = inbox.get()
+                if handle is None:
+                    return
+                if handle.cancelled:
+                    continue
+                held.append(handle)
+                task = handle.task
+                yield task.condition, task.cfg, task.replicate, task.seed
+
+        while True:
+            try:
+                run_into(call, job, items(), out)
+                return
+            except BaseException as exc:  # ProcessExit (its row on it), or a bug in row building
+                out.clear()
+                seen.clear()
+                if not held:
+                    raise
+                handle = held.pop()
+                handle.error = exc  # re-raised in the sweep's thread
+                handle.done()
+
+    return serve
+
+
 class _AsyncEngine:
     """One event loop, in a daemon thread, awaiting the rollout's coroutines, at most `size` at
-    once. The attempts queued ahead (`ahead`, see _ThreadEngine) wait in a queue on the engine:
-    one that finishes starts the next on the loop itself, without a round trip through the
-    scheduler's thread. They reach the loop in bunches: one wake-up of the loop for every
-    attempt submitted since the last, not a thread-safe call and a Future each.
+    once; the rows of those awaited in one turn of the loop are built together (`_build`). The
+    attempts queued ahead (`ahead`, see _ThreadEngine) wait in a queue on the engine: one that
+    finishes starts the next on the loop itself, without a round trip through the scheduler's
+    thread. They reach the loop in bunches: one wake-up of the loop for every attempt submitted
+    since the last, not a thread-safe call and a Future each.
     """
 
     def __init__(self, rollout: Callable[..., Any], job: Job, size: int = 1) -> None:
         self._rollout = rollout
         self._job = job
+        self._row_job = row_job(job)
+        self._awaited: list[_Handle] = []  # awaited, their rows not built yet (see _build)
         self._size = size
         self.ahead = size
         self._incoming: collections.deque[_Handle] = collections.deque()
@@ -158,24 +242,96 @@ class _AsyncEngine:
                 self._running[handle] = self._loop.create_task(self._run(handle))
 
     async def _run(self, handle: _Handle) -> None:
+        """Await one rollout (as `async_attempt` does: its own spans, the job's scope, the
+        call's own start and duration), then leave its row to `_build`."""
         import asyncio  # loaded already: the engine's loop runs this
 
+        task = handle.task
+        scope = self._job.scope
+        started = time.time()
+        clock = time.perf_counter()
+        result: Any = None
+        error: BaseException | None = None
+        spans, token = begin_episode()  # the awaited call's own steps, spans and faults
         try:
-            handle.attempt = await async_attempt(self._rollout, self._job, handle.task)
+            try:
+                if scope is None:
+                    result = await self._rollout(dict(task.cfg), task.seed)
+                else:
+                    with scope(task.cfg, task.seed):
+                        result = await self._rollout(dict(task.cfg), task.seed)
+            except Exception as exc:  # the agent's failure (or a named infra error): stored, not raised
+                error = exc
+            except SystemExit as exc:  # run_into makes it a `system_exit` row, as in sync rollouts
+                error = exc
+            finally:
+                end_episode(token)
         except asyncio.CancelledError:
             return  # cancelled: never reported
-        except BaseException as exc:  # a bug in row building: re-raised in the sweep's thread
+        except BaseException as exc:  # os._exit's ProcessExit and the like: re-raised in the sweep's thread
             handle.error = exc
+            handle.done()
+            return
         finally:
             self._running.pop(handle, None)
             self._fill()
-        handle.done()
+        handle.attempt = (result, error, spans, started, time.perf_counter() - clock)
+        self._awaited.append(handle)
+        if len(self._awaited) == 1:
+            self._loop.call_soon(self._build)
+
+    def _build(self) -> None:
+        """The rows of every rollout awaited since the last call, through one `run_into` (on the
+        loop): each awaited result (or exception, and spans) replayed as `async_attempt` replays
+        it, so validation and row layout stay in one place; `started_at` and `duration_s` are
+        the awaited call's own."""
+        handles, self._awaited = self._awaited, []
+        job, infra = self._row_job, self._job.infra_errors
+        replayed: list[Any] = [None]
+
+        def replay(cfg: dict[str, Any], seed: int) -> Any:
+            result, error, spans = replayed[0]
+            if spans:
+                episode_spans = current_spans()
+                if episode_spans is not None:
+                    episode_spans.extend(spans)
+            if error is not None:
+                raise error
+            return result
+
+        def items() -> Iterator[tuple[str, Mapping[str, Any], int, int]]:
+            for handle in handles:
+                replayed[0] = handle.attempt[:3]
+                task = handle.task
+                yield task.condition, task.cfg, task.replicate, task.seed
+
+        out: list[tuple[Any, ...]] = []
+        failure: BaseException | None = None
+        try:
+            run_into(replay, job, items(), out)
+        except BaseException as exc:  # a bug in row building: re-raised in the sweep's thread
+            failure = exc
+        at = _STARTED_AT
+        for index, handle in enumerate(handles):
+            if index >= len(out):
+                handle.error = failure or RuntimeError("the episode's row was not built")
+                handle.done()
+                continue
+            _, error, _, started, duration = handle.attempt
+            row = out[index]
+            row = (*row[:at], started, duration, *row[at + 2 :])
+            if error is not None and is_infra_error(error, infra):
+                handle.attempt = Attempt(row_dict(job, row), describe(error))
+            else:
+                handle.attempt = row
+            handle.done()
 
     def outcome(self, handle: _Handle) -> Attempt:
         if handle.error is not None:
             raise handle.error
-        assert handle.attempt is not None  # done() is called once one of the two is set
-        return handle.attempt
+        attempt = handle.attempt
+        assert attempt is not None  # done() is called once one of the two is set
+        return attempt if type(attempt) is Attempt else Attempt(attempt)
 
     def cancel(self, handles: list[Any]) -> None:
         for handle in handles:
@@ -227,6 +383,18 @@ class PoolExecutor(Executor):
         return "async" if rollout is not None and is_async(rollout) else "threads"
 
     def execute(self, job: Job, tasks: Iterator[Task]) -> Iterator[dict[str, Any]]:
+        rounds = self.execute_rounds(job, tasks)
+        try:
+            for rows in rounds:
+                for row in rows:
+                    yield row if type(row) is dict else row_dict(job, row)
+        finally:
+            rounds.close()  # cancels what is still in flight
+
+    def execute_rounds(self, job: Job, tasks: Iterator[Task]) -> Generator[list[Any], None, None]:
+        """`execute`, a round of finished rows at a time, each a row dict or (a clean row of a
+        sync rollout on the threads) a row tuple in ROW_FIELDS order without the run id, as
+        the sweep's batches hold them: no row becomes a dict and back."""
         policy, job = policy_for_job(self.policy, self.settings, job)
         rollout = None if job.episode_timeout is not None else load_rollout(job)
         mode = self.resolve_mode(job, rollout)
@@ -234,30 +402,52 @@ class PoolExecutor(Executor):
         slots: ChildSlots | None = None
         if mode == "processes":
             slots = ChildSlots(job, self.concurrency)
-            engine = _ThreadEngine(self.concurrency, slots.run)
+            engine = _ThreadEngine(self.concurrency, _per_attempt(slots.run))
         elif mode == "async":
             assert rollout is not None
             engine = _AsyncEngine(rollout, job, self.concurrency)
         else:
             assert rollout is not None
-            engine = _ThreadEngine(self.concurrency, _sync_attempts(rollout, job))
+            engine = _ThreadEngine(self.concurrency, _sync_threads(rollout, job))
         self.window = Window(self.concurrency)
         try:
-            yield from drive(engine, job, tasks, self.window, policy)
+            with _switch_interval(0 if mode == "async" else self.concurrency):
+                yield from drive_rounds(engine, job, tasks, self.window, policy)
         finally:
             if slots is not None:
                 slots.close()
 
 
-def _sync_attempts(rollout: Callable[..., Any], job: Job) -> Callable[[Task], Attempt]:
-    """What a thread runs per attempt of a sync rollout: `run_attempt`'s work, with the rollout
-    loaded once and the check for a coroutine function made once, not per episode."""
+def _sync_threads(rollout: Callable[..., Any], job: Job) -> Serve:
+    """What a thread runs for a sync rollout: its episodes through one run_into (`_row_loop`),
+    the rollout loaded once and the check for a coroutine function made once."""
     if is_async(rollout):  # mode = "threads" forced on an async def: each awaited in its thread
-        return lambda task: run_attempt(job, task)
-    job = row_job(job)
-    if job.infra_errors:
-        return lambda task: attempt_with(rollout, job, task)
-    return lambda task: Attempt(run_episode(rollout, job, task))
+        return _per_attempt(lambda task: run_attempt(job, task))
+    return _row_loop(rollout, job)
+
+
+# The GIL's switch interval while many threads run episodes. A thread waiting for the GIL wakes
+# every interval to ask for it: with a thousand threads waking from their I/O, the default 5 ms
+# makes that hundreds of thousands of futex wake-ups a second on the machine's cores, which
+# halved the rate of a bare thread pool at concurrency 1,024. The interval grows with the
+# threads (50 us each, from 5 ms at 100 to 50 ms at 1,000) and never shrinks what it found.
+_SWITCH_PER_THREAD_S = 50e-6
+_SWITCH_MAX_S = 0.05
+
+
+@contextmanager
+def _switch_interval(threads: int) -> Iterator[None]:
+    before = sys.getswitchinterval()
+    wanted = min(_SWITCH_MAX_S, _SWITCH_PER_THREAD_S * threads)
+    if wanted <= before:
+        yield
+        return
+    sys.setswitchinterval(wanted)
+    try:
+        yield
+    finally:
+        if sys.getswitchinterval() == wanted:  # unless the rollout set its own meanwhile
+            sys.setswitchinterval(before)
 
 
 def declares_async(job: Job) -> bool:

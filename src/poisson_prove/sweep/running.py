@@ -349,10 +349,14 @@ def _run_planned(
             sink.maybe_flush()
             if progress is not None:
                 progress(sink.ran, to_run)
-    rows = executor.execute(job, plan.tasks(skip, limit))
+    in_rounds = getattr(executor, "execute_rounds", None)  # the local pool: row tuples, a round at once
+    rows = (in_rounds or executor.execute)(job, plan.tasks(skip, limit))
     try:
         for row in rows:
-            sink.pending.append(_as_tuple(row))
+            if type(row) is list:
+                sink.pending.extend([r if type(r) is tuple else _as_tuple(r) for r in row])
+            else:
+                sink.pending.append(_as_tuple(row))
             sink.account()
             sink.maybe_flush()
             if progress is not None:
