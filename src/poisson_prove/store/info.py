@@ -1,6 +1,11 @@
 """A stored run as its folder and manifest describe it: `RunInfo` (its batch files, events,
 and reading its episodes back). The lowest room of the store above the table schema: the
-readers and checks above take a `RunInfo`."""
+readers and checks above take a `RunInfo`.
+
+A compacted file (store.compaction: `batch-<seq>-<hex>-compacted.parquet`) names in its Parquet
+key-value metadata (`poisson_prove.replaces`) the batch files whose rows it holds; while any of
+those is still in the folder (a kill between the compacted file's rename and their removal),
+`batch_files` leaves it out, so no row is ever counted twice."""
 
 from __future__ import annotations
 
@@ -12,10 +17,45 @@ from typing import TYPE_CHECKING, Any
 
 from poisson_prove.episode.row import EPISODE_COLUMNS
 from poisson_prove.errors import ProveError
-from poisson_prove.store.table import episode_schema
+from poisson_prove.store.table import METADATA_PREFIX, episode_schema
 
 if TYPE_CHECKING:
     import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
+
+#: How a compacted file's name ends: only such a file can replace others (store.compaction).
+COMPACTED_SUFFIX = "-compacted.parquet"
+#: The Parquet key-value metadata key of a compacted file: the JSON list of the file names it replaces.
+REPLACES_KEY = f"{METADATA_PREFIX}replaces"
+
+
+def replaced_by(path: Path) -> frozenset[str]:
+    """The names of the files whose rows the compacted file `path` holds (its metadata's
+    REPLACES_KEY); nothing for a file whose footer cannot be read (it is then refused where it is
+    read, naming it) or that names none."""
+    import pyarrow as pa  # pyarrow: ~160 ms, only when a compacted file sits beside others
+    import pyarrow.parquet as pq  # as above
+
+    try:
+        raw = (pq.read_metadata(path).metadata or {}).get(REPLACES_KEY.encode())
+        names = json.loads(raw) if raw is not None else []
+    except (pa.ArrowException, OSError, ValueError):
+        return frozenset()
+    if not isinstance(names, list):
+        return frozenset()
+    return frozenset(name for name in names if isinstance(name, str))
+
+
+def replaced_names(files: Sequence[Path]) -> frozenset[str]:
+    """The names among (and beyond) `files` that a compacted file of them replaces. Reads a
+    footer only when a compacted file sits beside another file (a kill mid-compaction, or
+    batches written after one): a run of one compacted file costs no Parquet read."""
+    if len(files) < 2 or not any(path.name.endswith(COMPACTED_SUFFIX) for path in files):
+        return frozenset()
+    out: set[str] = set()
+    for path in files:
+        if path.name.endswith(COMPACTED_SUFFIX):
+            out |= replaced_by(path) - {path.name}
+    return frozenset(out)
 
 
 def _mistyped(found: pa.Schema, columns: Sequence[str]) -> str | None:
@@ -67,10 +107,13 @@ class RunInfo:
         return self.path / "episodes"
 
     def batch_files(self) -> list[Path]:
-        """The completed batch files, in write order (temporary files are never listed)."""
+        """The completed batch files, in write order (temporary files are never listed, nor the
+        batch files a compacted file replaces: its rows are theirs)."""
         if not self.episodes_dir.is_dir():
             return []
-        return sorted(self.episodes_dir.glob("*.parquet"))
+        files = sorted(self.episodes_dir.glob("*.parquet"))
+        replaced = replaced_names(files)
+        return [path for path in files if path.name not in replaced] if replaced else files
 
     def read_episodes(self, columns: Sequence[str] | None = None) -> pa.Table:
         """Every stored episode of this run as one Arrow table (the store's schema)."""
@@ -123,7 +166,7 @@ class RunInfo:
     def unlisted_batches(self) -> list[Path]:
         """Batch files the run's events do not record writing: a copy, or the last batch of a
         sweep killed between its rename and its event. Cheap (no Parquet read)."""
-        written = {e.get("file") for e in self.events() if e.get("event") == "batch"}
+        written = {e.get("file") for e in self.events() if e.get("event") in ("batch", "compact")}
         return [path for path in self.batch_files() if path.name not in written]
 
     def errored_count(self) -> int:

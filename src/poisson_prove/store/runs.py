@@ -1,10 +1,11 @@
 """The run store: one folder per run holding manifest.json, events.jsonl and episodes/*.parquet.
 
 Crash safety: a batch is written under a temporary name, fsynced and renamed into place
-(prove_common.files); the manifest is replaced atomically. The Parquet files are the truth
-about what ran; the manifest's counts are a convenience refreshed at most once a second and
-when the sweep ends. Concurrent sweeps each write their own run folder; naming a new run (and
-so choosing its letter) happens under a store-wide lock.
+(prove_common.files); the manifest is replaced atomically; a finished run's batches are
+compacted into one file, no row counted twice or lost at any instant (store.compaction). The
+Parquet files are the truth about what ran; the manifest's counts are a convenience refreshed
+at most once a second and when the sweep ends. Concurrent sweeps each write their own run
+folder; naming a new run (and so choosing its letter) happens under a store-wide lock.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import poisson_prove.version as version
 from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.checks import listing_problem
+from poisson_prove.store.compaction import Compaction, compact_run, next_sequence, remove_replaced
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.table import DICTIONARY_COLUMNS, STATISTICS_COLUMNS, batch_metadata, episode_schema
 from prove_common.files import HeldLock, LockTimeout, atomic_path, clear_stale_temps, lock
@@ -52,12 +54,16 @@ class RunWriter:
         self.path = info.path
         self.manifest: dict[str, Any] = dict(info.manifest)
         self.lock: HeldLock | None = None  # the writer lock, when the writer holds one
-        self._seq = len(info.batch_files())
         self.info.episodes_dir.mkdir(parents=True, exist_ok=True)
         # A batch whose rename never happened (the process was killed) is not part of the run;
         # the run has one writer at a time, so every temporary file here is a dead one's.
         clear_stale_temps(self.info.episodes_dir, every_writer=True)
         clear_stale_temps(self.path, "manifest.json", every_writer=True)
+        # Batches a compacted file holds, left by a kill before their removal (store.compaction).
+        remove_replaced(self.info)
+        # The last batch's number, not the count: after a compaction or a batch moved out, the
+        # next batch still sorts after every file already here.
+        self._seq = next_sequence(self.info.episodes_dir)
 
     def event(self, kind: str, **fields: Any) -> None:
         record = {"event": kind, "at": utc_now_iso(), **fields}
@@ -87,6 +93,10 @@ class RunWriter:
             )
         self.event("batch", file=final.name, rows=table.num_rows)
         return table.num_rows
+
+    def compact(self) -> Compaction:
+        """Rewrite the run's batch files as one compacted file (store.compaction), crash-safe."""
+        return compact_run(self.info, self.event)
 
     def release(self) -> None:
         """Let another writer (a later --resume) have the run."""

@@ -168,6 +168,11 @@ def execute_sweep(
         complete = done + saved >= plan.rollouts
         status = "complete" if complete else "partial"
         seconds = time.perf_counter() - started
+        if complete and failure is None:
+            try:  # before the manifest says complete: a kill meanwhile leaves a run to --resume
+                writer.compact()  # one file for every later reader (store.compaction)
+            except KeyboardInterrupt:
+                pass  # Ctrl-C stops only the compaction: every row is stored once either way
         counts = {"planned": plan.rollouts, "done": done, "errored": errored}
         if watcher is not None:
             counts["settled_skipped"] = saved

@@ -11,9 +11,12 @@ from tests.conftest import assert_clean_error
 
 def test_a_copied_batch_is_refused_by_diff_check_runs_and_resume(prove, two_runs) -> None:
     run_a, _ = two_runs
-    first = sorted((run_a / "episodes").glob("*.parquet"))[0]
+    import pyarrow.parquet as pq
+
+    first = sorted((run_a / "episodes").glob("*.parquet"))[0]  # the sweep's compacted file
     shutil.copy(first, first.with_name("batch-999999-dddddd.parquet"))
-    named = ("stores 10 episodes more than once", first.name, "batch-999999-dddddd.parquet")
+    rows = pq.ParquetFile(first).metadata.num_rows
+    named = (f"stores {rows} episodes more than once", first.name, "batch-999999-dddddd.parquet")
     for verb in (["diff", "a", "b"], ["diff", "a", "b", "--json"], ["check", "a", "b"], ["inspect", "a"]):
         assert_clean_error(prove(*verb), 1, *named)
     runs = prove("runs")

@@ -10,11 +10,13 @@ from tests.poisson_prove.helpers import SEEDED_TARGET, episodes, manifests, smal
 def test_damaged_batch_is_named_and_resume_runs_its_episodes_again(prove, workdir) -> None:
     write(workdir, "agent.py", SEEDED_TARGET)
     small_spec(workdir, replicates=30)
-    assert prove("sweep", "--yes", "--max-mde", "0.6", "--batch-size", "16").returncode == 0
+    # Stopped at 48 of 60: a partial run keeps its three batches (a complete one is compacted).
+    sweep = ("sweep", "--yes", "--max-mde", "0.6", "--batch-size", "16")
+    assert prove(*sweep, "--max-rollouts", "48").returncode == 3  # stopped, partial
     assert prove("sweep", "--yes", "--max-mde", "0.6", "--pair-with", "latest").returncode == 0
-    first = manifests(workdir / "prove-runs")[0]
+    first, paired = sorted(manifests(workdir / "prove-runs"), key=lambda m: m["created_ns"])
     store = workdir / "prove-runs"
-    before = _rows(store, first["run_id"])
+    before = _rows(store, paired["run_id"])  # the planned set on the same seeds
     batch = sorted((store / first["run_id"] / "episodes").glob("*.parquet"))[1]
     batch.write_bytes(batch.read_bytes()[:100])  # truncated after it was renamed into place
 
@@ -28,8 +30,9 @@ def test_damaged_batch_is_named_and_resume_runs_its_episodes_again(prove, workdi
     batch.rename(workdir / batch.name)
     resumed = prove("sweep", "--resume", first["name"], "--yes")
     assert resumed.returncode == 0, resumed.stderr
-    assert f'Resuming "{first["name"]}": 44 stored, 16 to run' in resumed.stdout
+    assert f'Resuming "{first["name"]}": 32 stored, 28 to run' in resumed.stdout
     assert _rows(store, first["run_id"]) == before  # the planned set again, same seeds and outcomes
+    assert len(list((store / first["run_id"] / "episodes").glob("*.parquet"))) == 1  # compacted
     assert prove("diff").returncode == 0
 
     again = prove("sweep", "--resume", first["name"], "--yes")

@@ -36,7 +36,10 @@ def test_run_sweep_in_process_with_record_and_step(tmp_path: Path) -> None:
     assert (result.verdict, result.status, result.done, result.errored) == ("done", "complete", 40, 0)
     assert result.exit_code == 0
     rows = episodes(tmp_path / "runs")
-    assert len(rows) == 40 and len(list((tmp_path / "runs").glob("*/episodes/*.parquet"))) == 6
+    (events,) = (tmp_path / "runs").glob("*/events.jsonl")
+    kinds = [json.loads(line)["event"] for line in events.read_text().splitlines()]
+    assert len(rows) == 40 and kinds.count("batch") == 6 and kinds.count("compact") == 1
+    assert len(list((tmp_path / "runs").glob("*/episodes/*.parquet"))) == 1  # compacted
     spans = json.loads(rows[0]["spans"])
     assert [s["name"] for s in spans] == ["plan", "tool", "act"]
     plan, tool, act = spans

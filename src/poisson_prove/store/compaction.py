@@ -1,0 +1,227 @@
+"""Compaction: a finished run's batch files rewritten as one file, crash-safe at every instant.
+
+A sweep writes a batch file when 25,000 rows wait or about once a second, so a run is tens or
+hundreds of files, and every reader pays an open, a footer and a decode per column per file.
+When a sweep ends with every planned episode stored, `compact_run` rewrites the run's batches,
+in write order, as one file (`batch-<seq>-<hex>-compacted.parquet`, `<seq>` that of the last
+batch it holds, so it sorts where its rows were written), in row groups of COMPACT_ROW_GROUP
+rows. A run larger than COMPACT_MAX_ROWS rows or COMPACT_MAX_BYTES bytes of batch files becomes
+several such files, consecutive batches each, so a reader that takes a whole file's column (the
+spans) holds a bounded part of the run.
+
+The steps, and why a kill at any instant keeps every row exactly once:
+
+1. the new file is written under a temporary name (prove_common.files.atomic_path); its Parquet
+   key-value metadata (`poisson_prove.replaces`, info.REPLACES_KEY) names every file it replaces,
+   and every file those named in turn (a file compacted again). No reader lists a temporary file;
+   the next writer of the run removes it (clear_stale_temps).
+2. a `compact` event records it (`{file, rows, replaces}`); it is fsynced and renamed into place,
+   and the folder is fsynced. From here `RunInfo.batch_files()` leaves out the files it replaces.
+3. the files it replaces are removed. A kill before they all are leaves some in the folder, still
+   left out by every reader of the store; the next writer of the run removes them
+   (`remove_replaced`, called by RunWriter).
+
+Compaction copies whatever columns the batches hold, with their types and the newest batch's
+key-value metadata (schema-agnostic); batches whose columns differ (a run resumed by another
+version) are left as they are, as is a run whose batches cannot be read or written again (a
+full disk): it only ever saves reading time, and the batch files stay the truth.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import secrets
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from poisson_prove.errors import ProveError
+from poisson_prove.store.info import COMPACTED_SUFFIX, REPLACES_KEY, RunInfo, replaced_by, replaced_names
+from poisson_prove.store.table import DICTIONARY_COLUMNS, STATISTICS_COLUMNS
+from prove_common.files import atomic_path
+
+if TYPE_CHECKING:
+    import pyarrow as pa  # pyarrow: ~160 ms, only when a run is compacted
+
+__all__ = [
+    "COMPACT_MAX_BYTES",
+    "COMPACT_MAX_ROWS",
+    "COMPACT_ROW_GROUP",
+    "Compaction",
+    "compact_run",
+    "next_sequence",
+    "remove_replaced",
+]
+
+#: Rows per row group of a compacted file. A reader decodes row groups in parallel (Arrow's
+#: threads) and a row group is the unit a filter skips by its statistics; 131,072 rows of the
+#: columns a comparison reads are ~1 MB, large enough that a footer and a decode per row group
+#: cost nothing beside the values, and a million-row run is 8 of them, so both cores decode.
+#: Measured on a 1M-row run of `bench_diff.py`: 65,536 to 1,048,576 read alike, 25,000 (the
+#: batches' own size) slower (see BENCHMARKS.md, Diff).
+COMPACT_ROW_GROUP = 131_072
+#: The most rows one compacted file holds: larger runs become several files of consecutive batches.
+COMPACT_MAX_ROWS = 1 << 21
+#: The most bytes of batch files one compacted file is made of (the spans can be large).
+COMPACT_MAX_BYTES = 512 << 20
+
+_SEQUENCE = re.compile(r"^batch-(\d+)-")
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What `compact_run` did: the files written, how many it replaced, or why it did nothing."""
+
+    written: tuple[Path, ...] = ()
+    replaced: int = 0
+    skipped: str | None = None  # why the batches were left as they are
+
+
+def next_sequence(folder: Path) -> int:
+    """The sequence number of the last batch in `folder` (0 when none): the next batch takes
+    the one after it, so the files sort in write order whatever was compacted or moved out."""
+    found = [int(m.group(1)) for p in folder.glob("*.parquet") if (m := _SEQUENCE.match(p.name))]
+    return max(found, default=0)
+
+
+def remove_replaced(info: RunInfo) -> list[Path]:
+    """Remove the batch files a compacted file of the run replaces (what a kill in step 3 left);
+    only the run's one writer calls it. Returns the files removed."""
+    if not info.episodes_dir.is_dir():
+        return []
+    files = sorted(info.episodes_dir.glob("*.parquet"))
+    replaced = replaced_names(files)
+    removed = []
+    for path in files:
+        if path.name in replaced:
+            path.unlink(missing_ok=True)
+            removed.append(path)
+    if removed:
+        _fsync_folder(info.episodes_dir)
+    return removed
+
+
+def compact_run(info: RunInfo, event: Callable[..., None]) -> Compaction:
+    """Rewrite the run's batch files as one compacted file (or one per COMPACT_MAX_ROWS rows),
+    then remove them; `event(kind, **fields)` records each file in the run's events. Only the
+    run's one writer calls it (it holds the writer lock)."""
+    import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when a run is compacted
+
+    remove_replaced(info)
+    files = info.batch_files()
+    if len(files) < 2:
+        return Compaction(skipped="one batch file or none")
+    try:
+        opened = [(path, pq.ParquetFile(path)) for path in files]
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        return Compaction(skipped=f"a batch cannot be read: {type(exc).__name__}: {exc}")
+    schema = opened[0][1].schema_arrow
+    if any(not parquet.schema_arrow.equals(schema, check_metadata=False) for _, parquet in opened[1:]):
+        return Compaction(skipped="the batches' columns differ")
+    written: list[Path] = []
+    replaced = 0
+    for group in _groups(opened):
+        if len(group) < 2:
+            continue
+        try:
+            path = _compact_group(info, group, event)
+        except (OSError, ValueError, ProveError) as exc:  # a full disk, a batch damaged meanwhile
+            return Compaction(tuple(written), replaced, f"{type(exc).__name__}: {exc}")
+        written.append(path)
+        replaced += len(group)
+    return Compaction(tuple(written), replaced)
+
+
+def _groups(opened: Sequence[tuple[Path, Any]]) -> list[list[tuple[Path, Any]]]:
+    """Consecutive batches, each group at most COMPACT_MAX_ROWS rows and COMPACT_MAX_BYTES bytes."""
+    groups: list[list[tuple[Path, Any]]] = []
+    rows = size = 0
+    for path, parquet in opened:
+        count, nbytes = parquet.metadata.num_rows, path.stat().st_size
+        if not groups or rows + count > COMPACT_MAX_ROWS or size + nbytes > COMPACT_MAX_BYTES:
+            groups.append([])
+            rows = size = 0
+        groups[-1].append((path, parquet))
+        rows += count
+        size += nbytes
+    return groups
+
+
+def _compact_group(info: RunInfo, group: Sequence[tuple[Path, Any]], event: Callable[..., None]) -> Path:
+    """Steps 1-3 for one group of consecutive batches; returns the compacted file."""
+    import pyarrow as pa  # pyarrow: ~160 ms, only when a run is compacted
+    import pyarrow.parquet as pq  # as above
+
+    names = [path.name for path, _ in group]
+    replaces: set[str] = set(names)
+    for path, _ in group:
+        if path.name.endswith(COMPACTED_SUFFIX):
+            replaces |= replaced_by(path)  # compacted again: what it replaced stays replaced
+    last = _SEQUENCE.match(names[-1])
+    sequence = int(last.group(1)) if last else next_sequence(info.episodes_dir)
+    final = info.episodes_dir / f"batch-{sequence:06d}-{secrets.token_hex(3)}{COMPACTED_SUFFIX}"
+    newest = group[-1][1].schema_arrow
+    metadata = {**(newest.metadata or {}), REPLACES_KEY.encode(): json.dumps(sorted(replaces)).encode()}
+    schema = newest.with_metadata(metadata)
+    present = set(schema.names)
+    rows = 0
+    with atomic_path(final) as tmp:
+        with pq.ParquetWriter(
+            tmp,
+            schema,
+            use_dictionary=[name for name in DICTIONARY_COLUMNS if name in present],
+            write_statistics=[name for name in STATISTICS_COLUMNS if name in present],
+        ) as out:
+            waiting: list[pa.Table] = []
+            held = 0
+            for path, parquet in group:
+                try:
+                    table = parquet.read()
+                except (pa.ArrowException, OSError) as exc:
+                    raise info._unreadable(path, exc) from exc
+                waiting.append(table.replace_schema_metadata(metadata))
+                held += table.num_rows
+                rows += table.num_rows
+                if held >= COMPACT_ROW_GROUP:
+                    held = _write_groups(out, waiting, final=False)
+            _write_groups(out, waiting, final=True)
+        event("compact", file=final.name, rows=rows, replaces=names)
+    _fsync_folder(info.episodes_dir)  # the rename is durable before a replaced file goes
+    for path, _ in group:
+        path.unlink(missing_ok=True)
+    remove_replaced(info)  # what a compacted input had replaced and a kill left behind
+    _fsync_folder(info.episodes_dir)
+    return final
+
+
+def _write_groups(out: Any, waiting: list[pa.Table], *, final: bool) -> int:
+    """Write the waiting rows in whole row groups of COMPACT_ROW_GROUP (all of them when
+    `final`); keep the remainder waiting and return its row count."""
+    import pyarrow as pa  # pyarrow: ~160 ms, only when a run is compacted
+
+    if not waiting:
+        return 0
+    table = pa.concat_tables(waiting)
+    whole = table.num_rows if final else table.num_rows - table.num_rows % COMPACT_ROW_GROUP
+    if whole:
+        out.write_table(table.slice(0, whole), row_group_size=COMPACT_ROW_GROUP)
+    rest = table.slice(whole)
+    waiting[:] = [rest] if rest.num_rows else []
+    return rest.num_rows
+
+
+def _fsync_folder(folder: Path) -> None:
+    """Make the renames and removals in `folder` durable (a power cut keeps the order)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass  # a file system that cannot fsync a folder: nothing more to do
+    finally:
+        os.close(fd)
