@@ -51,10 +51,24 @@ class OtelJoin:
         self._attach, self._detach = context.attach, context.detach
         self._in_context, self._current = trace.set_span_in_context, trace.get_current_span
 
-        def make(span_id: int) -> Any:
-            return NonRecordingSpan(SpanContext(trace_id, span_id, False, flags))
+        class AgentSpan(NonRecordingSpan):
+            """An agent's span as OpenTelemetry's current span: its SpanContext (whose checks
+            cost more than the rest of the join) is built when something asks for it, which a
+            call that starts no span inside it never does."""
 
-        self._make = make
+            def __init__(self, span_id: int) -> None:  # its SpanContext, NonRecordingSpan's only state, later
+                self._span_id = span_id
+                self._built: SpanContext | None = None
+
+            def get_span_context(self) -> SpanContext:  # NonRecordingSpan reads _context here only
+                if self._built is None:
+                    self._built = SpanContext(trace_id, self._span_id, False, flags)
+                return self._built
+
+            def __repr__(self) -> str:  # and here
+                return f"NonRecordingSpan({self.get_span_context()!r})"
+
+        self._make = AgentSpan
 
     def adopt_parent(self, builder: Any) -> None:
         """A top-level agent's parent: the span OpenTelemetry has current as it is called, when
