@@ -11,8 +11,14 @@
    fresh interpreters with the recording on and off, alternating, for the 3-span trace above
    and for one whose agents each read a prompt file.
 
+4. What joining an OpenTelemetry trace costs (proveai.capture.otel; `--only-otel` runs it
+   alone): @monitor inside a trace and a trace's open + one call + close, in fresh
+   interpreters, alternating: OpenTelemetry not imported; imported with no provider and no
+   span (not joined); an SDK TracerProvider with no span active (joined, the trace's own id);
+   a user span active (joined to it).
+
 Prints ratios; goals: inside a trace <= 5 us per call, at 50k traces <= 2x the empty store,
-recording reads <= 1.05x without.
+recording reads <= 1.05x without, no cost while no OpenTelemetry span or provider is there.
 """
 
 from __future__ import annotations
@@ -165,6 +171,83 @@ def reads_overhead(scratch: Path, captures: int, rounds: int) -> None:
           " (no exporter)")
 
 
+OTEL_MODES = {
+    "none": "OpenTelemetry not imported",
+    "loaded": "imported, no provider, no span",
+    "provider": "SDK provider, no span (joined)",
+    "span": "a user span active (joined)",
+}
+
+
+def otel_child(mode: str, calls: int, rounds: int) -> int:
+    """One interpreter's costs under one OpenTelemetry `mode` (CPU time, best round), as JSON:
+    a monitored call inside a trace, and a trace's open + one call + close (no exporter)."""
+    import contextlib  # the benchmark's own switch between modes, only in this child
+
+    span: contextlib.AbstractContextManager[object] = contextlib.nullcontext()
+    if mode != "none":
+        from opentelemetry import trace as otel  # the mode under test: OpenTelemetry loaded
+        from opentelemetry.sdk.trace import TracerProvider  # the mode under test, as above
+
+        if mode in ("provider", "span"):
+            otel.set_tracer_provider(TracerProvider())  # no processor: what is timed is the join
+        if mode == "span":
+            span = otel.get_tracer("bench").start_as_current_span("user-root")
+    call_ns, trace_ns = [], []
+    with span:
+        per_call_ns(monitored, 1_000, 1, inside=True)  # warm
+        for _ in range(rounds):
+            gc.collect()
+            with trace("bench"):
+                start = time.process_time_ns()
+                for _ in range(calls):
+                    monitored("a short ticket")
+                call_ns.append((time.process_time_ns() - start) / calls)
+            start = time.process_time_ns()
+            for _ in range(calls // 20):
+                with trace("bench"):
+                    monitored("a short ticket")
+            trace_ns.append((time.process_time_ns() - start) / (calls // 20))
+    print(json.dumps({"call": min(call_ns), "trace": min(trace_ns)}))
+    return 0
+
+
+def otel_overhead(calls: int, rounds: int, against: Path | None = None,
+                  only: list[str] | None = None) -> None:
+    """Fresh interpreters per mode, the modes' order turned each round; the best of each.
+    With `against` (another checkout's `src`), each mode runs under both sources, alternating,
+    and the ratio is this checkout's over that one's."""
+    best: dict[tuple[str, str], dict[str, float]] = {}
+    modes = only or list(OTEL_MODES)
+    sources = ["this", "that"] if against is not None else ["this"]
+    for index in range(rounds):
+        for mode in modes if index % 2 == 0 else modes[::-1]:
+            for source in sources if index % 2 == 0 else sources[::-1]:
+                env = dict(os.environ)
+                if source == "that" and against is not None:
+                    env["PYTHONPATH"] = str(against)
+                child = subprocess.run(
+                    [sys.executable, str(Path(__file__).resolve()), "--otel-child", mode,
+                     "--calls", str(calls), "--rounds", "3"],
+                    capture_output=True, text=True, timeout=600, check=True, env=env,
+                )
+                found = json.loads(child.stdout.strip().splitlines()[-1])
+                seen = best.setdefault((mode, source), {})
+                for key, value in found.items():
+                    seen[key] = min(value, seen.get(key, float("inf")))
+    print(f"joining OpenTelemetry (fresh interpreters, best of {rounds} alternating; CPU time)")
+    base = best.get(("none", "this")) or best[(modes[0], "this")]
+    for mode in modes:
+        label = OTEL_MODES[mode]
+        call, whole = best[(mode, "this")]["call"], best[(mode, "this")]["trace"]
+        line = (f"  {label:32s} @monitor in a trace {call:7.0f} ns {call / base['call']:5.2f}x   "
+                f"trace + 1 call {whole / 1e3:6.2f} us {whole / base['trace']:5.2f}x")
+        if against is not None:
+            old = best[(mode, "that")]
+            line += f"   vs {against}: {call / old['call']:5.2f}x / {whole / old['trace']:5.2f}x"
+        print(line)
+
+
 def populate(root: Path, n: int) -> None:
     """A store holding n traces: real files, manifest, outcomes and detections, written directly."""
     root.mkdir(parents=True)
@@ -206,9 +289,19 @@ def main() -> int:
     parser.add_argument("--reads-rounds", type=int, default=6, help="interpreters per mode for part 3")
     parser.add_argument("--reads-child", choices=("on", "off"), help=argparse.SUPPRESS)
     parser.add_argument("--only-reads", action="store_true", help="run part 3 only")
+    parser.add_argument("--otel-rounds", type=int, default=6, help="interpreters per mode for part 4")
+    parser.add_argument("--otel-child", choices=tuple(OTEL_MODES), help=argparse.SUPPRESS)
+    parser.add_argument("--only-otel", action="store_true", help="run part 4 only")
+    parser.add_argument("--against", type=Path, help="part 4: another checkout's src to compare with")
+    parser.add_argument("--otel-modes", nargs="+", choices=tuple(OTEL_MODES), help="part 4: these modes only")
     args = parser.parse_args()
     if args.reads_child:
         return reads_child(args.reads_child, args.captures, args.rounds)
+    if args.otel_child:
+        return otel_child(args.otel_child, args.calls, args.rounds)
+    if args.only_otel:
+        otel_overhead(args.calls, args.otel_rounds, args.against, args.otel_modes)
+        return 0
     if args.only_reads:
         scratch = Path(tempfile.mkdtemp(prefix="proveai-bench-"))
         try:
@@ -260,6 +353,8 @@ def main() -> int:
               f" -> amortised {amortised / 1e6:.3f} ms = {amortised / small:5.2f}x empty")
         print()
         reads_overhead(scratch, args.captures, args.reads_rounds)
+        print()
+        otel_overhead(args.calls, args.otel_rounds)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     return 0
