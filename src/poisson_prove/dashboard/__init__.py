@@ -10,7 +10,7 @@ import hashlib
 import json
 import os
 from collections.abc import Callable, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +19,9 @@ from poisson_prove.comparison.result import Comparison
 from poisson_prove.dashboard.cache import CacheMiss, DrawingCache, decode, encode
 from poisson_prove.dashboard.collect import RunView, partner_episodes, run_view, unreadable_view
 from poisson_prove.dashboard.comparisons import ComparisonView, comparison_views
-from poisson_prove.dashboard.page import render_page
+from poisson_prove.dashboard.page import render_page, run_section
 from poisson_prove.dashboard.plots import forest_svg, incidence_svg, pair_incidence_svg
+from poisson_prove.dashboard.twins import TWINS_SHOWN, comparison_section
 from poisson_prove.errors import ProveError
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore
@@ -56,7 +57,7 @@ def render_dashboard(
     signatures = {info.run_id: run_signature(info) for info in infos}
     first_plotted = max(len(infos) - plots, 0)
     partners = _partners(infos)
-    views, incidence, used = [], {}, set()
+    views, incidence, used, sections = [], {}, set(), []
     for i, info in enumerate(infos):
         plot = i >= first_plotted
         partner = partners.get(info.run_id)
@@ -65,43 +66,70 @@ def render_dashboard(
         used.add(key)
         if key not in _RUN_CACHE:
             _RUN_CACHE[key] = _drawn_run(drawn, info, plot, partner, signatures[info.run_id], partner_mark)
-        view, svg = _RUN_CACHE[key]
+        entry = _RUN_CACHE[key]
+        # the run's section of the page, kept with its entry: drawn again only for a run whose
+        # view, place (the newest is open) or --plots changed
+        section_key = {"first": i == len(infos) - 1, "plotted": plots, "plot": plot}
+        stored = entry.payload.get("section")
+        if not (isinstance(stored, dict) and isinstance(stored.get("html"), str)
+                and all(stored.get(k) == v for k, v in section_key.items())):
+            html = run_section(entry.view, first=i == len(infos) - 1, svg=entry.svg, plotted=plots)
+            entry.payload["section"] = stored = {**section_key, "html": html}
+            entry.fresh = True
+        if entry.fresh and entry.key is not None:
+            drawn.put(f"run-{info.run_id}", entry.key, entry.payload)
+            entry.fresh = False
+        sections.append(stored["html"])
         if progress is not None:
             progress(i + 1, len(infos))
-        views.append(view)
-        if svg:
-            incidence[view.run_id] = svg
+        views.append(entry.view)
+        if entry.svg:
+            incidence[entry.view.run_id] = entry.svg
     for stale in set(_RUN_CACHE) - used:
         del _RUN_CACHE[stale]  # a run that changed, left the plotted few, or went away
     neighbours = min(plots, NEIGHBOURS)
     comparer = _Comparer(drawn, signatures, runs_store.root)
     comparisons = comparison_views(
-        runs_store.root, compared_log, neighbours=neighbours, requested=pair, compare_runs=comparer
+        runs_store.root, compared_log, neighbours=neighbours, requested=pair, compare_runs=comparer,
+        infos=infos,
     )
     by_id = {view.run_id: view for view in views}
-    forests, pair_curves = [], []
+    forests, pair_curves, where = [], [], []
     for i, view in enumerate(comparisons):
         forest, curves = comparer.drawings(view, by_id, with_pair=i < PAIR_CURVES)
         forests.append(forest)
         pair_curves.append(curves)
+        where.append(comparer.where(view) if i < TWINS_SHOWN else "")
     comparer.keep()
     drawn.prune({f"run-{run_id}" for run_id in signatures}, comparer.used)
     written = utc_now_iso()
     return render_page(
         store=str(runs_store.root), written=written, runs=views, comparisons=comparisons,
         forests=forests, incidence=incidence, plotted=plots, refresh=refresh, pair_curves=pair_curves,
-        served=served,
+        served=served, twins=where, sections=sections[::-1],
     )
+
+
+@dataclass
+class _RunEntry:
+    """A run's view and incidence SVG, and the cache entry they are (or will be) kept as:
+    `key` None for a view that is not kept (an unreadable run); `fresh`: to be written."""
+
+    view: RunView
+    svg: str | None
+    key: dict[str, Any] | None
+    payload: dict[str, Any]
+    fresh: bool
 
 
 def _drawn_run(
     drawn: DrawingCache, info: RunInfo, plot: bool, partner: RunInfo | None,
     mark: dict[str, Any], partner_mark: dict[str, Any] | None,
-) -> tuple[RunView, str | None]:
+) -> _RunEntry:
     """The run's view and incidence SVG: from the store's cache when it holds them for this very
-    run (and, when plotted, this partner), else read and drawn (and kept). A plotted entry
-    serves an unplotted view too; a plotted entry of another partner keeps its curves and
-    draws only the episode table again."""
+    run (and, when plotted, this partner), else read and drawn (kept by the caller, with the
+    run's section). A plotted entry serves an unplotted view too; a plotted entry of another
+    partner keeps its curves and draws only the episode table again."""
     name = f"run-{info.run_id}"
     try:
         stored, payload = drawn.get(name, {"run": mark})
@@ -110,20 +138,22 @@ def _drawn_run(
         if not isinstance(svg, (str, type(None))) or view.run_id != info.run_id:
             raise CacheMiss("not this run's")
         if stored.get("plot") and not plot:
-            return replace(view, curves=None, failed=(), episodes=None), None
+            unplotted = replace(view, curves=None, failed=(), episodes=None)
+            return _RunEntry(unplotted, None, stored, payload, False)  # its plotted entry stays
         if bool(stored.get("plot")) != plot:
             raise CacheMiss("drawn without its plots")
         if not plot or stored.get("partner") == partner_mark:
-            return view, svg
+            return _RunEntry(view, svg, stored, payload, False)
         view = replace(view, episodes=partner_episodes(info, partner, view))
     except CacheMiss:
         try:
             view = run_view(info, plot=plot, partner=partner)
         except ProveError as err:  # a damaged batch: say so on the page, show the rest
-            return unreadable_view(info, err.message), None  # not kept: drawn again next time
+            unreadable = unreadable_view(info, err.message)
+            return _RunEntry(unreadable, None, None, {}, False)  # not kept: drawn again next time
         svg = incidence_svg(view.curves, view.t_unit) if view.curves else None
-    drawn.put(name, {"run": mark, "plot": plot, "partner": partner_mark}, {"view": encode(view), "svg": svg})
-    return view, svg
+    key = {"run": mark, "plot": plot, "partner": partner_mark}
+    return _RunEntry(view, svg, key, {"view": encode(view), "svg": svg}, True)
 
 
 class _Comparer:
@@ -181,6 +211,21 @@ class _Comparer:
         self._entries[id(view.comparison)] = (name, key, payload, fresh)
         return forest, curves
 
+    def where(self, view: ComparisonView) -> str:
+        """The comparison's "where" section (dashboard/twins.py): which agent moved each row. It
+        reads the runs' agent spans, so it is kept with the comparison, under the same key."""
+        if view.comparison is None:
+            return ""
+        name, key, payload, _ = self._entries[id(view.comparison)]
+        html = payload.get("where")
+        if isinstance(html, str):
+            return html
+        section, read = comparison_section(view.comparison, str(self.root))
+        if read:  # a section saying the spans could not be read is not kept: read again next time
+            payload["where"] = str(section)
+            self._entries[id(view.comparison)] = (name, key, payload, True)
+        return str(section)
+
     def keep(self) -> None:
         """Write the entries computed or drawn anew."""
         for name, key, payload, fresh in self._entries.values():
@@ -219,7 +264,7 @@ def _pair_curves(view: ComparisonView, runs: dict[str, RunView]) -> str:
 
 
 # One process that renders again and again (`--serve`) draws each unchanged run once.
-_RUN_CACHE: dict[tuple[Any, ...], tuple[Any, str | None]] = {}
+_RUN_CACHE: dict[tuple[Any, ...], _RunEntry] = {}
 
 
 def _run_signature(info: RunInfo) -> tuple[int, ...]:

@@ -1,11 +1,12 @@
 """The dashboard's drawing cache: what a run or a comparison yields, kept in the store and reused.
 
-A refresh after a sweep reads every run, but a run that did not change gives the same view
-and the same SVG as last time, and a comparison of two unchanged runs the same `Comparison`
-and forest plot. Those are kept as JSON documents in `<store>/.dashboard-cache/` (hidden: no
-listing of runs sees it), one file per run (`run-<id>.json`) and per comparison
-(`cmp-<sha256>.json`), each written with the one atomic write (a reader sees the old entry or
-the new one, never half of one) and holding the full key it was drawn for:
+A refresh after a sweep reads every run, but a run that did not change gives the same view,
+the same SVG and the same section of the page as last time, and a comparison of two unchanged
+runs the same `Comparison`, forest plot and "where" section. Those are kept as JSON documents
+in `<store>/.dashboard-cache/` (hidden: no listing of runs sees it), one file per run
+(`run-<id>.json`) and per comparison (`cmp-<sha256>.json`), each written with the one atomic
+write (a reader sees the old entry or the new one, never half of one) and holding the full key
+it was drawn for:
 
 - the cache's own format and the code that drew it (a SHA-256 over the dashboard's, the
   comparison's, the statistics', the store's and the design's source files, the templates and
@@ -20,7 +21,9 @@ An entry is used only when its stored key equals the key asked for, field by fie
 cannot be read, is not JSON, holds another key (another run's, an older code's) or does not
 decode into the view's own types is ignored and drawn again (and overwritten). Nothing in an
 entry is executed: the documents are plain JSON decoded into the dashboard's dataclasses by
-their declared types. Deleting the folder is always safe: the next page draws everything.
+their declared types; the SVG and HTML texts go into the page as they are (as drawn, every
+value escaped when it was), where the page's Content-Security-Policy keeps any script from
+running. Deleting the folder is always safe: the next page draws everything.
 """
 
 from __future__ import annotations

@@ -30,7 +30,6 @@ from poisson_prove.stats.incidence import aalen_johansen_grouped, starred_wilson
 from poisson_prove.store.codes import Coded
 from poisson_prove.store.columns import read_columns
 from poisson_prove.store.info import RunInfo
-from poisson_prove.sweep.stop_when_settled import settled_lines
 
 CURVE_POINTS = 60  # at most this many times per curve: a summary, not every row
 FAILED_SHOWN = 12  # failed episodes listed per plotted run
@@ -484,6 +483,8 @@ def _settled(manifest: Mapping[str, Any]) -> dict[str, Any]:
     block = manifest.get("sequential")
     if not isinstance(block, dict) or not block.get("stop_when_settled"):
         return {}
+    from poisson_prove.sweep.stop_when_settled import settled_lines  # the sweep package: ~0.5 s, rarely
+
     counts = manifest.get("counts") or {}
     saved = counts.get("settled_skipped") if isinstance(counts, dict) else None
     return {"settled": tuple(settled_lines(block)), "saved": saved if isinstance(saved, int) else None}

@@ -16,7 +16,7 @@ import functools
 import itertools
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from poisson_prove.comparison import Comparison, compare, default_runs
 from poisson_prove.comparison.gate import GateResult, gate, planned_max_mde
 from poisson_prove.comparison.result import ConditionResult, OutcomeResult
 from poisson_prove.errors import ProveError
+from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore
 
 MAX_LOGGED = 8  # the most recent distinct comparisons from the log
@@ -154,12 +155,14 @@ def comparison_views(
     neighbours: int = MAX_NEIGHBOURS,
     requested: tuple[str, str] | None = None,
     compare_runs: CompareRuns | None = None,
+    infos: Sequence[RunInfo] | None = None,
 ) -> list[ComparisonView]:
     """The latest pair, the logged comparisons, then each of the `neighbours` newest runs with
     the run before it (the pairs the page's picker finds); `requested` (before, after run ids,
     what `--serve` was asked for) comes first. `compare_runs(before_id, after_id, method=,
-    event=, q=)` makes each comparison (default: `compare()` on this store)."""
-    runs = RunStore(store).runs()
+    event=, q=)` makes each comparison (default: `compare()` on this store); `infos`: the store's
+    runs, as the caller just listed them (default: listed here)."""
+    runs = list(infos) if infos is not None else RunStore(store).runs()
     if compare_runs is None:
         compare_runs = functools.partial(compare, store=store)
     if len(runs) < 2:

@@ -65,17 +65,49 @@ def mde_text(rise: float | None, fall: float | None) -> str:
 
 
 TEMPLATE = Path(__file__).with_name("dashboard.html.j2")
+RUN_TEMPLATE = TEMPLATE.with_name("run.html.j2")  # one run's section, kept with the run's cache entry
 
 
 @functools.lru_cache(maxsize=1)
 def _template() -> Any:
-    """The page's template, compiled once per process (compiling is most of writing the page;
-    `--serve` writes it again and again)."""
-    from jinja2 import Environment  # jinja2: ~30 ms, only when the dashboard page is written
+    """The page's template, compiled once per process and kept compiled by Jinja's bytecode
+    cache (compiling it was a seventh of a refresh after one new run; `--serve` writes the
+    page again and again)."""
+    from jinja2 import Environment, FileSystemLoader  # jinja2: ~30 ms, only when the page is written
 
-    env = Environment(autoescape=True, trim_blocks=True, lstrip_blocks=True)
+    env = Environment(
+        autoescape=True, trim_blocks=True, lstrip_blocks=True, loader=FileSystemLoader(TEMPLATE.parent),
+        bytecode_cache=_bytecode_cache(),
+    )
     env.filters.update(exact=exact, share=share, pvalue=pvalue)
-    return env.from_string(TEMPLATE.read_text(encoding="utf-8"))
+    return env.get_template(TEMPLATE.name)
+
+
+def _bytecode_cache() -> Any:
+    """Jinja's own FileSystemBytecodeCache in its default folder (a per-user folder under the
+    temporary directory, created 0700 and refused when another user owns it or can write to
+    it), keyed by the template's source and Jinja's and Python's versions; None when that
+    folder cannot be set up. Never in the store: a store's files are data, never executed. A
+    cache that cannot be read or written only costs the compile."""
+    from jinja2.bccache import Bucket, FileSystemBytecodeCache  # jinja2: loaded with it, above
+
+    class Kept(FileSystemBytecodeCache):
+        def load_bytecode(self, bucket: Bucket) -> None:
+            try:
+                super().load_bytecode(bucket)
+            except Exception:  # a torn or foreign file: compiled again (and rewritten)
+                bucket.reset()
+
+        def dump_bytecode(self, bucket: Bucket) -> None:
+            try:
+                super().dump_bytecode(bucket)
+            except OSError:
+                pass  # a full or read-only temporary directory: compiled again next time
+
+    try:
+        return Kept()
+    except (OSError, RuntimeError):  # Jinja refuses a folder it does not own alone
+        return None
 
 
 def render_page(
@@ -90,14 +122,35 @@ def render_page(
     refresh: int | None = None,
     pair_curves: Sequence[str] = (),
     served: bool = False,
+    twins: Sequence[str] | None = None,
+    sections: Sequence[str] | None = None,
 ) -> str:
-    twins = twin_sections(comparisons, store)  # the "where" sections: which agent moved each row
+    """The page; `twins`: each comparison's "where" section as HTML (dashboard/twins.py, every
+    value escaped there), computed here when not given; `sections`: each run's section
+    (run_section), newest first, computed here when not given."""
+    if twins is None:
+        twins = twin_sections(comparisons, store)  # the "where" sections: which agent moved each row
+    if sections is None:
+        sections = [
+            run_section(run, first=i == 0, svg=incidence.get(run.run_id), plotted=plotted)
+            for i, run in enumerate(reversed(runs))
+        ]
     return _template().render(
         csp=CSP, store=store, written=written, runs=list(runs), comparisons=list(comparisons),
         forests=[Markup(svg) for svg in forests],  # plots.py's SVG: its text is XML-escaped
         pair_curves=[Markup(svg) for svg in pair_curves] or [Markup("")] * len(comparisons),
-        incidence={k: Markup(v) for k, v in incidence.items()}, plotted=plotted,
+        plotted=plotted,
         refresh=refresh, mde_text=mde_text, plural=plural, method_names=METHOD_NAMES, cases_shown=CASES_SHOWN,
         script=Markup(SCRIPT), served=served,  # the fixed script, allowed by its hash in the CSP
-        twins=twins,  # HTML of dashboard/twins.html.j2, every value autoescaped there
+        twins=[Markup(html) for html in twins],  # HTML of dashboard/twins.html.j2, every value escaped there
+        sections=[Markup(html) for html in sections],  # HTML of run.html.j2, every value escaped there
     )
+
+
+def run_section(run: RunView, *, first: bool, svg: str | None, plotted: int) -> str:
+    """One run's section of the page (run.html.j2; `first`: the newest run's, open): the same
+    for the same view, so the dashboard keeps it with the run's cache entry."""
+    html = _template().environment.get_template(RUN_TEMPLATE.name).render(
+        run=run, first=first, svg=Markup(svg) if svg else None, plotted=plotted, plural=plural,
+    )  # the SVG of plots.py: its text is XML-escaped there
+    return html + "\n"  # the line end Jinja takes off a template's last line

@@ -91,21 +91,26 @@ def _depth(line: PairLine) -> str:
     return f"{1.2 * line.depth:.1f}em"
 
 
+def comparison_section(comparison: Comparison, store: str | None) -> tuple[Markup, bool]:
+    """The section of one comparison as HTML ('' where there is nothing to say), and whether it
+    was read (False: the runs' spans could not be read, and the section says so instead)."""
+    try:
+        return section_html(section_of(comparison, store=store)), True
+    except (ProveError, OSError, ValueError) as err:  # a damaged batch: say so, show the rest
+        reason = str(getattr(err, "message", err))
+        failed = TwinSection(f"the runs' agent spans could not be read: {reason}", (),
+                             comparison.before.name, comparison.after.name)
+        return section_html(failed), False
+
+
 def twin_sections(comparisons: Sequence[Any], store: str | None) -> list[Markup]:
     """One section per comparison view (`dashboard.comparisons.ComparisonView`), '' beyond the
-    first TWINS_SHOWN and where there is nothing to say; a comparison whose spans cannot be read
-    says so instead."""
+    first TWINS_SHOWN and where there is nothing to say."""
     out = []
     for n, view in enumerate(comparisons):
         comparison = getattr(view, "comparison", None)
         if comparison is None or n >= TWINS_SHOWN:
             out.append(Markup(""))
             continue
-        try:
-            out.append(section_html(section_of(comparison, store=store)))
-        except (ProveError, OSError, ValueError) as err:  # a damaged batch: say so, show the rest
-            reason = str(getattr(err, "message", err))
-            failed = TwinSection(f"the runs' agent spans could not be read: {reason}", (),
-                                 comparison.before.name, comparison.after.name)
-            out.append(section_html(failed))
+        out.append(comparison_section(comparison, store)[0])
     return out

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 MARK = "cachedmarkerxyz"
+SECTION_MARK = "keptsectionxyz"  # the run's section is not rendered again from an unchanged entry
 
 
 def _page(prove: Any, store: Path) -> str:
@@ -28,9 +29,12 @@ def _runs(store: Path) -> list[Path]:
 
 
 def _mark(entry: Path) -> None:
-    """Write a visible marker into a run entry's view, its key left as it was."""
+    """Write a visible marker into a run entry's view, and another into the run's section of
+    the page kept with it, its key left as it was."""
     document = json.loads(entry.read_text(encoding="utf-8"))
     document["payload"]["view"]["target"] = MARK
+    section = document["payload"]["section"]
+    section["html"] = section["html"].replace("</summary>", f" {SECTION_MARK}</summary>", 1)
     entry.write_text(json.dumps(document), encoding="utf-8")
 
 
@@ -49,14 +53,15 @@ def test_a_page_from_the_cache_equals_the_fresh_one_and_a_changed_run_is_drawn_a
     # the cache is what was shown: a marker written into an entry (its key intact) is on the page
     entry = cache / f"run-{older.name}.json"
     _mark(entry)
-    assert MARK in _page(prove, paired_store)
+    marked = _page(prove, paired_store)
+    assert MARK in marked and SECTION_MARK in marked
 
     # the run's manifest edited: the entry no longer fits, the run is read and drawn again
     manifest = json.loads((older / "manifest.json").read_text(encoding="utf-8"))
     manifest["target"] = "edited:rollout"
     (older / "manifest.json").write_text(json.dumps(manifest), encoding="utf-8")
     edited = _page(prove, paired_store)
-    assert MARK not in edited and "edited:rollout" in edited
+    assert MARK not in edited and SECTION_MARK not in edited and "edited:rollout" in edited
     shutil.rmtree(cache)
     assert _page(prove, paired_store) == edited  # equal to the page drawn with no cache at all
 

@@ -4,6 +4,8 @@ divergence marked, and every agent name, output and check name kept as text."""
 
 from __future__ import annotations
 
+import json
+import os
 from pathlib import Path
 
 import pytest
@@ -97,3 +99,38 @@ def test_the_pair_shown_is_the_pair_inspect_reads(tmp_path: Path) -> None:
     (view,) = views
     assert view is not None and view.first_divergence == AGENT and view.before_outcome == "resolved"
     assert view == pair_view(runs.resolve("before"), runs.resolve("after"), view.key, view.replicate)
+
+
+def test_the_where_section_is_kept_with_its_comparison_and_read_again_when_a_run_moves(
+    prove, workdir: Path
+) -> None:
+    """A refresh does not read the runs' agent spans again for a comparison of unchanged runs:
+    the section is kept in the comparison's cache entry (a marker written there, its key intact,
+    is what the page shows); a batch file of either run that moved reads them again."""
+    store = workdir / "prove-runs"
+    kw = {"outcomes": OUTCOMES, "failures": OUTCOMES[1:], "successes": OUTCOMES[:1], "axes": ("ticket",)}
+    first = write_run(store, _episodes(1), name="before", **kw)
+    after = write_run(store, _episodes(8), name="after", paired_with=first, **kw)
+
+    def page() -> str:
+        made = prove("dashboard")
+        assert (made.returncode, made.stderr) == (0, ""), made.stderr
+        return (store / "dashboard.html").read_text(encoding="utf-8")
+
+    html = page()
+    kept = {}
+    for entry in (store / ".dashboard-cache").glob("cmp-*.json"):
+        document = json.loads(entry.read_text(encoding="utf-8"))
+        if "where-row" in document["payload"].get("where", ""):
+            kept[entry] = document
+    assert len(kept) == 1  # the one comparison of the page, its section with the agent named
+    ((entry, document),) = kept.items()
+    assert document["payload"]["where"] in html
+    document["payload"]["where"] = '<div class="where-row">kept-marker</div>'
+    entry.write_text(json.dumps(document), encoding="utf-8")
+    assert "kept-marker" in page()
+    batch = sorted((after.path / "episodes").glob("*.parquet"))[0]
+    stat = batch.stat()
+    os.utime(batch, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))
+    again = page()
+    assert "kept-marker" not in again and AGENT.replace("<", "&lt;")[:8] in again
