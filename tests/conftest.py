@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
+
+from prove_common.files import lock
 
 BIN_DIR = Path(sys.executable).parent
 SCRIPT_ENV_DROP_PREFIXES = ("POISSON_PROVE_", "PROVEAI_", "GITHUB_")
@@ -48,6 +52,24 @@ def isolated_env(home: Path, extra: Mapping[str, str] | None = None) -> dict[str
     if extra:
         env.update(extra)
     return env
+
+
+def once_per_session(factory: pytest.TempPathFactory, name: str, make: Callable[[Path], Any]) -> Any:
+    """`make(root)` run once for the whole session, however many pytest-xdist workers ask: the
+    first to take the lock makes it in a folder every worker sees (the parent of each worker's
+    own temporary folder) and keeps its JSON-able result beside it; the others wait for the lock
+    and read that back. Every caller gets the value as read back from JSON, the maker too (so
+    which worker made it changes nothing). For a costly setup (real tools, whole tables of
+    cases) that a test stolen by another worker would otherwise make once more."""
+    base = factory.getbasetemp()
+    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    made = shared / f"{name}.json"
+    with lock(shared / f"{name}.lock", timeout=1800):
+        if not made.exists():
+            root = shared / name
+            root.mkdir(exist_ok=True)
+            made.write_text(json.dumps(make(root)), "utf-8")
+        return json.loads(made.read_text("utf-8"))
 
 
 class CLI:

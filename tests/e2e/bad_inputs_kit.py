@@ -68,12 +68,24 @@ def run_table(
 ) -> dict[str, dict[str, Any]]:
     """Prepare each case's folder (a copy of `base`, then its setup), run them all through one
     driver process, and return id -> {"code", "stdout", "stderr", "before", "after"}.
-    `resolve(folder, token)` rewrites each argv token once the folder is ready (a run's id)."""
+    `resolve(folder, token)` rewrites each argv token once the folder is ready (a run's id).
+
+    Rows of two reports that are the same case (the same command line and environment on the
+    untouched base, as reliability.md's R20 and reliability-2.md's RO35) run once: the later
+    row is given the first one's result, which is what running it again would give."""
     prepared = []
     befores: dict[str, dict[str, str]] = {}
+    first_of: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], str] = {}
+    same_as: dict[str, str] = {}
     for case in cases:
         if not case.run:
             continue
+        if case.setup is _nothing:
+            key = (case.argv, tuple(sorted(case.env.items())))
+            if key in first_of:
+                same_as[case.id] = first_of[key]
+                continue
+            first_of[key] = case.id
         folder = work / case.id
         shutil.copytree(base, folder, symlinks=True)
         case.setup(folder)
@@ -96,6 +108,8 @@ def run_table(
         result["before"] = befores[result["id"]]
         result["after"] = tree(work / result["id"])
         results[result["id"]] = result
+    for case_id, first in same_as.items():
+        results[case_id] = {**results[first], "id": case_id}
     return results
 
 

@@ -27,7 +27,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import isolated_env, script_path
+from tests.conftest import isolated_env, once_per_session, script_path
 from tests.e2e.bad_inputs_kit import Case, both, check, edit, fifo, run_table, symlink, tree, write
 
 BASE = """\
@@ -1221,9 +1221,17 @@ pytestmark = pytest.mark.timeout(1200)  # the module's driver runs (every case) 
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """The project every case copies: base.toml, its agents, and a store of runs a, b (paired
-    with a), p (partial) and other (of another spec), made by the installed script."""
-    home = tmp_path_factory.mktemp("home")
-    folder = tmp_path_factory.mktemp("base")
+    with a), p (partial) and other (of another spec), made by the installed script once for the
+    session (a worker that takes some of this module's tests reads the same folder)."""
+    made = once_per_session(tmp_path_factory, "bad-inputs-prove-base", _make_base)
+    return Path(made["folder"]), Path(made["home"])
+
+
+def _make_base(root: Path) -> dict[str, str]:
+    home = root / "home"
+    folder = root / "base"
+    home.mkdir()
+    folder.mkdir()
     (folder / "base.toml").write_text(BASE)
     (folder / "agent.py").write_text(AGENT)
     (folder / "bad_agents.py").write_text(BAD_AGENTS)
@@ -1241,20 +1249,25 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
             [prove, *command], cwd=folder, env=env, capture_output=True, text=True, timeout=300
         )
         assert done.returncode in (0, 3), done.stderr
-    return folder, home
+    return {"folder": str(folder), "home": str(home)}
 
 
 @pytest.fixture(scope="module")
 def results(base: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
+    """Every case's result, run once for the session (the table takes a minute and more)."""
     folder, home = base
-    work = tmp_path_factory.mktemp("cases")
     imports = [case for case in CASES if case.id.startswith(("IM", "LM"))]
     others = [case for case in CASES if case not in imports]
     entry = ("poisson_prove.cli:main", "poisson-prove", {})
-    return {
-        **run_table(others, folder, work, home, *entry, PRELOAD, resolve),
-        **run_table(imports, folder, work, home, *entry, IMPORT_PRELOAD, resolve),
-    }
+
+    def make(work: Path) -> dict[str, dict[str, Any]]:
+        return {
+            **run_table(others, folder, work, home, *entry, PRELOAD, resolve),
+            **run_table(imports, folder, work, home, *entry, IMPORT_PRELOAD, resolve),
+        }
+
+    made: dict[str, dict[str, Any]] = once_per_session(tmp_path_factory, "bad-inputs-prove-results", make)
+    return made
 
 
 def _param(case: Case) -> Any:

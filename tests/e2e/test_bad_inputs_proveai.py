@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import isolated_env, script_path
+from tests.conftest import isolated_env, once_per_session, script_path
 from tests.e2e.bad_inputs_kit import Case, check, json_edit, run_table, symlink, tree, write
 from tests.proveai.model_server import ModelServer
 from tests.proveai.snapshot.kit import make_project, pinned_project
@@ -323,12 +323,25 @@ def base(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, Path,
 
 
 @pytest.fixture(scope="module")
-def results(
+def table(
     base: tuple[Path, Path, dict[str, str]], tmp_path_factory: pytest.TempPathFactory
-) -> dict[str, dict[str, Any]]:
+) -> dict[str, Any]:
+    """Every case run once for the session (a worker that takes some of this module's tests
+    reads the same results): {"work": the cases' folders, "results": id -> result}."""
     folder, home, env = base
-    work = tmp_path_factory.mktemp("cases")
-    return run_table(CASES, folder, work, home, "proveai.cli:main", "proveai", env, PRELOAD)
+
+    def make(work: Path) -> dict[str, Any]:
+        results = run_table(CASES, folder, work, home, "proveai.cli:main", "proveai", env, PRELOAD)
+        return {"work": str(work), "results": results}
+
+    made: dict[str, Any] = once_per_session(tmp_path_factory, "bad-inputs-proveai-results", make)
+    return made
+
+
+@pytest.fixture(scope="module")
+def results(table: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    found: dict[str, dict[str, Any]] = table["results"]
+    return found
 
 
 def _param(case: Case) -> Any:
@@ -390,8 +403,9 @@ def test_the_driver_gives_what_the_installed_script_gives(
     assert tree(tmp_path / "case") == before
 
 
-def test_no_case_ran_a_tampered_command(results: dict[str, dict[str, Any]], tmp_path_factory: Any) -> None:
+def test_no_case_ran_a_tampered_command(table: dict[str, Any], tmp_path_factory: Any) -> None:
     """The python tags (A41/A42) and the tampered invocations (A51/SN07) ran nothing."""
-    del results
-    work = Path(str(tmp_path_factory.getbasetemp()))
-    assert not list(work.rglob("PWNED"))
+    work = Path(table["work"])
+    assert work.is_dir()
+    for folder in (work, Path(str(tmp_path_factory.getbasetemp()))):
+        assert not list(folder.rglob("PWNED"))

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from prove_common.files import lock
+from tests.conftest import once_per_session
 
 HERE = Path(__file__).parent
 
@@ -20,21 +20,11 @@ HERE = Path(__file__).parent
 def made_once(
     factory: pytest.TempPathFactory, name: str, make: Callable[[Path], dict[str, Path]]
 ) -> dict[str, Path]:
-    """`make(root)` run once for the whole session, however many pytest-xdist workers ask: the
-    first to take the lock makes the logs in a folder every worker sees (the parent of each
-    worker's own temporary folder), the others read back where they are. The real tools take
-    tens of seconds; each worker making its own copy cost the suite that much per worker."""
-    base = factory.getbasetemp()
-    shared = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
-    root = shared / name
-    made = shared / f"{name}.json"
-    with lock(shared / f"{name}.lock", timeout=900):
-        if made.exists():
-            return {label: Path(path) for label, path in json.loads(made.read_text("utf-8")).items()}
-        root.mkdir(exist_ok=True)
-        paths = make(root)
-        made.write_text(json.dumps({label: str(path) for label, path in paths.items()}), "utf-8")
-        return paths
+    """`make(root)` run once for the whole session, however many pytest-xdist workers ask (the
+    real tools take tens of seconds; each worker making its own copy cost the suite that much
+    per worker): the paths of the logs made, as every worker reads them back."""
+    made = once_per_session(factory, name, lambda root: {k: str(v) for k, v in make(root).items()})
+    return {label: Path(path) for label, path in made.items()}
 
 
 def _offline_env() -> dict[str, str]:
