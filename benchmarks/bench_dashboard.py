@@ -28,6 +28,7 @@ import pyarrow as pa
 from poisson_prove.design.conditions import condition_key, condition_label
 from poisson_prove.design.seeding import episode_seed, new_salt
 from poisson_prove.store.runs import RunStore
+from poisson_prove.store.table import episode_schema
 
 OUTCOMES = ("done", "violated", "timeout")
 CFGS = [{"task_id": task, "tool_fail_rate": rate} for task in ("refund", "lookup", "schedule")
@@ -62,7 +63,7 @@ def _write_run(store: RunStore, index: int, salt: str, episodes: int, paired_wit
     for row in np.flatnonzero(outcome == 1)[:20]:
         spans[row] = json.dumps([{"step": s, "tool": "search", "ok": s % 2 == 0} for s in range(5)])
     replicate = np.tile(np.arange(replicates), len(keys))
-    writer.write_batch(pa.table({
+    columns = {
         "run_id": [writer.info.run_id] * size,
         "cell": [keys[c] for c in condition],
         "cfg": [json.dumps(CFGS[c], sort_keys=True) for c in condition],
@@ -75,7 +76,10 @@ def _write_run(store: RunStore, index: int, salt: str, episodes: int, paired_wit
         "error_message": pa.nulls(size, pa.string()),
         "started_at": pa.nulls(size, pa.timestamp("us", tz="UTC")),
         "duration_s": pa.nulls(size, pa.float64()), "spans": pa.array(spans, pa.string()),
-    }))
+    }
+    for field in episode_schema():  # a column the store holds and this writer does not fill: null
+        columns.setdefault(field.name, pa.nulls(size, field.type))
+    writer.write_batch(pa.table(columns))
     writer.update_manifest(status="complete", counts={"planned": size, "done": size, "errored": 0})
     writer.release()
     return writer.info.run_id

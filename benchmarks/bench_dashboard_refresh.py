@@ -7,8 +7,10 @@ in fresh processes, in alternating order:
 - A: `poisson-prove dashboard` (the refresh: only the new run and its comparisons are drawn; the
   sweep's own refresh of the page is kept out by setting the page aside while it runs);
 - B: a fresh interpreter that imports pyarrow and reads cell, outcome, t and horizon of every
-  run, and nothing else.
-Prints each round's ratio A/B, the min and median, and the 1-minute load average beside them.
+  run, and nothing else;
+then C: `poisson-prove dashboard` once more, with nothing new (every run and comparison from
+the cache), against the same B.
+Prints each round's ratios A/B and C/B, their min and median, and the 1-minute load average.
 
     .venv/bin/python benchmarks/bench_dashboard_refresh.py [--runs 100] [--replicates 1100] [--rounds 5]
 """
@@ -95,7 +97,7 @@ def main() -> None:
         first = _run(dashboard, work)
         print(f"first draw (cache empty): {first:.2f} s")
         baseline = [sys.executable, "-c", BASELINE, str(work / "S")]
-        ratios = []
+        ratios, unchanged = [], []
         for round_ in range(args.rounds):
             # one new run: what the refresh must draw. A sweep refreshes a store's existing page
             # itself, so the page is set aside while it runs: the timed refresh draws the new run.
@@ -107,12 +109,16 @@ def main() -> None:
                 refresh, read = _run(dashboard, work), _run(baseline, work)
             else:
                 read, refresh = _run(baseline, work), _run(dashboard, work)
+            again = _run(dashboard, work)  # nothing new: every run and comparison from the cache
             ratios.append(refresh / read)
+            unchanged.append(again / read)
             print(f"round {round_ + 1}: refresh {refresh:.2f} s, pyarrow read {read:.2f} s, "
-                  f"ratio {refresh / read:.2f}  (load {os.getloadavg()[0]:.1f})")
-        print(f"refresh after one new run / pyarrow read: min {min(ratios):.2f}, "
-              f"median {statistics.median(ratios):.2f} over {args.rounds} rounds "
-              f"(load {os.getloadavg()[0]:.1f})")
+                  f"ratio {refresh / read:.2f}; nothing new {again:.2f} s, ratio {again / read:.2f}  "
+                  f"(load {os.getloadavg()[0]:.1f})")
+        for label, values in (("after one new run", ratios), ("with nothing new", unchanged)):
+            print(f"refresh {label} / pyarrow read: min {min(values):.2f}, "
+                  f"median {statistics.median(values):.2f} over {args.rounds} rounds "
+                  f"(load {os.getloadavg()[0]:.1f})")
 
 
 if __name__ == "__main__":
