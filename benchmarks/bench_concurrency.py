@@ -18,10 +18,12 @@ round, side by side, a bare `ThreadPoolExecutor(C)` (sync) or an asyncio loop wi
 `Semaphore(C)` (async) calling the same rollout in a fresh interpreter that imports only the
 rollout, then the installed `poisson-prove sweep --concurrency C --json` (its own `seconds`:
 the episodes and the store writes); prints both rates, the ratio and the load average, then
-the min and median ratio per case. Goal: >= 0.8 at concurrency 1,024.
+the min and median ratio per case. Goal: >= 0.8 at concurrency 1,024. The sweep raises the GIL's
+switch interval while many threads run (50 us a thread, at most 50 ms; docs/backends.md);
+`--bare-interval 0.05` gives the bare side the same interval, to see how much of the ratio is that.
 
     .venv/bin/python benchmarks/bench_concurrency.py --against-bare [--rollouts 10240]
-        [--concurrency 1024] [--variants sync async] [--rounds 5]
+        [--concurrency 1024] [--variants sync async] [--rounds 5] [--bare-interval 0.05]
 """
 
 from __future__ import annotations
@@ -122,6 +124,8 @@ from concurrent.futures import ThreadPoolExecutor
 sys.path.insert(0, sys.argv[1])
 from waiting_agent import wait
 n, c = int(sys.argv[2]), int(sys.argv[3])
+if float(sys.argv[4]) > 0:
+    sys.setswitchinterval(float(sys.argv[4]))
 cfgs = [{"arm": "a"}, {"arm": "b"}]
 started = time.perf_counter()
 with ThreadPoolExecutor(c) as pool:
@@ -133,6 +137,8 @@ import asyncio, sys, time
 sys.path.insert(0, sys.argv[1])
 from waiting_agent import await_
 n, c = int(sys.argv[2]), int(sys.argv[3])
+if float(sys.argv[4]) > 0:
+    sys.setswitchinterval(float(sys.argv[4]))
 cfgs = [{"arm": "a"}, {"arm": "b"}]
 
 async def main():
@@ -151,8 +157,8 @@ print(time.perf_counter() - started)
 }
 
 
-def _bare_seconds(root: Path, variant: str, n: int, concurrency: int) -> float:
-    command = [sys.executable, "-c", BARE[variant], str(root), str(n), str(concurrency)]
+def _bare_seconds(root: Path, variant: str, n: int, concurrency: int, interval: float = 0.0) -> float:
+    command = [sys.executable, "-c", BARE[variant], str(root), str(n), str(concurrency), str(interval)]
     return float(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
 
 
@@ -186,7 +192,7 @@ def against_bare(args: argparse.Namespace) -> int:
             for concurrency in args.concurrency:
                 ratios = []
                 for round_ in range(args.rounds):
-                    bare = _bare_seconds(root, variant, n, concurrency)
+                    bare = _bare_seconds(root, variant, n, concurrency, args.bare_interval)
                     store = root / f"store-{variant}-{concurrency}-{round_}"
                     swept = _cli_seconds(root, store, targets[variant], n, concurrency)
                     ratios.append(bare / swept)
@@ -215,6 +221,12 @@ def main() -> int:
     parser.add_argument("--variants", nargs="+", default=["sync", "async"])
     parser.add_argument("--against-bare", action="store_true")
     parser.add_argument("--rounds", type=int, default=5, help="with --against-bare")
+    parser.add_argument(
+        "--bare-interval",
+        type=float,
+        default=0.0,
+        help="with --against-bare: the bare side's sys.setswitchinterval (0: Python's default, 5 ms)",
+    )
     args = parser.parse_args()
     if args.against_bare:
         args.rollouts = args.rollouts or 10_240
