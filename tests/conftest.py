@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 import os
 import pty
+import select
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -137,38 +139,65 @@ def assert_clean_error(result: subprocess.CompletedProcess[str], code: int, *fra
 
 
 def run_on_terminal(
-    name: str, args: Sequence[str], cwd: Path, env: Mapping[str, str], timeout: float = 120
+    name: str,
+    args: Sequence[str],
+    cwd: Path,
+    env: Mapping[str, str],
+    timeout: float = 120,
+    *,
+    answer: bytes | None = None,
+    prompt: bytes = b"[y/N]",
+    all_on_terminal: bool = False,
 ) -> tuple[int, str, str]:
     """Run console script `name` with its stdout on a pseudo-terminal, as a user at a terminal.
 
-    Returns (exit code, what it drew there with CRLF folded to LF, stderr). The terminal is
-    read while the script runs, so a long report never blocks on a full pty buffer.
+    Returns (exit code, what it drew there with CRLF folded to LF, stderr). With `answer`,
+    stdin is the terminal too and `answer` is typed there once `prompt` is drawn; with
+    `all_on_terminal`, stdin and stderr are the terminal as well (what the script writes to
+    stderr is then drawn, and the stderr returned is ""). The terminal and stderr are read
+    while the script runs, so a long report never blocks on a full buffer; the whole run is
+    bounded by `timeout` seconds (past it the script is killed and the test fails).
     """
     leader, follower = pty.openpty()
     process = subprocess.Popen(
         [script_path(name), *args],
         cwd=cwd,
         env=dict(env),
-        stdin=subprocess.DEVNULL,
+        stdin=follower if all_on_terminal or answer is not None else subprocess.DEVNULL,
         stdout=follower,
-        stderr=subprocess.PIPE,
+        stderr=follower if all_on_terminal else subprocess.PIPE,
+        close_fds=True,
     )
     os.close(follower)
-    chunks = []
+    deadline = time.monotonic() + timeout
+    drawn, errors = bytearray(), bytearray()
+    reading = {leader: drawn}
+    if process.stderr is not None:
+        reading[process.stderr.fileno()] = errors
     try:
-        while True:
-            try:
-                chunk = os.read(leader, 65536)
-            except OSError:  # EIO: the script closed its end
-                break
-            if not chunk:
-                break
-            chunks.append(chunk)
-        process.wait(timeout=timeout)
+        while reading:
+            left = deadline - time.monotonic()
+            ready = select.select(list(reading), [], [], max(left, 0))[0] if left > 0 else []
+            if not ready:
+                process.kill()
+                process.wait(timeout=30)
+                pytest.fail(f"{name} {' '.join(args)} was still running after {timeout} s")
+            for fd in ready:
+                try:
+                    chunk = os.read(fd, 65536)
+                except OSError:  # EIO: every holder of the terminal closed its end
+                    chunk = b""
+                if not chunk:
+                    del reading[fd]
+                    continue
+                reading[fd] += chunk
+                if answer is not None and fd == leader and prompt in drawn:
+                    os.write(leader, answer)
+                    answer = None
+        code = process.wait(timeout=max(deadline - time.monotonic(), 1))
     finally:
         os.close(leader)
-        assert process.stderr is not None
-        errors = process.stderr.read().decode("utf-8", "replace")
-        process.stderr.close()
-    drawn = b"".join(chunks).decode("utf-8", "replace").replace("\r\n", "\n")
-    return process.returncode, drawn, errors
+        if process.stderr is not None:
+            process.stderr.close()
+    text = bytes(drawn).decode("utf-8", "replace").replace("\r\n", "\n")
+    return code, text, bytes(errors).decode("utf-8", "replace")

@@ -3,13 +3,9 @@ progress bar; on a pipe the same sweep prints plain progress lines and no escape
 
 from __future__ import annotations
 
-import os
-import pty
-import select
-import subprocess
 from pathlib import Path
 
-from tests.conftest import isolated_env, script_path
+from tests.conftest import isolated_env, run_on_terminal
 from tests.poisson_prove.helpers import HEAVY_MODULES, episodes, imports_of, small_spec, tree, write
 
 SLOWISH = """
@@ -23,37 +19,11 @@ def rollout(cfg, seed):
 
 
 def _on_pty(workdir: Path, home: Path, answer: bytes, *args: str) -> tuple[int, str]:
-    """Run the script with stdin, stdout and stderr on a pty; type `answer` at the question."""
-    primary, secondary = pty.openpty()
-    process = subprocess.Popen(
-        [script_path("poisson-prove"), "sweep", "--max-mde", "0.5", *args],
-        cwd=workdir,
-        env=isolated_env(home, {"TERM": "xterm-256color"}),
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        close_fds=True,
-    )
-    os.close(secondary)
-    output = b""
-    answered = False
-    while True:
-        ready, _, _ = select.select([primary], [], [], 60)
-        if not ready:
-            process.kill()
-            break
-        try:
-            chunk = os.read(primary, 65536)
-        except OSError:  # the other side closed: the process ended
-            break
-        if not chunk:
-            break
-        output += chunk
-        if not answered and b"[y/N]" in output:
-            os.write(primary, answer)
-            answered = True
-    os.close(primary)
-    return process.wait(timeout=60), output.decode("utf-8", "replace")
+    """Run the sweep with stdin, stdout and stderr on a pty; type `answer` at the question."""
+    env = isolated_env(home, {"TERM": "xterm-256color"})
+    argv = ["sweep", "--max-mde", "0.5", *args]
+    code, drawn, _ = run_on_terminal("poisson-prove", argv, workdir, env, answer=answer, all_on_terminal=True)
+    return code, drawn
 
 
 def test_question_then_progress_bar_on_a_terminal(workdir: Path, home: Path) -> None:
@@ -67,20 +37,9 @@ def test_question_then_progress_bar_on_a_terminal(workdir: Path, home: Path) -> 
     assert 'done 300 rollouts in run "agent ' in output
     assert len(episodes(workdir / "prove-runs")) == 300
     # `runs` on the same terminal draws a table.
-    primary, secondary = pty.openpty()
-    listing = subprocess.run(
-        [script_path("poisson-prove"), "runs"],
-        cwd=workdir,
-        env=isolated_env(home),
-        stdin=secondary,
-        stdout=secondary,
-        stderr=secondary,
-        timeout=60,
-    )
-    os.close(secondary)
-    drawn = os.read(primary, 65536).decode("utf-8", "replace")
-    os.close(primary)
-    assert listing.returncode == 0
+    env = isolated_env(home)
+    code, drawn, _ = run_on_terminal("poisson-prove", ["runs"], workdir, env, all_on_terminal=True)
+    assert code == 0, drawn
     assert "runs in prove-runs" in drawn and "300/300" in drawn
     assert "━" in drawn or "─" in drawn  # box drawing: a rich table, not plain columns
 
