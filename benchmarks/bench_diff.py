@@ -2,9 +2,10 @@
 
 Two paired runs (9 conditions, 3 outcomes, integer times; the after run's horizon is 18 and
 the before run's 20, so the before run is censored at the common horizon) are swept by the
-installed `poisson-prove sweep` with its defaults (batches of 25,000 rows: 40 files per run of
-a million). Then, side by side, A, B, A, B, ... for `--rounds` rounds, each figure the min and
-median of the per-round ratio with the 1-minute load average:
+installed `poisson-prove sweep` with its defaults (batches of 25,000 rows, 40 per run of a
+million, which the sweep compacts into one file when the run is complete: store.compaction).
+Then, side by side, A, B, A, B, ... for `--rounds` rounds, each figure the min and median of the
+per-round ratio with the 1-minute load average:
 
 - like for like: the 54 cumulative incidences (2 runs x 9 conditions x 3 outcomes) with their
   variances, read from the store, by our Aalen-Johansen and by pandas + statsmodels'
@@ -16,8 +17,10 @@ median of the per-round ratio with the 1-minute load average:
 - start-up: `poisson-prove diff` of two runs of 10,000 episodes beyond `python -c pass`.
   Goal: <= 0.5 s.
 
-`--baseline REF` also runs our side of every figure on the `src/` of commit REF (unpacked
-from git), in the same rounds, so a change is measured against the code before it.
+`--baseline REF` also sweeps the two pairs with the `src/` of commit REF (unpacked from git), so
+its store is the layout that commit writes, and runs every figure on it with that `src/`, in the
+same rounds: a change is measured against the code (and the store) before it. statsmodels reads
+each store, so each like-for-like ratio is on one layout.
 
     .venv/bin/python benchmarks/bench_diff.py [--episodes 999999] [--rounds 5] [--baseline REF]
 """
@@ -164,12 +167,13 @@ def env_for(src: Path | None) -> dict[str, str]:
     return env
 
 
-def sweep_pair(folder: Path, store: Path, replicates: int) -> None:
-    """Two paired runs through the installed command line, every option at its default."""
+def sweep_pair(folder: Path, store: Path, replicates: int, src: Path | None = None) -> None:
+    """Two paired runs through the installed command line (on `src` when given), every option at
+    its default."""
     spec = folder / f"spec{replicates}.toml"
     spec.write_text(SPEC.format(replicates=replicates))
     base = [str(BIN / "poisson-prove"), "--store", str(store), "sweep", str(spec), "--yes", "--max-mde", "1"]
-    env = {**env_for(None), "PYTHONPATH": str(folder)}
+    env = {**env_for(None), "PYTHONPATH": os.pathsep.join(str(p) for p in (src, folder) if p)}
     subprocess.run([*base, "--name", "before"], cwd=folder, env=env, check=True, capture_output=True)
     after = {**env, "BENCH_SHIFT": "0.8", "BENCH_HORIZON": "18"}
     subprocess.run(
@@ -210,43 +214,46 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=999_999)
     parser.add_argument("--rounds", type=int, default=5)
-    parser.add_argument("--baseline", help="also run our side on this commit's src/ (e.g. HEAD~3)")
+    parser.add_argument("--baseline", help="also sweep and run our side on this commit's src/ (e.g. HEAD~3)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         (folder / "bench_agent.py").write_text(textwrap.dedent(ROLLOUT))
-        big, small = folder / "big", folder / "small"
-        started = time.perf_counter()
-        sweep_pair(folder, big, args.episodes // 9)
-        sweep_pair(folder, small, 10_000 // 9 + 1)
-        files = len(list(big.glob("*/episodes/*.parquet")))
-        print(
-            f"swept 2 runs of {args.episodes // 9 * 9:,} episodes ({files} batch files) and 2 of "
-            f"{(10_000 // 9 + 1) * 9:,} with `poisson-prove sweep` defaults "
-            f"in {time.perf_counter() - started:.0f} s"
-        )
-        trees: dict[str, Path | None] = {"this tree": None}
+        # name -> (src, store of the large runs, store of the 10k runs)
+        trees: dict[str, tuple[Path | None, Path, Path]] = {
+            "this tree": (None, folder / "big", folder / "small")
+        }
         if args.baseline:
-            trees[f"baseline {args.baseline}"] = unpack(args.baseline, folder / "baseline")
+            src = unpack(args.baseline, folder / "baseline")
+            trees[f"baseline {args.baseline}"] = (src, folder / "big-base", folder / "small-base")
+        for name, (src, big, small) in trees.items():
+            started = time.perf_counter()
+            sweep_pair(folder, big, args.episodes // 9, src)
+            sweep_pair(folder, small, 10_000 // 9 + 1, src)
+            files = len(list(big.glob("*/episodes/*.parquet")))
+            print(
+                f"{name}: swept 2 runs of {args.episodes // 9 * 9:,} episodes ({files} Parquet files "
+                f"after the sweep) and 2 of {(10_000 // 9 + 1) * 9:,} with `poisson-prove sweep` "
+                f"defaults in {time.perf_counter() - started:.0f} s"
+            )
         horizon = 18.0  # the common horizon diff uses: the shorter run's
         diff = [str(BIN / "poisson-prove"), "--store", "STORE", "diff", "--plain"]
         like: dict[str, list[float]] = {name: [] for name in trees}
         command: dict[str, list[float]] = {name: [] for name in trees}
         start_up: dict[str, list[float]] = {name: [] for name in trees}
-        seconds: dict[str, list[float]] = {"statsmodels": [], "usual": [], "pass": []}
+        theirs_seconds: dict[str, list[float]] = {name: [] for name in trees}
         ours_seconds: dict[str, list[float]] = {name: [] for name in trees}
         loads: list[float] = []
         worst = 0.0
         peak_mb = 0.0
         for _ in range(args.rounds):
             loads.append(load())
-            theirs = child(STATSMODELS, big, horizon, env_for(None))
-            seconds["statsmodels"].append(theirs["seconds"])
-            usual_s, _, _ = timed([sys.executable, "-c", USUAL_WAY, str(big), str(horizon)], env_for(None))
-            seconds["usual"].append(usual_s)
             pass_s, _, _ = timed([sys.executable, "-c", "pass"], env_for(None))
-            seconds["pass"].append(pass_s)
-            for name, src in trees.items():
+            for name, (src, big, small) in trees.items():
+                theirs = child(STATSMODELS, big, horizon, env_for(None))
+                theirs_seconds[name].append(theirs["seconds"])
+                usual = [sys.executable, "-c", USUAL_WAY, str(big), str(horizon)]
+                usual_s, _, _ = timed(usual, env_for(None))
                 env = {**env_for(src), "XDG_CACHE_HOME": str(folder / "cache")}
                 ours = child(OURS, big, horizon, env)
                 ours_seconds[name].append(ours["seconds"])
@@ -263,12 +270,14 @@ def main() -> int:
                 if name == "this tree":
                     peak_mb = max(peak_mb, diff_mb)
         print(
-            f"like for like, 54 incidences + variances from the store ({files // 2} files per run), "
-            f"each side in its own interpreter, best of 3 warm:"
+            "like for like, 54 incidences + variances from the store, "
+            "each side in its own interpreter, best of 3 warm:"
         )
-        print(f"  statsmodels: {statistics.median(seconds['statsmodels']):.3f} s median")
         for name in trees:
-            print(f"  ours ({name}): {statistics.median(ours_seconds[name]):.3f} s median")
+            print(
+                f"  {name}: statsmodels {statistics.median(theirs_seconds[name]):.3f} s, "
+                f"ours {statistics.median(ours_seconds[name]):.3f} s (medians)"
+            )
             print("  " + ratio_line(f"statsmodels / ours ({name})", like[name], loads, "goal >= 10"))
         for name in list(trees)[1:]:
             per_round = [a / b for a, b in zip(ours_seconds["this tree"], ours_seconds[name], strict=True)]

@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from poisson_prove.errors import ProveError
 from poisson_prove.store.info import COMPACTED_SUFFIX, REPLACES_KEY, RunInfo, replaced_by, replaced_names
-from poisson_prove.store.table import DICTIONARY_COLUMNS, STATISTICS_COLUMNS
+from poisson_prove.store.table import STATISTICS_COLUMNS
 from prove_common.files import atomic_path
 
 if TYPE_CHECKING:
@@ -65,8 +65,9 @@ __all__ = [
 COMPACT_ROW_GROUP = 131_072
 #: The most rows one compacted file holds: larger runs become several files of consecutive batches.
 COMPACT_MAX_ROWS = 1 << 21
-#: The most bytes of batch files one compacted file is made of (the spans can be large).
-COMPACT_MAX_BYTES = 512 << 20
+#: The most bytes of batch files one compacted file is made of: the spans can be large, and a reader
+#: of one row (an attribution reads a wanted row's spans) decodes its file's whole column.
+COMPACT_MAX_BYTES = 128 << 20
 
 _SEQUENCE = re.compile(r"^batch-(\d+)-")
 
@@ -169,10 +170,14 @@ def _compact_group(info: RunInfo, group: Sequence[tuple[Path, Any]], event: Call
     present = set(schema.names)
     rows = 0
     with atomic_path(final) as tmp:
+        # Every column dictionary-encoded where its values repeat (Parquet falls back to plain
+        # pages for a column whose dictionary outgrows a page, such as the spans): the times and
+        # horizons of a run take a few distinct values, and read a third faster so. The values,
+        # and the types a reader gets, are the batches' own.
         with pq.ParquetWriter(
             tmp,
             schema,
-            use_dictionary=[name for name in DICTIONARY_COLUMNS if name in present],
+            use_dictionary=True,
             write_statistics=[name for name in STATISTICS_COLUMNS if name in present],
         ) as out:
             waiting: list[pa.Table] = []
