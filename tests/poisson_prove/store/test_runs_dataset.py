@@ -108,7 +108,7 @@ def test_duckdb_polars_and_pyarrow_read_the_store_in_one_call_each(store: tuple[
 def test_every_batch_file_says_its_schema_run_and_column_meanings(store: tuple[Path, dict]) -> None:
     root, _ = store
     files = sorted(root.glob("*/episodes/*.parquet"))
-    assert len(files) > 2
+    assert len(files) >= 2  # a complete run is one compacted file (store.compaction)
     for path in files:
         metadata = {k.decode(): v.decode() for k, v in pq.read_schema(path).metadata.items()}
         assert metadata["poisson_prove.schema"] == SCHEMA_ID
