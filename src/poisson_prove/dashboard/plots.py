@@ -172,21 +172,38 @@ def y_top(panels: Iterable[ConditionCurves]) -> float:
     return min(1.0, max(0.02, highest * 1.1))
 
 
-def _legend(entries: Sequence[tuple[str, str, bool]], right: float, top: float, columns: int) -> list[str]:
-    """A legend of (label, colour, dashed) in rows of `columns`, right-aligned at `right`."""
+def _legend(entries: Sequence[tuple[str, str, bool]], width: float, columns: int) -> tuple[list[str], float]:
+    """A legend of (label, colour, dashed) above the panels, right-aligned, in rows of at most
+    `columns` entries (fewer when a row would not fit the figure's width); and the height it
+    needs beyond the figure's top margin (which holds one row)."""
+    room = width - 2 * 0.1 * INCH
+    widths = [22 + len(label) * CHAR + 10 for label, _, _ in entries]
+    fits = next((c for c in range(max(columns, 1), 0, -1)
+                 if all(sum(widths[i : i + c]) <= room for i in range(0, len(widths), c))), 1)
+    rows = math.ceil(len(entries) / fits)
+    first = 0.45 * INCH / 2 if rows == 1 else FONT + 2  # the top margin holds one row
     out = []
-    for row_start in range(0, len(entries), columns):
-        row = entries[row_start : row_start + columns]
-        widths = [22 + len(label) * CHAR + 10 for label, _, _ in row]
-        x = right - sum(widths)
-        y = top + (row_start // columns) * (FONT + 4)
-        for (label, color, dashed), width in zip(row, widths, strict=True):
+    for r, start in enumerate(range(0, len(entries), fits)):
+        x = width - 0.1 * INCH - sum(widths[start : start + fits])
+        y = first + r * (FONT + 4)
+        for (label, color, dashed), step in zip(entries[start : start + fits], widths[start : start + fits],
+                                                strict=True):
             dash = ' stroke-dasharray="4 1.8" stroke-opacity="0.8"' if dashed else ""
             out.append(f'<path d="M{_n(x)} {_n(y - FONT * 0.35)}h16" stroke="{color}" stroke-width="1.5"'
                        f' fill="none"{dash}/>')
             out.append(_text(x + 20, y, label))
-            x += width
-    return out
+            x += step
+    last = first + (rows - 1) * (FONT + 4)
+    return out, max(0.0, last + FONT + 6 - (0.45 * INCH - 4))  # clear of the panels' titles
+
+
+def _with_legend(width: float, height: float, body: list[str], entries: Sequence[tuple[str, str, bool]],
+                 columns: int) -> str:
+    """The panels' SVG with their legend on top (the panels moved down when it needs more room)."""
+    legend, extra = _legend(entries, width, columns)
+    if extra:
+        body = [f'<g transform="translate(0 {_n(extra)})">', *body, "</g>"]
+    return _svg(width, height + extra, [*body, *legend])
 
 
 class _Panels:
@@ -244,11 +261,9 @@ def incidence_svg(panels: Sequence[ConditionCurves], t_unit: str) -> str:
                         'fill-opacity="0.15" stroke="none"/>')
             body.append(f'<path d="{_step(ax, curve.times, curve.share)}" stroke="{color}" '
                         'stroke-width="1.4" fill="none"/>')
-    if panels:
-        entries = [(_short(c.outcome, 30), OUTCOME_COLORS[i % len(OUTCOME_COLORS)], False)
-                   for i, c in enumerate(panels[0].curves)]
-        body += _legend(entries, grid.width - 0.1 * INCH, 0.45 * INCH / 2, max(1, len(entries)))
-    return _svg(grid.width, grid.height, body)
+    entries = [(_short(c.outcome, 30), OUTCOME_COLORS[i % len(OUTCOME_COLORS)], False)
+               for i, c in enumerate(panels[0].curves)] if panels else []
+    return _with_legend(grid.width, grid.height, body, entries, len(entries))
 
 
 def pair_incidence_svg(
@@ -283,10 +298,7 @@ def pair_incidence_svg(
                         'stroke-width="1.5" fill="none"/>')
             if index == 0:
                 entries.append((f"{_short(curve.outcome, 24)} after", color, False))
-    columns = min(len(entries), 4) or 1
-    first = 0.45 * INCH / 2 - (FONT + 4) * ((len(entries) - 1) // columns) / 2  # the rows centred
-    body += _legend(entries, grid.width - 0.1 * INCH, first, columns)
-    return _svg(grid.width, grid.height, body)
+    return _with_legend(grid.width, grid.height, body, entries, 4)
 
 
 def _row_color(verdict: str, adverse: bool) -> str:
