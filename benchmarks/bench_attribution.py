@@ -6,13 +6,15 @@ qa_check, each a proveai `@monitor` agent, over a seeded stand-in model); the in
 (100,002 by default: 3 conditions x 33,334 replicates), then its patched twin on the same seeds
 (`--pair-with`), whose `malformed` rate rises. Every episode stores three agent spans.
 
-The same two runs are copied into a second store with the `spans` column emptied (null in
-every row, the rest byte for byte): there `diff` finds no agent spans and attributes nothing,
-which is `diff` without attribution. Then, side by side, A, B, A, B, ... for `--rounds`
-rounds: `poisson-prove diff before after --json` on each store, a fresh process each, and per
-round the difference A - B (what attribution adds), reported as min and median with the
-1-minute load average. The attribution printed is checked: `draft` named on every moved row,
-and its counts honest (pairs read never above the pairs counted; a row read in part says so).
+The same two runs are copied into a second store with the `spans` and `agent_calls` columns
+emptied (null in every row, the rest as written): there `diff` finds no agent spans and
+attributes nothing, which is `diff` without attribution (`agent_calls`: the typed agent calls
+the attribution reads since poisson-prove.episodes/2; a baseline before it reads `spans`).
+Then, side by side, A, B, A, B, ... for `--rounds` rounds: `poisson-prove diff before after
+--json` on each store, a fresh process each, and per round the difference A - B (what
+attribution adds), reported as min and median with the 1-minute load average. The attribution
+printed is checked: `draft` named on every moved row, and its counts honest (pairs read never
+above the pairs counted; a row read in part says so).
 
 `--baseline REF` also runs A on the `src/` of commit REF (unpacked from git) in the same
 rounds, so a change is measured against the code before it. `--keep DIR` keeps (and reuses)
@@ -94,7 +96,8 @@ def sweep_pair(folder: Path, store: Path, episodes: int) -> None:
 
 
 def without_spans(store: Path, into: Path) -> None:
-    """A copy of the store whose batch files hold null spans (everything else as written)."""
+    """A copy of the store whose batch files hold null spans and agent calls (everything else
+    as written)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -103,9 +106,11 @@ def without_spans(store: Path, into: Path) -> None:
     shutil.copytree(store, into, ignore=shutil.ignore_patterns(".dashboard-cache", "*.lock"))
     for path in sorted(into.glob("*/episodes/*.parquet")):
         table = pq.read_table(path)
-        at = table.schema.get_field_index("spans")
-        empty = pa.nulls(table.num_rows, type=table.schema.field(at).type)
-        table = table.set_column(at, table.schema.field(at), empty)
+        for name in ("spans", "agent_calls"):
+            at = table.schema.get_field_index(name)
+            if at >= 0:
+                empty = pa.nulls(table.num_rows, type=table.schema.field(at).type)
+                table = table.set_column(at, table.schema.field(at), empty)
         pq.write_table(table, path, compression="zstd")
 
 

@@ -20,6 +20,7 @@ from poisson_prove.design.conditions import condition_key, condition_label
 from poisson_prove.design.seeding import episode_seed, new_salt
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore
+from poisson_prove.store.table import columns_to_table
 
 OUTCOMES = ("resolved", "unresolved", "timeout")
 FAILURES = ("unresolved", "timeout")
@@ -139,7 +140,8 @@ def write_run(
     bounds = np.linspace(0, len(keys), batches + 1).astype(int)
     for lo, hi in itertools.pairwise(bounds):
         if hi > lo:
-            writer.write_batch({k: v[lo:hi] for k, v in columns.items()})
+            # agent_calls derived from the spans, as the sweep's writer does
+            writer.write_batch(columns_to_table({k: v[lo:hi] for k, v in columns.items()}))
     errored = sum(o is None for o in episodes.outcome)
     global _written
     _written += 1

@@ -1,30 +1,30 @@
-"""Episode twins read back: which agent moved a compared row, and one pair side by side.
+"""Episode twins read back from the store: which agent moved a compared row, and one pair.
 
 Reads the store for poisson_prove.comparison.attribution (which is pure).
 
 `attribute(comparison)` gives `diff` its attribution (poisson_prove.comparison.attribution):
 for every row that moved, the twins whose outcome flipped and those that did not, each pair's
 agent calls matched and the first divergence counted per agent, and each agent check compared
-paired. It reads the `spans` column only when the runs hold agent spans, and then only the rows
-it needs: a run without `@monitor` spans costs a look at the first episodes of each batch file
-(`has_agent_spans`), never a JSON parse. Pairs are read in full up to a cap (an even sample
-beyond it, the counts saying so): per moved condition `CHECK_READ` pairs for its agents'
-checks, and per row its flipped pairs up to `FLIPPED_READ` and the unflipped ones among that
-check sample up to `UNFLIPPED_READ` (one read serves both). Only the batch files holding a
-wanted row are read, only the `spans` column, and the texts are parsed
-together by Arrow's JSON reader with only the fields the attribution reads (`side_calls_of`);
-a pair of twins whose calls all agree costs no Python object.
+paired. Pairs are read in full up to a cap (an even sample beyond it, the counts saying so):
+per moved condition `CHECK_READ` pairs for its agents' checks, and per row its flipped pairs up
+to `FLIPPED_READ` and the unflipped ones among that check sample up to `UNFLIPPED_READ` (one
+read serves both).
+
+What is read is the `agent_calls` column (store.agent_calls: each episode's agent calls typed),
+of only the batch files and row groups holding a wanted row; a run without agent calls costs a
+look at the first episodes of each file (`has_agent_spans`). A batch file written before that
+column existed (poisson-prove.episodes/1) has its `spans` read instead and the same column
+derived from them (`read_calls`), so a run of either layout, or of both after a --resume,
+reads the same. A pair of twins whose calls all agree costs no Python object (`SideCalls`).
 
 `pair_view(before, after, condition, replicate)` is one pair's two trees of agent calls side by
-side, agent by agent, with the first divergence marked (`inspect --pair`);
-`attribute_with_pairs` gives the attribution with one such pair per row, from the spans it read
-(the dashboard).
+side (`inspect --pair`; the view model is poisson_prove.comparison.side_by_side);
+`attribute_with_pairs` gives the attribution with one such pair per row (the dashboard).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -35,15 +35,11 @@ import numpy as np
 
 from poisson_prove.comparison.attribution import (
     CHANGE_HASHES,
-    CHECK_PREFIX,
-    AgentCall,
     Attribution,
     RowAttribution,
     adjust_checks,
-    agent_calls,
     attribute_firsts,
     compare_checks,
-    first_divergence,
     first_divergence_of,
 )
 from poisson_prove.comparison.frame import (
@@ -55,47 +51,78 @@ from poisson_prove.comparison.frame import (
     side_of,
 )
 from poisson_prove.comparison.result import Comparison, ConditionResult
+from poisson_prove.comparison.side_by_side import PairLine, PairView, pair_view_of, side_by_side
+from poisson_prove.comparison.side_calls import SideCalls, side_calls_of
 from poisson_prove.comparison.stats import fate_by, twin_rows
 from poisson_prove.design.conditions import cfg_of, condition_label
 from poisson_prove.errors import ProveError
+from poisson_prove.store.agent_calls import HASH_FIELDS, MONITOR_MARK, agent_calls_of, agent_calls_type
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore
+
+__all__ = [  # the view model is re-exported: the dashboard and `inspect` take it from here
+    "PairLine", "PairView", "SideCalls", "attribute", "attribute_with_pairs", "episode_row",
+    "has_agent_spans", "pair_view", "pair_view_of", "read_calls", "read_spans", "read_spans_array",
+    "side_by_side", "side_calls_of",
+]
 
 FLIPPED_READ = 1_000  # flipped pairs read per row, at most
 UNFLIPPED_READ = 1_000  # unflipped pairs read per row, at most
 CHECK_READ = 2_000  # pairs read per moved condition for its agents' checks, at most
 PROBE_ROWS = 256  # episodes looked at per batch file to tell whether a run has agent spans
-MONITOR_MARK = re.compile(r'"source"\s*:\s*"monitor"')  # compact JSON, as stored, or spaced
+MONITOR = re.compile(MONITOR_MARK)  # compact JSON, as stored, or spaced
 MOVED = ("rose", "fell")
+CALLS = "agent_calls"
+#: The agent_calls fields read as dictionaries (their values repeat across calls).
+DICTIONARY_LEAVES = tuple(
+    f"{CALLS}.list.element.{name}" for name in ("agent", "status", "output_hash", *HASH_FIELDS)
+)
 StoreArg = str | os.PathLike[str] | None
 
 
 def has_agent_spans(info: RunInfo) -> bool:
     """Whether the run's episodes hold `@monitor` agent calls: the first PROBE_ROWS episodes
-    of each batch file are looked at (text search, no JSON parse)."""
+    of each batch file are looked at (their `agent_calls`, else a text search of `spans`)."""
     import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when a run is read
 
     for path in info.batch_files():
         try:
             parquet = pq.ParquetFile(path)
-            if "spans" not in parquet.schema_arrow.names:
+            names = parquet.schema_arrow.names
+            column = CALLS if CALLS in names else "spans" if "spans" in names else None
+            if column is None:
                 continue
-            batch = next(parquet.iter_batches(batch_size=PROBE_ROWS, columns=["spans"]), None)
+            batch = next(parquet.iter_batches(batch_size=PROBE_ROWS, columns=[column]), None)
         except (OSError, ValueError):  # the comparison has read it already; an odd file says no
             continue
         if batch is None:
             continue
-        if any(text and MONITOR_MARK.search(text) for text in batch.column(0).to_pylist()):
+        if column == CALLS:
+            if batch.column(0).null_count < batch.num_rows:
+                return True
+        elif any(text and MONITOR.search(text) for text in batch.column(0).to_pylist()):
             return True
     return False
 
 
-def read_spans_array(info: RunInfo, rows: Iterable[int]) -> tuple[np.ndarray, Any]:
-    """(the given rows, sorted and unique; their `spans` as one Arrow string array in that
-    order). Rows are indices in the order the comparison reads the run (its batch files in write
-    order); only the files holding a wanted row are read, only that column."""
+def _indices(at: np.ndarray) -> Any:
+    """Row positions as an Arrow int64 array over NumPy's buffer (pa.array of a NumPy array
+    imports pandas: most of a second)."""
     import pyarrow as pa  # pyarrow: ~160 ms, only when a run is read
-    import pyarrow.parquet as pq  # as above
+
+    values = np.ascontiguousarray(at, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(values), [None, pa.py_buffer(values)], null_count=0)
+
+
+def _read_rows(
+    info: RunInfo, rows: Iterable[int], read: Any, dictionary: Sequence[str] = ()
+) -> tuple[np.ndarray, list[Any]]:
+    """(the given rows, sorted and unique; per row group holding some, `read(parquet, group,
+    at)`: its value at those rows). Rows are indices in the order the comparison reads the run
+    (its batch files in write order, each file's row groups in order); only the row groups
+    holding a wanted row are read; the `dictionary` leaves, in a file that has them, as
+    dictionaries."""
+    import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when a run is read
 
     wanted = np.unique(np.fromiter(rows, dtype=np.int64))
     parts = []
@@ -106,15 +133,35 @@ def read_spans_array(info: RunInfo, rows: Iterable[int]) -> tuple[np.ndarray, An
         if not wanted.size or wanted[-1] < start:
             break
         parquet = pq.ParquetFile(path, pre_buffer=False)
-        count = parquet.metadata.num_rows
-        here = wanted[(wanted >= start) & (wanted < start + count)] - start
-        if here.size:
-            parts.append(parquet.read(columns=["spans"], use_threads=False).column(0).take(pa.array(here)))
-        start += count
-    chunks = [chunk for part in parts for chunk in part.chunks]
-    return wanted, pa.chunked_array(chunks, type=pa.string()).combine_chunks() if chunks else pa.array(
-        [], type=pa.string()
-    )
+        if dictionary and CALLS in parquet.schema_arrow.names:
+            parquet = pq.ParquetFile(path, pre_buffer=False, read_dictionary=list(dictionary))
+        for group in range(parquet.metadata.num_row_groups):
+            count = parquet.metadata.row_group(group).num_rows
+            here = wanted[(wanted >= start) & (wanted < start + count)] - start
+            if here.size:
+                parts.append(read(parquet, group, here))
+            start += count
+    return wanted, parts
+
+
+def _joined(parts: list[Any], kind: Any) -> Any:
+    import pyarrow as pa  # pyarrow: ~160 ms, only when a run is read
+
+    chunks = [chunk for part in parts for chunk in (part.chunks if hasattr(part, "chunks") else [part])]
+    return pa.chunked_array(chunks, type=kind).combine_chunks() if chunks else pa.nulls(0, kind)
+
+
+def read_spans_array(info: RunInfo, rows: Iterable[int]) -> tuple[np.ndarray, Any]:
+    """(the given rows, sorted and unique; their `spans` as one Arrow string array in that
+    order), only that column read."""
+    import pyarrow as pa  # pyarrow: ~160 ms, only when a run is read
+
+    def read(parquet: Any, group: int, at: np.ndarray) -> Any:
+        table = parquet.read_row_group(group, columns=["spans"], use_threads=False)
+        return table.column(0).take(_indices(at))
+
+    wanted, parts = _read_rows(info, rows, read)
+    return wanted, _joined(parts, pa.string())
 
 
 def read_spans(info: RunInfo, rows: Iterable[int]) -> dict[int, str | None]:
@@ -123,184 +170,22 @@ def read_spans(info: RunInfo, rows: Iterable[int]) -> dict[int, str | None]:
     return dict(zip(wanted.tolist(), texts.to_pylist(), strict=True))
 
 
-_FIELDS = ("gen_ai.agent.name", "proveai.output_hash", *CHANGE_HASHES.values())
-_CHECK_NAME = '"' + CHECK_PREFIX
+def read_calls(info: RunInfo, rows: Iterable[int]) -> tuple[np.ndarray, Any]:
+    """(the given rows, sorted and unique; their `agent_calls` in that order): that column
+    only, or, in a batch file without it (poisson-prove.episodes/1), the rows' `spans` with
+    the column derived from them as the writer derives it."""
 
+    def read(parquet: Any, group: int, at: np.ndarray) -> Any:
+        column = CALLS if CALLS in parquet.schema_arrow.names else "spans"
+        table = parquet.read_row_group(group, columns=[column], use_threads=False)
+        values = table.column(0).take(_indices(at))
+        # the hashes repeat: read as dictionaries (a fifth of the time of their text), the
+        # rows wanted decoded after the take
+        return values.cast(kind) if column == CALLS else agent_calls_of(values)
 
-@dataclass
-class SideCalls:
-    """The `@monitor` calls of some episodes of one run, column by column (one entry per call,
-    episode by episode in call order): what the attribution reads, without a Python object per
-    call. `trail(e)` is episode e's (agent, output hash, status) sequence joined in one string,
-    equal in two twins exactly when no call diverges; `keys(e)` that sequence, for
-    `first_divergence_of` (the hashes and checks are read column by column, `changed_values`
-    and `labels`), built only for the episodes that need it."""
-
-    offsets: np.ndarray  # episode e's calls are offsets[e]:offsets[e + 1]
-    agent: list[str]
-    output: list[str | None]
-    status: list[str]  # ok | error
-    hashes: dict[str, list[str | None]]  # code / prompt / model -> one per call
-    checks: dict[str, list[str | None]]  # check name -> its label on each call (None: none)
-
-    trails: list[str]  # per episode: its calls' agent, output hash and status, joined
-
-    def __post_init__(self) -> None:
-        self._keys: list[tuple[str, str | None, str]] | None = None
-
-    def trail(self, episode: int) -> str:
-        return self.trails[episode]
-
-    def keys(self, episode: int) -> list[tuple[str, str | None, str]]:
-        """The episode's calls as (agent, output hash, status), in call order."""
-        if self._keys is None:
-            self._keys = list(zip(self.agent, self.output, self.status, strict=True))
-        return self._keys[int(self.offsets[episode]) : int(self.offsets[episode + 1])]
-
-    def calls(self, episode: int) -> tuple[AgentCall, ...]:
-        """The episode's AgentCalls (agent, occurrence, output hash, status)."""
-        seen: dict[str, int] = {}
-        out = []
-        for name, output, status in self.keys(episode):
-            out.append(AgentCall(name, seen.get(name, 0), output, status))
-            seen[name] = seen.get(name, 0) + 1
-        return tuple(out)
-
-    def changed_values(self) -> dict[str, dict[str, set[str | None]]]:
-        """Per agent, per hash (code / prompt / model), the values its calls carry."""
-        out: dict[str, dict[str, set[str | None]]] = {}
-        for what, values in self.hashes.items():
-            for agent, value in set(zip(self.agent, values, strict=True)):
-                out.setdefault(agent, {w: set() for w in self.hashes})[what].add(value)
-        return out
-
-    def labels(self, agent: str, check: str) -> np.ndarray:
-        """Per episode: 1 when a call of `agent` is labelled bad by `check`, else 0 when one is
-        labelled good, else -1 (skip, no label, or the agent not called)."""
-        episodes = len(self.offsets) - 1
-        values = self.checks.get(check)
-        out = np.zeros(episodes, dtype=np.int8)
-        if values is None or not episodes:
-            return out - 1
-        rank = {"bad": 2, "good": 1}
-        code = np.array(
-            [rank.get(v or "", 0) if a == agent else 0 for a, v in zip(self.agent, values, strict=True)],
-            dtype=np.int8,
-        )
-        episode_of = np.repeat(np.arange(episodes), np.diff(self.offsets))
-        np.maximum.at(out, episode_of, code)
-        return out - 1  # 2 bad -> 1, 1 good -> 0, 0 none -> -1
-
-
-def side_calls_of(texts: Any) -> SideCalls:
-    """The `@monitor` calls of each episode of an Arrow array of `spans` texts, parsed by
-    Arrow's JSON reader with only the fields the attribution reads; when it refuses a row (a
-    damaged row, an odd type) every row is decoded by itself (`agent_calls`)."""
-    import pyarrow as pa  # pyarrow: ~160 ms, only when a run is read
-    import pyarrow.compute as pc  # as above
-    import pyarrow.json as pj  # as above
-
-    if len(texts) == 0:
-        return _side_calls_from([])
-    filled = pc.fill_null(texts, "[]")
-    filled = pc.if_else(pc.equal(pc.utf8_length(filled), 0), "[]", filled)
-    names = _check_names(filled)
-    attributes = pa.struct([(name, pa.string()) for name in (*_FIELDS, *(CHECK_PREFIX + n for n in names))])
-    entry = pa.struct([("name", pa.string()), ("source", pa.string()), ("status", pa.string()),
-                       ("attributes", attributes)])
-    schema = pa.schema([("s", pa.list_(entry))])
-    lines = pc.binary_join_element_wise('{"s":', filled, "}\n", "")
-    offsets = np.frombuffer(lines.buffers()[1], dtype=np.int32)[lines.offset : lines.offset + len(lines) + 1]
-    first, last = int(offsets[0]), int(offsets[-1])
-    data = lines.buffers()[2][first:last]  # the lines, back to back (none is null)
-    try:
-        table = pj.read_json(
-            pa.BufferReader(data),
-            parse_options=pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore"),
-        )
-    except (pa.ArrowInvalid, pa.ArrowTypeError):  # a row the reader refuses: every row by itself
-        table = None
-    if table is None or table.num_rows != len(texts):
-        return _side_calls_from([agent_calls(_decoded(text)) for text in texts.to_pylist()])
-    spans = table.column("s").combine_chunks()
-    flat = spans.flatten()
-    attrs = flat.field("attributes")
-    agent = pc.coalesce(attrs.field("gen_ai.agent.name"), flat.field("name"))
-    keep = pc.and_(pc.equal(pc.fill_null(flat.field("source"), ""), "monitor"), pc.is_valid(agent))
-    episode_of = np.repeat(np.arange(len(spans)), np.diff(spans.offsets.to_numpy()))
-    kept = keep.to_numpy(zero_copy_only=False)
-    counts = np.bincount(episode_of[kept], minlength=len(spans))
-
-    def column(values: Any) -> list[Any]:
-        return values.filter(keep).to_pylist()
-
-    status = pc.if_else(pc.equal(pc.fill_null(flat.field("status"), ""), "error"), "error", "ok").filter(keep)
-    output = attrs.field("proveai.output_hash").filter(keep)
-    offsets = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
-    return SideCalls(
-        offsets=offsets, agent=agent.filter(keep).to_pylist(), output=output.to_pylist(),
-        status=status.to_pylist(),
-        hashes={what: column(attrs.field(key)) for what, key in CHANGE_HASHES.items()},
-        checks={name: column(attrs.field(CHECK_PREFIX + name)) for name in names},
-        trails=_trails(offsets, agent.filter(keep), output, status),
-    )
-
-
-def _trails(offsets: np.ndarray, agent: Any, output: Any, status: Any) -> list[str]:
-    """Per episode one string of its calls' agent, output hash (\\x00 for none) and status."""
-    import pyarrow as pa  # pyarrow: ~160 ms, only when a run is read
-    import pyarrow.compute as pc  # as above
-
-    calls = pc.binary_join_element_wise(agent, pc.fill_null(output, "\x00"), status, "\x1f")
-    episodes = pa.ListArray.from_arrays(pa.array(offsets, pa.int32()), calls)
-    return pc.binary_join(episodes, "\x1e").to_pylist()
-
-
-def _side_calls_from(episodes: Sequence[Sequence[AgentCall]]) -> SideCalls:
-    calls = [call for episode in episodes for call in episode]
-    names = sorted({check for call in calls for check in call.checks})
-    def joined(c: AgentCall) -> str:
-        return f"{c.agent}\x1f{chr(0) if c.output_hash is None else c.output_hash}\x1f{c.status}"
-
-    trails = ["\x1e".join(joined(c) for c in episode) for episode in episodes]
-    return SideCalls(trails=trails,
-        offsets=np.concatenate([[0], np.cumsum([len(e) for e in episodes])]).astype(np.int64),
-        agent=[c.agent for c in calls], output=[c.output_hash for c in calls],
-        status=[c.status for c in calls],
-        hashes={what: [c.hashes.get(what) for c in calls] for what in CHANGE_HASHES},
-        checks={name: [c.checks.get(name) for c in calls] for name in names},
-    )
-
-
-def _check_names(texts: Any) -> list[str]:
-    """The check names labelled anywhere in `texts` (`"proveai.check.<name>":`)."""
-    import pyarrow.compute as pc  # pyarrow: ~160 ms, only when a run is read
-
-    marked = texts.filter(pc.match_substring(texts, _CHECK_NAME))
-    if len(marked) == 0:
-        return []
-    pieces = pc.list_flatten(pc.split_pattern(marked, _CHECK_NAME))
-    found = pc.extract_regex(pieces, r'^(?P<name>(?:[^"\\]|\\.)*)":')
-    names = set()
-    for raw in pc.unique(pc.struct_field(found.drop_null(), "name")).to_pylist():
-        try:
-            names.add(json.loads(f'"{raw}"'))  # the key as JSON wrote it, escapes and all
-        except ValueError:
-            continue
-    return sorted(n for n in names if n)
-
-
-def _decoded(text: Any) -> list[Any]:
-    """A row's spans as a list: its JSON text decoded (or the list find_episode decoded)."""
-    if isinstance(text, list):
-        return text
-    if not isinstance(text, str) or not text:
-        return []
-    try:
-        value = json.loads(text)
-    except ValueError:  # a damaged row reads as one without agent calls
-        return []
-    return value if isinstance(value, list) else []
+    kind = agent_calls_type()
+    wanted, parts = _read_rows(info, rows, read, DICTIONARY_LEAVES)
+    return wanted, _joined(parts, agent_calls_type())
 
 
 def _even(indices: np.ndarray, cap: int) -> np.ndarray:
@@ -394,11 +279,9 @@ def _attribute(
         needed += [flipped, unflipped]
     pairs = np.unique(np.concatenate(needed)) if needed else np.zeros(0, dtype=np.int64)
     read: list[tuple[SideCalls, np.ndarray]] = []  # per side: its calls, each pair's episode there
-    texts_of = []
     for info, side_rows in ((infos[0], rb[pairs]), (infos[1], ra[pairs])):
-        wanted, texts = read_spans_array(info, side_rows)
-        read.append((side_calls_of(texts), np.searchsorted(wanted, side_rows)))
-        texts_of.append(texts)
+        wanted, calls = read_calls(info, side_rows)
+        read.append((side_calls_of(calls), np.searchsorted(wanted, side_rows)))
     (calls_b, at_b), (calls_a, at_a) = read
     at = {int(p): n for n, p in enumerate(pairs.tolist())}
 
@@ -431,19 +314,13 @@ def _attribute(
             chosen = next((int(p) for p, a in zip(flipped, firsts, strict=True) if a == named), None)
             if chosen is None and flipped.size:
                 chosen = int(flipped[0])
-            view = None
-            if chosen is not None:
-                place = (int(at_b[at[chosen]]), int(at_a[at[chosen]]))
-                view = _view_of(comparison, twins, chosen, place, texts_of)
-            shown.append(view)
+            shown.append(None if chosen is None else _view_of(comparison, twins, chosen, infos))
     adjusted, family = adjust_checks(rows)
     return Attribution(True, None, adjusted, family), shown
 
 
-def _view_of(
-    comparison: Comparison, twins: _Twins, pair: int, where: tuple[int, int], texts: Sequence[Any]
-) -> PairView:
-    """Pair `pair` side by side, from the spans texts read (`where`: its place in each)."""
+def _view_of(comparison: Comparison, twins: _Twins, pair: int, infos: Sequence[RunInfo]) -> PairView:
+    """Pair `pair` side by side, its two episodes' spans read (one row of one batch file each)."""
     at_b, at_a = int(twins.rb[pair]), int(twins.ra[pair])
     frame_b, frame_a = twins.sides[0].frame, twins.sides[1].frame
     key = twins.keys[int(twins.sides[0].condition[at_b])]
@@ -455,8 +332,8 @@ def _view_of(
 
     return pair_view_of(
         labels.get(key) or condition_label(cfg_of(key), None), key, int(frame_b.replicate[at_b]),
-        (texts[0][where[0]].as_py(), int(frame_b.seed[at_b]), outcome(frame_b, at_b)),
-        (texts[1][where[1]].as_py(), int(frame_a.seed[at_a]), outcome(frame_a, at_a)),
+        (read_spans(infos[0], [at_b])[at_b], int(frame_b.seed[at_b]), outcome(frame_b, at_b)),
+        (read_spans(infos[1], [at_a])[at_a], int(frame_a.seed[at_a]), outcome(frame_a, at_a)),
         names=(comparison.before.name, comparison.after.name),
     )
 
@@ -520,44 +397,11 @@ def _labels(
 ) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
     """Per (agent, check) labelled in either run, each pair's label before and after: 1 bad
     (any call of the agent labelled bad), 0 good, -1 no label (skip, or not called)."""
-    names: set[tuple[str, str]] = set()
-    for side in (before, after):
-        for check, values in side.checks.items():
-            names.update((agent, check) for agent, v in zip(side.agent, values, strict=True) if v is not None)
+    names = before.labelled() | after.labelled()
     return {
         (agent, check): (before.labels(agent, check)[at_b], after.labels(agent, check)[at_a])
         for agent, check in sorted(names)
     }
-
-
-# One pair side by side ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class PairLine:
-    """One line of the side-by-side view: an agent call in both twins (or in one)."""
-
-    agent: str
-    occurrence: int
-    depth: int
-    before: AgentCall | None
-    after: AgentCall | None
-    same: bool  # output hash and status equal in both twins
-    first: bool  # the first divergence
-
-
-@dataclass(frozen=True)
-class PairView:
-    """Two twins' agent calls side by side, in call order, the first divergence marked."""
-
-    condition: str  # the condition's label
-    key: str
-    replicate: int
-    seed: int | None
-    before_outcome: str | None
-    after_outcome: str | None
-    lines: tuple[PairLine, ...]
-    first_divergence: str | None
 
 
 def episode_row(info: RunInfo, key: str, replicate: int) -> tuple[str | None, int | None, str | None]:
@@ -588,45 +432,3 @@ def pair_view(before: RunInfo, after: RunInfo, key: str, replicate: int) -> Pair
     )
 
 
-def pair_view_of(
-    label: str, key: str, replicate: int,
-    before: tuple[Any, int | None, str | None], after: tuple[Any, int | None, str | None],
-    *, names: tuple[str, str],
-) -> PairView:
-    """The view of two episodes given as (spans, seed, outcome); a ProveError unless they are
-    twins (the same seed)."""
-    (spans_b, seed_b, outcome_b), (spans_a, seed_a, outcome_a) = before, after
-    if seed_b != seed_a:
-        raise ProveError(
-            f'runs "{names[0]}" and "{names[1]}" gave this episode different seeds ({seed_b} and '
-            f"{seed_a}): they are not twins (the runs were not paired at sweep time)",
-            suggestions=[f'poisson-prove sweep SPEC --yes --pair-with "{names[0]}"'],
-        )
-    calls_b, calls_a = agent_calls(_decoded(spans_b)), agent_calls(_decoded(spans_a))
-    first = first_divergence(calls_b, calls_a)
-    return PairView(
-        condition=label, key=key, replicate=replicate, seed=seed_a, before_outcome=outcome_b,
-        after_outcome=outcome_a, lines=tuple(side_by_side(calls_b, calls_a, first)),
-        first_divergence=first,
-    )
-
-
-def side_by_side(
-    before: Sequence[AgentCall], after: Sequence[AgentCall], first: str | None
-) -> list[PairLine]:
-    """The calls of both twins matched by agent and occurrence, in the before twin's call order
-    then the after twin's calls it lacks; the first divergence (`first_divergence`) marked."""
-    call_b = {c.key: c for c in before}
-    call_a = {c.key: c for c in after}
-    order = [c.key for c in before] + [c.key for c in after if c.key not in call_b]
-    base = min((c.depth for c in [*before, *after]), default=0)
-    lines, marked = [], False
-    for key in order:
-        b, a = call_b.get(key), call_a.get(key)
-        same = b is not None and a is not None and b.output_hash == a.output_hash and b.status == a.status
-        is_first = not same and not marked and first == key[0]
-        marked = marked or is_first
-        shown = b if b is not None else a
-        assert shown is not None  # every key comes from one side or the other
-        lines.append(PairLine(key[0], key[1], shown.depth - base, b, a, same, is_first))
-    return lines

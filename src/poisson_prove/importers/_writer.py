@@ -438,6 +438,7 @@ def _columns(
         "started_at": [s.started_at for s in samples],
         "duration_s": [s.duration_s for s in samples],
         "spans": [None] * len(samples),
+        "agent_calls": [None] * len(samples),  # imported runs have no agent calls
     }
 
 

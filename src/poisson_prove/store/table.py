@@ -21,12 +21,18 @@ from poisson_prove.episode.row import (
     OUTCOME_AT,
     ROW_FIELDS,
 )
+from poisson_prove.store.agent_calls import AGENT_CALL_FIELDS, agent_calls_of, agent_calls_type
+
+#: Text every spans value holding an agent call contains (a fast test before the real one).
+MONITOR_TEXT = '"monitor"'
 
 if TYPE_CHECKING:
     import pyarrow as pa
 
 __all__ = [
+    "AGENT_CALLS_DUCKDB_TYPE",
     "COLUMN_MEANINGS",
+    "DERIVED_COLUMNS",
     "DICTIONARY_COLUMNS",
     "EPISODE_COLUMNS",
     "ERROR_KIND_AT",
@@ -37,7 +43,9 @@ __all__ = [
     "SPANS_DUCKDB_TYPE",
     "SPAN_FIELDS",
     "STATISTICS_COLUMNS",
+    "TABLE_COLUMNS",
     "batch_metadata",
+    "columns_to_table",
     "episode_schema",
     "rows_to_table",
     "spans_json_schema",
@@ -45,6 +53,12 @@ __all__ = [
     "tuples_to_table",
 ]
 
+
+#: The columns derived from a row's own when its batch's table is built (not in a row tuple or
+#: dict): `agent_calls`, the agent calls of `spans` typed (store.agent_calls).
+DERIVED_COLUMNS = ("agent_calls",)
+#: Every column of a batch file, in order: the row's, then the derived ones.
+TABLE_COLUMNS = (*EPISODE_COLUMNS, *DERIVED_COLUMNS)
 
 #: The text columns stored dictionary-encoded, and read back so (a condition, an outcome, an
 #: error kind become small integer codes): one declaration for the writer and every reader.
@@ -62,7 +76,9 @@ _BY_HAND = [0]
 _MAX_TEXT_BYTES = 2**31 - 1
 
 #: The id of the episode table's layout, in every batch file's metadata (`poisson_prove.schema`).
-SCHEMA_ID = "poisson-prove.episodes/1"
+#: /2 added `agent_calls`; a run stored as /1 (without it) is read too: the attribution derives
+#: the agent calls from `spans` there (poisson_prove.comparison.twins).
+SCHEMA_ID = "poisson-prove.episodes/2"
 #: The prefix of the store's own Parquet key-value metadata keys.
 METADATA_PREFIX = "poisson_prove."
 
@@ -85,7 +101,15 @@ COLUMN_MEANINGS: dict[str, str] = {
     "duration_s": "how long the call took, in seconds",
     "spans": "JSON list of the episode's steps, captured spans and injected faults "
     "(null when none); each entry as poisson_prove.spans_schema says",
+    "agent_calls": "the proveai @monitor agent calls among spans, in call order, typed: "
+    + "; ".join(f"{name}: {meaning}" for name, (_, meaning) in AGENT_CALL_FIELDS.items())
+    + " (null when none)",
 }
+
+#: The `agent_calls` column's type in DuckDB's words (what its `typeof(agent_calls)` says).
+AGENT_CALLS_DUCKDB_TYPE = (
+    "STRUCT(" + ", ".join(f"{name} {duck}" for name, (duck, _) in AGENT_CALL_FIELDS.items()) + ")[]"
+)
 
 #: The fields of one `spans` entry: name -> (JSON Schema type, DuckDB type, meaning). The entry's
 #: `attributes` have keys of their own per span, so they stay JSON (DuckDB's JSON type).
@@ -174,6 +198,7 @@ def episode_schema() -> pa.Schema:
                     pa.field("started_at", pa.timestamp("us", tz="UTC")),
                     pa.field("duration_s", pa.float64()),
                     pa.field("spans", pa.string()),
+                    pa.field("agent_calls", agent_calls_type()),
                 ]
             )
         )
@@ -199,6 +224,17 @@ def row_tuple(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return tuple(
         epoch_seconds(row.get(name)) if name == "started_at" else row.get(name) for name in ROW_FIELDS
     )
+
+
+def columns_to_table(columns: Mapping[str, Sequence[Any]]) -> pa.Table:
+    """A mapping of column lists -> one table in the store's schema; a derived column left out
+    (DERIVED_COLUMNS) is derived from the row's own, as `tuples_to_table` does."""
+    import pyarrow as pa  # pyarrow: ~160 ms, only when episodes are read or written
+
+    given = dict(columns)
+    if "agent_calls" not in given and "spans" in given:
+        given["agent_calls"] = agent_calls_of(pa.array(list(given["spans"]), pa.string()))
+    return pa.table(given, schema=episode_schema())
 
 
 def rows_to_table(rows: Sequence[Mapping[str, Any]]) -> pa.Table:
@@ -233,7 +269,7 @@ def _by_arrow(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
     import pyarrow as pa  # pyarrow: ~160 ms, only when episodes are read or written
 
     schema = episode_schema()
-    fields = list(schema)[1:]
+    fields = list(schema)[1 : len(EPISODE_COLUMNS)]
     count = len(rows)
     row_type = pa.struct(
         [pa.field(f.name, pa.float64() if f.name == "started_at" else f.type) for f in fields]
@@ -249,6 +285,7 @@ def _by_arrow(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
                 valid = np.unpackbits(bits, count=column.offset + count, bitorder="little").astype(np.bool_)
             column = _timestamps(pa, np, field.type, valid, seconds).slice(column.offset)
         arrays.append(column)
+    arrays.append(agent_calls_of(arrays[-1]))
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
@@ -260,7 +297,7 @@ def _by_hand(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
     schema = episode_schema()
     columns = list(zip(*rows, strict=True)) if rows else [() for _ in ROW_FIELDS]
     arrays = [pa.repeat(_strings(pa, np, [run_id])[0], len(rows))]
-    for field, column in zip(list(schema)[1:], columns, strict=True):
+    for field, column in zip(list(schema)[1 : len(EPISODE_COLUMNS)], columns, strict=True):
         if pa.types.is_string(field.type):
             arrays.append(_strings(pa, np, column))
         elif field.name == "started_at":
@@ -268,6 +305,9 @@ def _by_hand(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
         else:
             valid, values = _numbers(np, column, np.dtype(str(field.type)))  # int32, int64, double
             arrays.append(_from_buffers(pa, np, field.type, valid, values))
+    # from the spans column just built; a batch without agents needs no pyarrow.compute
+    monitored = any(text is not None and MONITOR_TEXT in text for text in columns[-1])
+    arrays.append(agent_calls_of(arrays[-1]) if monitored else pa.nulls(len(rows), agent_calls_type()))
     return pa.Table.from_arrays(arrays, schema=schema)
 
 

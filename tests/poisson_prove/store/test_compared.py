@@ -28,6 +28,7 @@ def test_resumed_run_gets_a_note(prove, workdir: Path) -> None:
         "outcome": extra.outcome, "t": extra.t, "horizon": extra.horizon, "case_id": extra.case_id,
         "meta": [None] * 10, "error_kind": [None] * 10, "error_message": [None] * 10,
         "started_at": [None] * 10, "duration_s": [None] * 10, "spans": [None] * 10,
+        "agent_calls": [None] * 10,
     })
     second = prove("diff")
     assert second.returncode == 0

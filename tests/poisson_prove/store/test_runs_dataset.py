@@ -18,9 +18,9 @@ import pytest
 
 from poisson_prove.store.table import (
     COLUMN_MEANINGS,
-    EPISODE_COLUMNS,
     SCHEMA_ID,
     SPANS_DUCKDB_TYPE,
+    TABLE_COLUMNS,
     spans_json_schema,
     spans_polars_dtype,
 )
@@ -98,7 +98,7 @@ def test_duckdb_polars_and_pyarrow_read_the_store_in_one_call_each(store: tuple[
     # The store root itself: manifest.json, events.jsonl and dashboard.html are not Parquet
     # and are left out; the lock files' leading dot keeps them out of the listing.
     table = ds.dataset(root, format="parquet", exclude_invalid_files=True).to_table()
-    assert table.column_names == list(EPISODE_COLUMNS)
+    assert table.column_names == list(TABLE_COLUMNS)
     rows = zip(table.column("run_id").to_pylist(), table.column("cell").to_pylist(),
                table.column("outcome").to_pylist(), strict=True)
     assert Counter((run, cell) for run, cell, outcome in rows if outcome == "bad") == +expected
@@ -114,14 +114,14 @@ def test_every_batch_file_says_its_schema_run_and_column_meanings(store: tuple[P
         assert metadata["poisson_prove.schema"] == SCHEMA_ID
         assert metadata["poisson_prove.run_id"] == path.parent.parent.name
         meanings = json.loads(metadata["poisson_prove.columns"])
-        assert list(meanings) == pq.read_schema(path).names == list(EPISODE_COLUMNS)
+        assert list(meanings) == pq.read_schema(path).names == list(TABLE_COLUMNS)
         assert all(isinstance(text, str) and text for text in meanings.values())
         assert json.loads(metadata["poisson_prove.spans_schema"]) == spans_json_schema()
         assert metadata["poisson_prove.spans_duckdb"] == SPANS_DUCKDB_TYPE
     # DuckDB reads the same key-value pairs (an independent reader of the footer).
     pairs = dict(duckdb.sql(f"select key, value from parquet_kv_metadata('{files[0]}')").fetchall())
     assert pairs[b"poisson_prove.run_id"].decode() == files[0].parent.parent.name
-    assert set(COLUMN_MEANINGS) == set(EPISODE_COLUMNS)
+    assert set(COLUMN_MEANINGS) == set(TABLE_COLUMNS)
 
 
 def test_the_spans_text_reads_as_typed_rows_in_duckdb_and_polars(store: tuple[Path, dict]) -> None:

@@ -10,7 +10,7 @@ import duckdb
 import pyarrow.parquet as pq
 
 from poisson_prove.store.table import (
-    EPISODE_COLUMNS,
+    TABLE_COLUMNS,
     episode_schema,
     rows_to_table,
 )
@@ -38,7 +38,7 @@ def _row(replicate: int, started_at: object) -> dict[str, object]:
 def test_rows_read_back_with_duckdb_with_one_utc_moment(tmp_path: Path) -> None:
     rows = [_row(r, started) for r, started in enumerate(STARTED)]
     table = rows_to_table(rows)
-    assert table.schema == episode_schema() and table.column_names == list(EPISODE_COLUMNS)
+    assert table.schema == episode_schema() and table.column_names == list(TABLE_COLUMNS)
     pq.write_table(table, tmp_path / "batch.parquet")
     with duckdb.connect() as db:
         db.execute("SET TimeZone = 'UTC'")
@@ -47,8 +47,9 @@ def test_rows_read_back_with_duckdb_with_one_utc_moment(tmp_path: Path) -> None:
         ).fetchall()
     assert len(read) == len(rows)
     for got, row in zip(read, rows, strict=True):
-        record = dict(zip(EPISODE_COLUMNS, got, strict=True))
+        record = dict(zip(TABLE_COLUMNS, got, strict=True))
         assert record.pop("started_at") == MOMENT
+        assert record.pop("agent_calls") is None  # these rows' spans hold no agent call
         expected = {k: v for k, v in row.items() if k != "started_at"}
         assert record == expected
 

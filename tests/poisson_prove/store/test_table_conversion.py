@@ -1,11 +1,13 @@
 """Row tuples become the same table both ways `tuples_to_table` has (column by column, and
 Arrow's own conversion), equal to the conversion the store used before either: every value,
 null and NaN, the schema, and the Parquet bytes written from it. A fresh process converting a
-small batch imports neither pandas nor pyarrow.compute."""
+small batch imports neither pandas nor pyarrow.compute. The derived `agent_calls` column is each
+row's agent calls as the one-by-one reading of its spans gives them."""
 
 from __future__ import annotations
 
 import io
+import json
 import math
 import subprocess
 import sys
@@ -17,12 +19,13 @@ import pyarrow.parquet as pq
 import pytest
 
 from poisson_prove.store import table
-from poisson_prove.store.table import DICTIONARY_COLUMNS, episode_schema
+from poisson_prove.store.agent_calls import agent_calls_type, calls_of_entries
+from poisson_prove.store.table import DICTIONARY_COLUMNS, EPISODE_COLUMNS, episode_schema
 
 
 def _reference(run_id: str, rows: list[tuple[Any, ...]]) -> pa.Table:
     """The conversion the store used before (Arrow's, started_at through pyarrow.compute)."""
-    fields = list(episode_schema())[1:]
+    fields = list(episode_schema())[1 : len(EPISODE_COLUMNS)]
     row_type = pa.struct(
         [pa.field(f.name, pa.float64() if f.name == "started_at" else f.type) for f in fields]
     )
@@ -31,7 +34,20 @@ def _reference(run_id: str, rows: list[tuple[Any, ...]]) -> pa.Table:
         if field.name == "started_at":
             column = pc.cast(pc.round(pc.multiply(column, 1e6)), pa.int64()).cast(field.type)
         arrays.append(column)
+    spans = [row[-1] for row in rows]
+    calls = [None if text is None else calls_of_entries(json.loads(text)) for text in spans]
+    arrays.append(pa.array(calls, type=agent_calls_type()))
     return pa.Table.from_arrays(arrays, schema=episode_schema())
+
+
+# a step, then two agent calls inside it, the second labelled by a check
+MONITORED = json.dumps([
+    {"name": "turn", "source": "step", "parent": None},
+    {"name": "draft", "source": "monitor", "parent": 0, "status": "ok",
+     "attributes": {"gen_ai.agent.name": "draft", "proveai.output_hash": "h1", "proveai.code_hash": "c"}},
+    {"name": "qa", "source": "monitor", "parent": 1, "status": "error",
+     "attributes": {"proveai.check.json_valid": "bad", "proveai.prompt_hash": "p"}},
+], separators=(",", ":"))
 
 
 def _rows(count: int) -> list[tuple[Any, ...]]:
@@ -47,7 +63,7 @@ def _rows(count: int) -> list[tuple[Any, ...]]:
             # half a microsecond lands on the even one, as pc.round did; a missing moment is null
             None if i == 3 else 1_700_000_000 + i * 0.0000005 + i / 7,
             math.nan if i == 4 else (0 if i == 6 else i / 1000),  # a NaN stays NaN, an int a float
-            None if i % 2 else '[{"name":"x","source":"step"}]',
+            None if i % 2 else '[{"name":"x","source":"step"}]' if i % 4 else MONITORED,
         ))
     return rows
 
