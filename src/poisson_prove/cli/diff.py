@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING
 
 from poisson_prove.cli.dashboard import refresh_after
 from poisson_prove.errors import ProveExit
-from poisson_prove.render.attribution import where_lines, where_text
 from poisson_prove.render.json import comparison_document, dumps
-from poisson_prove.render.text import CASE_CHOICES, CASES_SHOWN, plain_report, print_rich
+from poisson_prove.render.terminal import print_rich
+from poisson_prove.render.text import CASE_CHOICES, CASES_SHOWN, plain_report
 from poisson_prove.store import compared
 from prove_common.console import is_pretty
 
@@ -93,12 +93,9 @@ def run_comparison(args: argparse.Namespace, command: str, report: Reporter | No
         from rich.console import Console  # rich: ~40 ms, only on a terminal
 
         console = Console(highlight=False)
-        print_rich(comparison, notes, console, cases=args.cases)
-        for line in where_lines(attribution, comparison.q):
-            console.print(line, markup=False)
+        print_rich(comparison, notes, console, cases=args.cases, attribution=attribution)
     else:
-        report_text = plain_report(comparison, notes, cases=args.cases)
-        sys.stdout.write(report_text + where_text(attribution, comparison.q))
+        sys.stdout.write(plain_report(comparison, notes, cases=args.cases, attribution=attribution))
     if gated is not None and not args.json:
         _print_gate(gated)
     sys.stdout.flush()

@@ -1,14 +1,22 @@
-"""The attribution as text: `diff`'s "where" block and `inspect --pair`'s side-by-side view.
+"""The attribution as text: `diff`'s "where" blocks and `inspect --pair`'s side-by-side view.
 
-    where: first agent whose output differs between twins, flipped pairs vs unflipped; agent checks paired
-      ticket refund malformed rose: draft 36/36 flipped pairs vs 0/264 unflipped (changed: code, prompt)
-        draft json_valid 0.027 -> 0.147 over 300 pairs, q 1.5e-11
+Under each row of diff's table that moved, a short block (`under_rows`), starting under the
+outcome column:
 
-A comparison of runs without agent spans, or in which nothing moved, prints nothing.
+    ticket refund  trade    malformed    0.036 (36/1000) ...  rose
+                            where: draft 36/36 flipped pairs vs 0/264 unflipped (changed: code, prompt)
+                                   draft json_valid 0.027 -> 0.147 over 300 pairs, q 1.5e-11
+
+and after the table one legend line saying what the counts are (`legend_lines`), or, when no
+row can be attributed (unpaired runs, say), the one line saying why. `where_lines` is the whole
+block in one piece, each row's block under its label (a terminal's wide table, which cannot
+hold a line across its columns, is followed by it). A comparison of runs without agent spans,
+or in which nothing moved, prints nothing.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # types only: drawing needs no NumPy, and `diff --help` imports this module
@@ -19,6 +27,11 @@ HEADER = (
     "where: the first agent whose output differs between twins, in flipped pairs vs unflipped; "
     "agent checks compared paired"
 )
+LEGEND = (
+    "where (under each row that moved): the first agent whose output differs between twins, in "
+    "flipped pairs vs unflipped; agent checks compared paired"
+)
+LEAD = "where: "
 SHOWN_AGENTS = 3  # agents listed per row beside the named one
 
 
@@ -53,9 +66,10 @@ def check_text(check: CheckComparison) -> str:
     )
 
 
-def row_lines(row: RowAttribution, level: float) -> list[str]:
-    """One moved row's block: who is named (or why nobody), then its agent checks that moved."""
-    head = f"{row.label} {row.outcome} {row.verdict}: "
+def row_lines(row: RowAttribution, level: float, head: str | None = None) -> list[str]:
+    """One moved row's block: who is named (or why nobody), then its agent checks that moved
+    (`head` starts the first line: the row's label, outcome and verdict unless given)."""
+    head = f"{row.label} {row.outcome} {row.verdict}: " if head is None else head
     if row.named is not None:
         others = [a.agent for a in row.agents if a.agent != row.named and a.flipped][:SHOWN_AGENTS]
         tail = "".join(f"; {_agent(a, row)}" for a in others)
@@ -64,8 +78,48 @@ def row_lines(row: RowAttribution, level: float) -> list[str]:
     else:
         lines = [head + f"no agent is named ({_counts(row)}): {row.reason}"]
     moved = [c for c in row.checks if c.q_value is not None and c.q_value <= level]
-    lines += [f"  {check_text(c)}" for c in moved]
+    indent = " " * len(head) if head == LEAD else "  "
+    lines += [f"{indent}{check_text(c)}" for c in moved]
     return lines
+
+
+def row_where(row: RowAttribution, level: float) -> list[str]:
+    """The block under one moved row: `where: ...`, its checks that moved aligned below."""
+    return row_lines(row, level, LEAD)
+
+
+def _family(attribution: Attribution) -> str:
+    family = attribution.check_tests
+    return f" (Benjamini-Hochberg over their own {family} tests)" if family else ""
+
+
+def legend_lines(attribution: Attribution) -> list[str]:
+    """The line after a table whose moved rows have their blocks under them: what the counts
+    are, or why no row is attributed; nothing when the report says nothing."""
+    if not attribution.said:
+        return []
+    if not attribution.available:
+        return [f"where: no agent is named: {attribution.reason}"]
+    return [LEGEND + _family(attribution)]
+
+
+def under_rows(
+    lines: Sequence[str], first: int, keys: Sequence[tuple[str, str]], attribution: Attribution, level: float
+) -> tuple[list[str], list[str]]:
+    """(a plain table's lines with each moved row's block under it, the blocks of attributed
+    rows the table does not show). `lines[first + i]` is the table's row i, whose condition key
+    and outcome are `keys[i]`; the blocks start under the header's `outcome` column."""
+    rows = {(row.key, row.outcome): row for row in attribution.rows} if attribution.available else {}
+    column = lines[first - 1].find("outcome") if first else -1
+    indent = " " * (column if column >= 0 else 2)
+    out = list(lines[:first])
+    for i, line in enumerate(lines[first:]):
+        out.append(line)
+        row = rows.pop(keys[i], None) if i < len(keys) else None
+        if row is not None:
+            out += [indent + text for text in row_where(row, level)]
+    left = [f"  {text}" for row in rows.values() for text in row_lines(row, level)]
+    return out, left
 
 
 def where_lines(attribution: Attribution, level: float) -> list[str]:
@@ -74,8 +128,7 @@ def where_lines(attribution: Attribution, level: float) -> list[str]:
         return []
     if not attribution.available:
         return [f"where: no agent is named: {attribution.reason}"]
-    family = attribution.check_tests
-    lines = [HEADER + (f" (Benjamini-Hochberg over their own {family} tests)" if family else "")]
+    lines = [HEADER + _family(attribution)]
     for row in attribution.rows:
         lines += [f"  {line}" for line in row_lines(row, level)]
     return lines

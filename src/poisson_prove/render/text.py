@@ -1,21 +1,27 @@
-"""A comparison as people read it: plain text on a pipe, rich tables with colour on a terminal.
+"""A comparison as people read it: plain text on a pipe (a terminal's drawing is render.terminal).
 
 Line order (both drawings): the headline, `method`, `before`, `after`, the `source differs`
-line (imports), one `trade` line per trade, the per-condition table, the coverage table, then
-`note:` and `warning:` lines. Runs with a case axis draw the pooled table (one row per pooled
-group and failure outcome, the headline family) in place of the per-condition table, then the
-per-case detail table: by default only the cases that moved (most-moved first, at most
-CASES_SHOWN of them), every case with `cases="all"` (`--cases all`).
+line (imports), one `trade` line per trade, the per-condition table (with `diff`'s attribution:
+a "where" block under each row that moved and a legend line after the table,
+render.attribution), the coverage table, then `note:` and `warning:` lines. Runs with a case
+axis draw the pooled table (one row per pooled group and failure outcome, the headline family)
+in place of the per-condition table, then the per-case detail table: by default only the cases
+that moved (most-moved first, at most CASES_SHOWN of them), every case with `cases="all"`
+(`--cases all`).
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from poisson_prove.comparison.result import METHOD_NAMES, Comparison, ConditionResult, OutcomeResult, Rate
-from prove_common.tables import Column, Table, plain_lines, rich_table
+from poisson_prove.render.attribution import legend_lines, under_rows
+from prove_common.tables import Table, plain_lines
+
+if TYPE_CHECKING:  # types only: the attribution is drawn without importing NumPy here
+    from poisson_prove.comparison.attribution import Attribution
 
 CASES_SHOWN = 10  # per-case rows shown by default: the cases that moved most
 CASE_CHOICES = ("moved", "all")
@@ -39,7 +45,8 @@ def _share(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _p(value: float | None) -> str:
+def p_text(value: float | None) -> str:
+    """A p- or q-value as the tables print it."""
     if value is None:
         return "-"
     return f"{value:.3f}" if value >= 0.001 else f"{value:.1e}"
@@ -92,7 +99,7 @@ def _which_test(row: OutcomeResult) -> str:
 
 def rate_q(row: OutcomeResult) -> str:
     """A log-rank row's rate-test q-value as printed (`-` where it has none)."""
-    return "-" if row.rate_test is None else _p(row.rate_test.q_value)
+    return "-" if row.rate_test is None else p_text(row.rate_test.q_value)
 
 
 def _plural(count: int, word: str) -> str:
@@ -219,7 +226,7 @@ def _results_table(
                 cells += ["-" if row.cases_up is None else f"{row.cases_up}/{row.cases_down}"]
             if logrank:
                 cells += ["-" if row.statistic is None else f"{row.statistic:.2f}"]
-            cells += [_p(row.p), _p(row.q_value)]
+            cells += [p_text(row.p), p_text(row.q_value)]
             cells += [rate_q(row)] if beside else []
             cells += [result_text(row)]
             rows.append(tuple(cells))
@@ -349,7 +356,7 @@ def coverage_table(comparison: Comparison, cases: str = "moved") -> Table:
                 f"{row.after_without:,}/{row.after_rows:,}",
                 _errors(row.before_errors),
                 _errors(row.after_errors),
-                _p(row.q_value),
+                p_text(row.q_value),
             )
         )
         styles.append((None, None, None, None, None, "bold red" if row.differs else None))
@@ -377,10 +384,15 @@ def tail_lines(comparison: Comparison, notes: Sequence[str]) -> list[str]:
     return [f"note: {n}" for n in notes] + [f"warning: {w}" for w in comparison.warnings]
 
 
-def plain_report(comparison: Comparison, notes: Sequence[str] = (), *, cases: str = "moved") -> str:
-    """The whole report as plain text: no ANSI codes, no box characters, fixed column order."""
+def plain_report(
+    comparison: Comparison, notes: Sequence[str] = (), *, cases: str = "moved",
+    attribution: Attribution | None = None,
+) -> str:
+    """The whole report as plain text: no ANSI codes, no box characters, fixed column order;
+    with `attribution` (diff's), each moved row's "where" block under it and the legend line
+    after the table (render.attribution)."""
     lines = summary_lines(comparison)
-    lines += ["", *plain_lines(condition_table(comparison))]
+    lines += ["", *table_lines(comparison, attribution)]
     if comparison.case_axis is not None:
         lines += ["", *plain_lines(case_table(comparison, cases))]
     if coverage_is_complete(comparison):
@@ -393,125 +405,18 @@ def plain_report(comparison: Comparison, notes: Sequence[str] = (), *, cases: st
     return "\n".join(lines) + "\n"
 
 
-def _rows_of(condition: ConditionResult) -> list[OutcomeResult]:
+def table_lines(comparison: Comparison, attribution: Attribution | None = None) -> list[str]:
+    """The per-condition (or pooled) table as plain lines, the where blocks under its moved rows
+    and the attribution's legend after it."""
+    table = condition_table(comparison)
+    drawn = plain_lines(table)
+    if attribution is None:
+        return drawn
+    keys = [(c.key, row.outcome) for c in comparison.conditions for row in rows_of(c)]
+    drawn, left = under_rows(drawn, 1 + (table.title is not None), keys, attribution, comparison.q)
+    return [*drawn, *legend_lines(attribution), *left]
+
+
+def rows_of(condition: ConditionResult) -> list[OutcomeResult]:
     """A condition's rows as drawn: one per event, then its "any failure" row (if any)."""
     return [*condition.outcomes, *([condition.any_failure] if condition.any_failure is not None else [])]
-
-
-def _bar(share: float | None, width: int = 10) -> str:
-    if share is None:
-        return " " * width
-    filled = round(share * width * 2) / 2
-    return ("█" * int(filled) + ("▌" if filled % 1 else "")).ljust(width)
-
-
-def _terminal_condition_table(comparison: Comparison) -> Any:
-    """The per-condition table for a terminal: narrower cells on two lines, colour, rate bars."""
-    from rich.text import Text  # rich: ~40 ms, only on a terminal
-
-    paired = comparison.method == "mcnemar"
-    beside = comparison.rate_method is not None
-    headers = ["condition", "outcome", "before", "after", *(["b", "c"] if paired else []), "p", "q"]
-    headers += [rate_q_header(comparison)] if beside else []
-    headers += ["result"]
-    rows: list[tuple[str, ...]] = []
-    styles: list[tuple[str | None, ...]] = []
-    bars: list[Any] = []
-    section_ends: set[int] = set()
-    for condition in comparison.conditions:
-        verdict_style = VERDICT_STYLES.get(condition.verdict, "")
-        for i, row in enumerate(_rows_of(condition)):
-            style = VERDICT_STYLES.get(row.verdict, "")
-            label = f"{condition.label}\n{condition.verdict}" if i == 0 else ""
-            before, after = rate_text(row.before, terminal=True), rate_text(row.after, terminal=True)
-            cells = [label, row.outcome, before, after]
-            if paired:
-                cells += [str(row.b), str(row.c)]
-            cells += [_p(row.p), _p(row.q_value)]
-            cells += [rate_q(row)] if beside else []
-            cells += [result_text(row, terminal=True)]
-            rows.append(tuple(cells))
-            styles.append((verdict_style if i == 0 else None, *[None] * (len(cells) - 2), style))
-            bars.append(
-                Text(_bar(row.before.share, 5), style="grey50")
-                + Text("|")
-                + Text(_bar(row.after.share, 5), style=style)
-            )
-        section_ends.add(len(rows) - 1)
-    result_column = len(headers) - 1
-    table = Table(
-        condition_table(comparison).title,
-        tuple(headers),
-        tuple(rows),
-        right=frozenset(range(2, result_column)),
-        styles=tuple(styles),
-        columns={
-            0: Column(no_wrap=False, min_width=18),
-            result_column: Column(no_wrap=False, min_width=9),
-        },
-        section_ends=frozenset(section_ends),
-    )
-    # the rate bars: a column of ready renderables, never wrapped
-    drawn = rich_table(table, extra=("rates", bars))
-    drawn.columns[-1].min_width = 11
-    return drawn
-
-
-WIDE_TERMINAL = 118  # narrower terminals get one block per condition instead of the table
-
-
-def _print_condition_blocks(comparison: Comparison, console: Any) -> None:
-    """Narrow terminals: per condition a heading line, then one line per event."""
-    from rich.text import Text  # rich: ~40 ms, only on a terminal
-
-    console.print(Text(condition_table(comparison).title or "", style="italic"))
-    paired = comparison.method == "mcnemar"
-    width = max(len(row.outcome) for condition in comparison.conditions for row in _rows_of(condition))
-    for condition in comparison.conditions:
-        heading = Text(condition.label + "  ", style="bold")
-        heading.append(condition.verdict, style=VERDICT_STYLES.get(condition.verdict, ""))
-        console.print(heading)
-        for row in _rows_of(condition):
-            style = VERDICT_STYLES.get(row.verdict, "")
-            line = Text(f"  {row.outcome.ljust(width)}  ")
-            line.append(_bar(row.before.share, 5), style="grey50")
-            line.append("|")
-            line.append(_bar(row.after.share, 5), style=style)
-            line.append(f"  {rate_text(row.before)} -> {rate_text(row.after)}")
-            if paired:
-                line.append(f"  b {row.b} c {row.c}")
-            line.append(f"  p {_p(row.p)} q {_p(row.q_value)}  ")
-            if row.rate_test is not None:
-                line.append(f"{rate_q_header(comparison)} {rate_q(row)}  ")
-            line.append(result_text(row), style=style)
-            console.print(line)
-    console.print()
-
-
-def print_rich(comparison: Comparison, notes: Sequence[str], console: Any, *, cases: str = "moved") -> None:
-    """The report on a terminal: the same lines, tables drawn with colour and rate bars (runs
-    with a case axis: the pooled and per-case tables drawn as tables, in colour)."""
-    from rich.text import Text  # rich: ~40 ms, only on a terminal
-
-    lines = summary_lines(comparison)
-    word = comparison.headline.word
-    head = Text(word, style=VERDICT_STYLES.get(word, ""))
-    head.append(lines[0][len(word):])
-    console.print(head)
-    for line in lines[1:]:
-        style = "yellow" if line.startswith("trade ") else None
-        console.print(Text(line, style=style or ""))
-    console.print()
-    if comparison.case_axis is not None:
-        console.print(rich_table(pooled_table(comparison)))
-        console.print(rich_table(case_table(comparison, cases)))
-    elif console.width >= WIDE_TERMINAL:
-        console.print(_terminal_condition_table(comparison))
-    else:
-        _print_condition_blocks(comparison, console)
-    if coverage_is_complete(comparison):
-        console.print(complete_coverage_line(comparison))
-    else:
-        console.print(rich_table(coverage_table(comparison, cases)))
-    for line in tail_lines(comparison, notes):
-        console.print(Text(line, style="yellow" if line.startswith("warning") else "cyan"))

@@ -39,11 +39,15 @@ def swept(tmp_path_factory: pytest.TempPathFactory) -> CLI:
 def test_diff_names_the_patched_agent_in_text_and_json(swept: CLI) -> None:
     text = swept("diff", "before", "after")
     assert text.returncode == 0, text.stderr
-    block = text.stdout[text.stdout.index("\nwhere: ") + 1:].splitlines()
-    moved = [line for line in block[1:] if not line.startswith("    ")]
-    assert moved and all(line.startswith("  ticket ") and " malformed rose: draft " in line for line in moved)
-    assert all("(changed: code, prompt)" in line for line in moved)
-    assert any("draft json_valid" in line for line in block)
+    lines = text.stdout.splitlines()
+    # each moved row has its where block under it, starting under the outcome column
+    header = next(line for line in lines if line.startswith("condition "))
+    wheres = [i for i, line in enumerate(lines) if line.lstrip().startswith("where: ")]
+    assert wheres and all(lines[i].index("where: ") == header.index("outcome") for i in wheres)
+    assert all(" malformed " in lines[i - 1] and lines[i - 1].endswith(" rose") for i in wheres)
+    assert all(" where: draft " in lines[i] and "(changed: code, prompt)" in lines[i] for i in wheres)
+    assert all("draft json_valid" in lines[i + 1] for i in wheres)  # its check, aligned below
+    assert sum(line.startswith("where (under each row that moved): ") for line in lines) == 1
 
     document = json.loads(swept("diff", "before", "after", "--json").stdout)
     attribution = document["attribution"]

@@ -1,54 +1,25 @@
 """render/text.py: a comparison as people read it. The plain report (a pipe's) in its line
-order with its cell formats, and the terminal drawing (Rich) with the same lines, a table with
-rate bars on a wide terminal and one block per condition on a narrow one."""
+order with its cell formats (the terminal's drawing: test_terminal.py)."""
 
 from __future__ import annotations
 
 import dataclasses
-import io
 from pathlib import Path
 
 import pytest
-from rich.console import Console
 
 import poisson_prove
+from poisson_prove.comparison.attribution import AgentCount, Attribution, RowAttribution
 from poisson_prove.comparison.result import Comparison, OutcomeResult, Rate
-from poisson_prove.render.text import (
-    WIDE_TERMINAL,
-    method_line,
-    plain_report,
-    print_rich,
-    rate_text,
-    result_text,
-)
+from poisson_prove.render.attribution import LEGEND
+from poisson_prove.render.text import method_line, plain_report, rate_text, result_text
+from tests.poisson_prove.render.reports import SUMMARY, outcomes, two_conditions
 from tests.poisson_prove.runs import from_outcomes, write_run
-
-N = 200
-SUMMARY = [
-    "trade unresolved: 1 safer, 1 worse · timeout: 0 safer, 1 worse (paired test on shared seeds); "
-    "2 conditions by 20 steps, q 0.05",
-    "method paired test on shared seeds (McNemar), the default for runs paired at sweep time",
-    "before a",
-    "after b",
-    "trade ticket refund · temperature 0.0: unresolved fell, timeout rose",
-]
-
-
-def outcomes(**counts: int) -> list[str | None]:
-    out: list[str | None] = []
-    for name, count in counts.items():
-        out += [None if name == "error" else name] * count
-    return out + ["resolved"] * (N - len(out))
 
 
 @pytest.fixture
 def comparison(tmp_path: Path) -> Comparison:
-    """A trade in one condition, a rise in the other, four episodes without an outcome."""
-    before = {("refund", 0.0): outcomes(unresolved=80), ("password", 0.5): outcomes(unresolved=20, error=4)}
-    after = {("refund", 0.0): outcomes(unresolved=10, timeout=70), ("password", 0.5): outcomes(unresolved=70)}
-    a = write_run(tmp_path, from_outcomes(before), name="a")
-    write_run(tmp_path, from_outcomes(after), name="b", paired_with=a)
-    return poisson_prove.compare("a", "b", store=tmp_path)
+    return two_conditions(tmp_path)
 
 
 def rate(**fields: object) -> Rate:
@@ -130,31 +101,20 @@ def test_a_report_without_missing_outcomes_says_so_in_one_line(tmp_path: Path) -
     assert not any(line.startswith(("note:", "warning:", "trade ")) for line in lines)
 
 
-def drawn(comparison: Comparison, width: int, notes: list[str]) -> str:
-    console = Console(file=io.StringIO(), width=width, record=True, color_system=None)
-    print_rich(comparison, notes, console)
-    return console.export_text()
-
-
-def test_a_wide_terminal_gets_the_same_lines_and_a_table_with_rate_bars(comparison: Comparison) -> None:
-    text = drawn(comparison, WIDE_TERMINAL + 12, ["the first run was resumed"])
-    lines = text.splitlines()
-    assert lines[:5] == SUMMARY
-    header = next(line for line in lines if line.lstrip().startswith("condition") and "rates" in line)
-    assert header.split() == [
-        "condition", "outcome", "before", "after", "b", "c", "p", "q", "result", "rates",
-    ]
-    assert any("██   |" in line for line in lines)  # before 0.400 as a bar, after 0.050 as none
-    assert "─" in text  # the table's rule
-    assert "note: the first run was resumed" in lines
-    assert any(line.startswith("warning: 4 episodes") for line in lines)
-
-
-def test_a_narrow_terminal_gets_one_block_per_condition(comparison: Comparison) -> None:
-    lines = drawn(comparison, WIDE_TERMINAL - 38, []).splitlines()
-    assert "ticket refund · temperature 0.0  trade" in lines
-    assert "ticket password · temperature 0.5  worse" in lines
-    unresolved = next(line for line in lines if line.startswith("  unresolved   ██"))  # padded to any failure
-    assert any(line.startswith("  any failure  ") for line in lines)
-    assert "0.400 (80/200) [0.335, 0.469] -> 0.050 (10/200)" in unresolved
-    assert not any(line.split()[:2] == ["condition", "outcome"] for line in lines)  # no table of bars
+def test_the_where_block_is_under_its_row(comparison: Comparison) -> None:
+    first = comparison.conditions[0]
+    row = RowAttribution(first.key, first.label, "unresolved", "fell", 70, 130, 70, 130,
+                         (AgentCount("draft", 60, 2, ()),), "draft", None, ())
+    lines = plain_report(comparison, attribution=Attribution(True, None, (row,), 0)).splitlines()
+    header = next(i for i, line in enumerate(lines) if line.startswith("condition "))
+    moved = next(i for i, line in enumerate(lines) if line.startswith(first.label))
+    assert lines[moved].split()[-1] == "fell" and " unresolved " in lines[moved]
+    column = lines[header].index("outcome")
+    assert lines[moved + 1] == " " * column + "where: draft 60/70 flipped pairs vs 2/130 unflipped"
+    assert lines[moved + 2].lstrip().startswith("timeout ")  # the condition's next row
+    legend = [line for line in lines if line.startswith("where")]
+    assert legend == [LEGEND]  # one legend line, after the table: no check was compared
+    assert lines[lines.index(LEGEND) - 1].lstrip().startswith(("any failure", "unresolved", "timeout"))
+    # without an attribution (or one that says nothing) the report is as it was
+    assert plain_report(comparison, attribution=Attribution(False, "x", code="no_agent_spans")) == \
+        plain_report(comparison)
