@@ -17,12 +17,22 @@ from pathlib import Path
 import pyarrow as pa
 
 from poisson_prove.store.checks import check_unique
-from poisson_prove.store.info import RunInfo
+from poisson_prove.store.info import READ_TRIES, BatchesChanged, RunInfo
 from poisson_prove.store.table import DICTIONARY_COLUMNS, episode_schema
 
 
 def read_columns(info: RunInfo, columns: Sequence[str]) -> pa.Table:
     """The named columns of every stored batch, strings dictionary-encoded and unified."""
+    for attempt in range(READ_TRIES):
+        try:
+            return _read_columns(info, columns)
+        except BatchesChanged:  # compacted while read: list the files again
+            if attempt + 1 == READ_TRIES:
+                raise
+    raise AssertionError("unreachable")  # the loop returns or raises
+
+
+def _read_columns(info: RunInfo, columns: Sequence[str]) -> pa.Table:
     files = info.batch_files()
     schema = pa.schema([episode_schema().field(name) for name in columns])
     if not files:

@@ -79,6 +79,15 @@ def _mistyped(found: pa.Schema, columns: Sequence[str]) -> str | None:
     return None
 
 
+class BatchesChanged(ProveError):
+    """A batch file listed a moment ago is gone: the run's writer compacted it meanwhile (its rows
+    are in the compacted file now). A reader lists the files again and reads them again."""
+
+
+#: How many times a whole read is tried while the run's batch files change under it.
+READ_TRIES = 3
+
+
 @dataclass(frozen=True)
 class RunInfo:
     """A stored run as its manifest describes it."""
@@ -120,12 +129,19 @@ class RunInfo:
         import pyarrow as pa  # pyarrow: ~160 ms, only when batches are read or written
 
         schema = episode_schema()
-        files = self.batch_files()
         wanted = list(columns) if columns else list(EPISODE_COLUMNS)
-        if not files:
-            return schema.empty_table().select(wanted)
-        tables = [self.read_batch(f, wanted) for f in files]
-        return pa.concat_tables(tables).cast(pa.schema([schema.field(name) for name in wanted]))
+        for attempt in range(READ_TRIES):
+            files = self.batch_files()
+            if not files:
+                return schema.empty_table().select(wanted)
+            try:
+                tables = [self.read_batch(f, wanted) for f in files]
+            except BatchesChanged:
+                if attempt + 1 == READ_TRIES:
+                    raise
+                continue  # compacted meanwhile: list the files again
+            return pa.concat_tables(tables).cast(pa.schema([schema.field(name) for name in wanted]))
+        raise AssertionError("unreachable")  # the loop returns or raises
 
     def read_batch(self, path: Path, columns: Sequence[str], read_dictionary: Sequence[str] = ()) -> pa.Table:
         """One batch file's columns; a file that is not readable Parquet is a ProveError naming it.
@@ -150,6 +166,12 @@ class RunInfo:
             missing_column = ValueError(f"it has no column {name!r}: not a batch of this store")
             raise self._unreadable(path, missing_column) from None
         except (pa.ArrowException, OSError, ValueError) as exc:
+            if isinstance(exc, FileNotFoundError) and not path.exists():
+                raise BatchesChanged(
+                    f'batch file {path} of run "{self.name}" was removed while the run was read '
+                    "(its sweep compacted the run's batches into one file)",
+                    suggestions=["run the command again"],
+                ) from None
             raise self._unreadable(path, exc) from exc
 
     def _unreadable(self, path: Path, exc: Exception) -> ProveError:

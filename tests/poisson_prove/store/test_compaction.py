@@ -321,3 +321,36 @@ def test_a_killed_sweep_reads_as_an_uninterrupted_one_and_resumes(swept: dict[st
         (only,) = sorted(p.name for p in info.episodes_dir.iterdir())
         assert only.endswith(COMPACTED_SUFFIX), (instant, seed)
         assert _duckdb(info.path) == _duckdb(ref.path), (instant, seed)
+
+
+def test_a_read_listed_before_a_compaction_lists_the_files_again(
+    swept: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader that listed the batches just before the sweep compacted them finds one gone: it
+    lists them again and reads the compacted file (a file gone for good is one clear error)."""
+    from poisson_prove.store.columns import read_columns
+    from poisson_prove.store.info import BatchesChanged, RunInfo
+
+    original = swept["partial"]
+    _copy_run(original.path, tmp_path / "store")
+    (info,) = RunStore(tmp_path / "store").runs()
+    stale = info.batch_files()  # the batches, as listed before the compaction
+    writer = RunStore(tmp_path / "store").open_run(info, hold=True)
+    assert writer.compact().replaced == len(stale)
+    writer.release()
+    listed = RunInfo.batch_files
+    calls: list[int] = []
+
+    def listing(self: RunInfo, stale_for: int = 1) -> list[Path]:
+        calls.append(1)
+        return stale if len(calls) <= stale_for else listed(self)
+
+    monkeypatch.setattr(RunInfo, "batch_files", listing)
+    columns = ("cell", "replicate", "outcome")
+    assert read_columns(info, columns).num_rows == 290 and len(calls) == 2
+    calls.clear()
+    expected = sorted(zip(*info.read_episodes(list(VALUES)).to_pydict().values(), strict=True))
+    assert expected == _duckdb(original.path) and len(calls) == 2
+    monkeypatch.setattr(RunInfo, "batch_files", lambda self: listing(self, stale_for=99))
+    with pytest.raises(BatchesChanged, match="was removed while the run was read"):
+        read_columns(info, columns)
