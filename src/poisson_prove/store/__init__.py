@@ -6,6 +6,7 @@ Its rooms, lowest first:
 - `info`     — `RunInfo`: a run's folder and manifest, its batch files and events, reading them
 - `codes`    — Arrow columns as NumPy: strings as codes, numbers with nulls filled
 - `checks`   — checking a stored run: unlistable manifests, copied batches, duplicate episodes
+- `compaction` — a complete run's batch files rewritten as one file, crash-safe at every instant
 - `columns`  — reading a run's columns fast (dictionary-coded, in parallel, checked unique)
 - `runs`     — `RunStore` (resolve, create, list runs), `RunWriter` (batches, events), `load_run`
 - `compared` — the comparisons log (which pairs of runs were compared), for the dashboard
