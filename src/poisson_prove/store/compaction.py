@@ -194,9 +194,16 @@ def _compact_group(info: RunInfo, group: Sequence[tuple[Path, Any]], event: Call
                     held = _write_groups(out, waiting, final=False)
             _write_groups(out, waiting, final=True)
         event("compact", file=final.name, rows=rows, replaces=names)
-    _fsync_folder(info.episodes_dir)  # the rename is durable before a replaced file goes
-    for path, _ in group:
-        path.unlink(missing_ok=True)
+    removed = False
+    try:
+        _fsync_folder(info.episodes_dir)  # the rename is durable before a replaced file goes
+        for path, _ in group:
+            path.unlink(missing_ok=True)
+        removed = True
+    finally:
+        if not removed:  # a Ctrl-C (or an error) mid-way: a complete run gets no next writer
+            for path, _ in group:
+                path.unlink(missing_ok=True)
     remove_replaced(info)  # what a compacted input had replaced and a kill left behind
     _fsync_folder(info.episodes_dir)
     return final

@@ -354,3 +354,29 @@ def test_a_read_listed_before_a_compaction_lists_the_files_again(
     monkeypatch.setattr(RunInfo, "batch_files", lambda self: listing(self, stale_for=99))
     with pytest.raises(BatchesChanged, match="was removed while the run was read"):
         read_columns(info, columns)
+
+
+def test_ctrl_c_while_the_replaced_batches_are_removed_removes_them_all(
+    swept: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A complete run gets no next writer: a Ctrl-C after the rename still leaves no replaced
+    batch behind for a reader of the bare glob."""
+    _copy_run(swept["partial"].path, tmp_path / "store")
+    (info,) = RunStore(tmp_path / "store").runs()
+    real = os.unlink
+    calls: list[str] = []
+
+    def unlink(path: Any, *args: Any, **kwargs: Any) -> None:
+        calls.append(os.fspath(path))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real(path, *args, **kwargs)
+
+    writer = RunStore(tmp_path / "store").open_run(info, hold=True)
+    monkeypatch.setattr(os, "unlink", unlink)
+    with pytest.raises(KeyboardInterrupt):
+        writer.compact()
+    monkeypatch.undo()
+    writer.release()
+    (only,) = info.episodes_dir.glob("*.parquet")
+    assert only.name.endswith(COMPACTED_SUFFIX) and _duckdb(info.path) == _duckdb(swept["partial"].path)
