@@ -300,7 +300,7 @@ def _attribute(
         labels = _labels(calls_b, at_b[where], calls_a, at_a[where])
         checks_of[key] = compare_checks(labels, case=_dense(case) if pooled else None)
     rows: list[RowAttribution] = []
-    shown: list[PairView | None] = []
+    chosen_pairs: list[int | None] = []  # per row, the pair shown side by side (views)
     for row, flipped, unflipped, n_flipped, n_unflipped in plans:
         firsts = [first(int(p)) for p in flipped]
         attributed = attribute_firsts(
@@ -314,13 +314,29 @@ def _attribute(
             chosen = next((int(p) for p, a in zip(flipped, firsts, strict=True) if a == named), None)
             if chosen is None and flipped.size:
                 chosen = int(flipped[0])
-            shown.append(None if chosen is None else _view_of(comparison, twins, chosen, infos))
+            chosen_pairs.append(chosen)
+    shown = _views(comparison, twins, chosen_pairs, infos) if views else []
     adjusted, family = adjust_checks(rows)
     return Attribution(True, None, adjusted, family), shown
 
 
-def _view_of(comparison: Comparison, twins: _Twins, pair: int, infos: Sequence[RunInfo]) -> PairView:
-    """Pair `pair` side by side, its two episodes' spans read (one row of one batch file each)."""
+def _views(
+    comparison: Comparison, twins: _Twins, pairs: Sequence[int | None], infos: Sequence[RunInfo]
+) -> list[PairView | None]:
+    """The pairs side by side (None stays None), their episodes' spans read in one pass over
+    each run's files (a compacted file's spans column is decompressed once, not per pair)."""
+    chosen = [p for p in pairs if p is not None]
+    texts = [
+        read_spans(infos[0], [int(twins.rb[p]) for p in chosen]),
+        read_spans(infos[1], [int(twins.ra[p]) for p in chosen]),
+    ]
+    return [None if p is None else _view_of(comparison, twins, p, texts) for p in pairs]
+
+
+def _view_of(
+    comparison: Comparison, twins: _Twins, pair: int, texts: Sequence[dict[int, str | None]]
+) -> PairView:
+    """Pair `pair` side by side, from its two episodes' spans (`texts`: per run, row -> text)."""
     at_b, at_a = int(twins.rb[pair]), int(twins.ra[pair])
     frame_b, frame_a = twins.sides[0].frame, twins.sides[1].frame
     key = twins.keys[int(twins.sides[0].condition[at_b])]
@@ -332,8 +348,8 @@ def _view_of(comparison: Comparison, twins: _Twins, pair: int, infos: Sequence[R
 
     return pair_view_of(
         labels.get(key) or condition_label(cfg_of(key), None), key, int(frame_b.replicate[at_b]),
-        (read_spans(infos[0], [at_b])[at_b], int(frame_b.seed[at_b]), outcome(frame_b, at_b)),
-        (read_spans(infos[1], [at_a])[at_a], int(frame_a.seed[at_a]), outcome(frame_a, at_a)),
+        (texts[0][at_b], int(frame_b.seed[at_b]), outcome(frame_b, at_b)),
+        (texts[1][at_a], int(frame_a.seed[at_a]), outcome(frame_a, at_a)),
         names=(comparison.before.name, comparison.after.name),
     )
 
