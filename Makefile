@@ -16,7 +16,7 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 install: $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e '.[dashboard]'
+	$(BIN)/python -m pip install --quiet -e .
 
 # Debian's Chromium drives the HTML report's browser test; installed only where we may (root + apt).
 system-deps:
