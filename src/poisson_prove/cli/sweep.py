@@ -187,7 +187,7 @@ def _execute(
     args: argparse.Namespace, out: _Output, prepared: PreparedSweep, document: dict[str, Any]
 ) -> int:
     from poisson_prove.render.plan import ending_dict, result_lines  # numpy, filelock: not for --help
-    from poisson_prove.sweep.command import command_prefix, sweep_ending  # numpy, filelock: not for --help
+    from poisson_prove.sweep import command  # numpy, filelock: not for --help
     from poisson_prove.sweep.supervised import supervised_sweep  # numpy, filelock: not for --help
 
     ui = out.ui_stream
@@ -211,8 +211,14 @@ def _execute(
         )
         return short_home(log)
 
-    prefix = command_prefix(getattr(args, "store", None))
-    ending = sweep_ending(result, prefix, log_system_exits=logged if out.json_mode else None)
+    prefix = command.command_prefix(getattr(args, "store", None))
+    resume = command.resume_command(getattr(args, "spec", None), getattr(args, "target", None), result.name)
+    ending = command.sweep_ending(
+        result,
+        prefix,
+        log_system_exits=logged if out.json_mode else None,
+        resume=resume,
+    )
     if ending.next_line is not None:
         out.line(f"next: {ending.next_line}")
     if out.json_mode:

@@ -121,9 +121,15 @@ class SweepEnding:
 
 
 def sweep_ending(
-    result: SweepResult, prefix: str, *, log_system_exits: Callable[[], str] | None = None
+    result: SweepResult,
+    prefix: str,
+    *,
+    log_system_exits: Callable[[], str] | None = None,
+    resume: str = "sweep --resume",
 ) -> SweepEnding:
-    """`prefix` is `poisson-prove ` with the user's --store, so a `next:` line runs as printed.
+    """`prefix` is `poisson-prove ` with the user's --store, so a `next:` line runs as printed;
+    `resume` the command that resumes this run (`resume_command`: with the spec and --target
+    the user gave, which a resume checks its target against).
 
     `log_system_exits` (--json only: the text lines already said it) writes the rollouts that
     called sys.exit to the errors log and returns where that log is, as shown to the user."""
@@ -133,7 +139,7 @@ def sweep_ending(
         err = ProveError(
             f"interrupted: {result.done:,} of {result.planned:,} rollouts kept in run "
             f'"{result.name}" (partial)',
-            suggestions=[prefix + "sweep --resume"],
+            suggestions=[prefix + resume],
             exit_code=result.exit_code,
         )
     elif result.verdict == "process_exit" and result.process_ended is not None:
@@ -143,7 +149,7 @@ def sweep_ending(
             f'rollouts kept in run "{result.name}" (partial), the episodes then running lost '
             "(--episode-timeout runs each episode in a process of its own, so one that ends its "
             "process does not stop the sweep)",
-            suggestions=[f"{prefix}sweep --resume --episode-timeout 600"],
+            suggestions=[f"{prefix}{resume} --episode-timeout 600"],
             exit_code=ProveExit.STOPPED,
         )
     elif result.verdict == "process_exit":
@@ -153,7 +159,7 @@ def sweep_ending(
             f'{result.done:,} of {result.planned:,} rollouts kept in run "{result.name}" (partial), '
             "that episode stored as process_exit (--episode-timeout runs each episode in a process "
             "of its own, so one that ends it does not stop the sweep)",
-            suggestions=[f"{prefix}sweep --resume --episode-timeout 600"],
+            suggestions=[f"{prefix}{resume} --episode-timeout 600"],
             exit_code=ProveExit.STOPPED,
         )
     elif log_system_exits is not None and result.system_exits:
@@ -173,11 +179,22 @@ def sweep_ending(
         )
     next_line = next_commands = None
     if result.verdict == "stopped":
-        next_commands = prefix + "sweep --resume"
+        next_commands = prefix + resume
         next_line = next_commands if err is None else None
     elif result.paired_with_name and err is None:
         next_line = next_commands = prefix + "diff"
     return SweepEnding(err, verdict, next_line, (next_commands,) if next_commands else ())
+
+
+def resume_command(spec: str | None, target: str | None, run_name: str) -> str:
+    """The command that resumes a run swept with the spec path and --target given (a resume
+    confirms its manifest's target against them, so a bare `sweep --resume` would read
+    ./prove.toml and be refused): then the run is named too, since the spec comes first. With
+    neither, `sweep --resume` (the default spec names the run's target)."""
+    if not spec and not target:
+        return "sweep --resume"
+    words = ["sweep", *([spec] if spec else []), "--resume", run_name]
+    return shlex.join([*words, *(["--target", target] if target else [])])
 
 
 def command_prefix(store: str | None) -> str:

@@ -4,6 +4,7 @@ once the user's spec or --target confirms it."""
 from __future__ import annotations
 
 import json
+import shlex
 
 from tests.conftest import assert_clean_error
 from tests.poisson_prove.helpers import SEEDED_TARGET, small_spec, write
@@ -40,3 +41,26 @@ def test_resume_imports_only_a_target_the_user_confirms(prove, workdir) -> None:
     confirmed = prove("sweep", "--resume", "--yes", "--target", "agent:rollout")
     assert confirmed.returncode == 0, confirmed.stderr
     assert not (workdir / "PWNED").exists()
+
+
+def test_the_next_resume_line_carries_the_spec_and_target_the_sweep_was_given(prove, workdir) -> None:
+    """A run swept from another spec with --target is resumed by its `next:` line as printed (a
+    bare `sweep --resume` would read ./prove.toml, which names no such target, and be refused)."""
+    second = "\n\ndef rollout_b(cfg, seed):\n    return rollout(cfg, seed)\n"
+    write(workdir, "agent.py", SEEDED_TARGET + second)
+    small_spec(workdir, replicates=20, name="other spec.toml")
+    stopped = prove(
+        "sweep", "other spec.toml", "--target", "agent:rollout_b", "--yes", "--max-mde", "1",
+        "--max-rollouts", "10", "--name", "agent 2026-12-01 a",
+    )
+    assert stopped.returncode == 3, stopped.stderr
+    expected = (
+        "next: poisson-prove sweep 'other spec.toml' --resume 'agent 2026-12-01 a' --target agent:rollout_b"
+    )
+    assert expected in stopped.stdout.splitlines() + stopped.stderr.splitlines()
+    argv = shlex.split(expected.removeprefix("next: poisson-prove "))
+    resumed = prove(*argv, "--yes")
+    assert resumed.returncode == 0, resumed.stderr
+    (run,) = (workdir / "prove-runs").glob("*/manifest.json")
+    manifest = json.loads(run.read_text())
+    assert manifest["status"] == "complete" and manifest["target"] == "agent:rollout_b"
