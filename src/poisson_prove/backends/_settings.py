@@ -15,6 +15,9 @@ from poisson_prove.backends._schedule import RetryPolicy
 from poisson_prove.episode.run import Job
 from poisson_prove.errors import ProveError
 
+#: The most episodes (threads, containers, tasks) at once, by --concurrency or a backend's table:
+#: beyond it a machine runs out of threads before the sweep learns anything more.
+MAX_CONCURRENCY = 4_096
 DEFAULT_INFRA_RETRIES = 3
 DEFAULT_INFRA_BACKOFF_S = 1.0
 DEFAULT_WORKER_RETRIES = 3
@@ -26,6 +29,17 @@ def positive_int(settings: Mapping[str, Any], key: str, default: int, backend: s
         return default
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
         raise ProveError(f"[{backend}] {key} must be a whole number of at least 1, got {value!r}")
+    return value
+
+
+def concurrency_setting(settings: Mapping[str, Any], default: int, backend: str) -> int:
+    """The table's `concurrency`: a whole number from 1 to MAX_CONCURRENCY."""
+    value = positive_int(settings, "concurrency", default, backend)
+    if value > MAX_CONCURRENCY:
+        raise ProveError(
+            f"[{backend}] concurrency must be at most {MAX_CONCURRENCY:,} (episodes at once), got {value:,}",
+            suggestions=[f"set [{backend}] concurrency to {MAX_CONCURRENCY:,} or fewer"],
+        )
     return value
 
 

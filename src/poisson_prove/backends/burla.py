@@ -18,7 +18,7 @@ from typing import Any
 from poisson_prove.backends._attempt import run_task
 from poisson_prove.backends._extras import require
 from poisson_prove.backends._mapped import stream_mapped
-from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
+from poisson_prove.backends._settings import concurrency_setting, policy_for_job, retry_policy
 from poisson_prove.backends.base import Executor
 from poisson_prove.episode.run import Job, Task
 from poisson_prove.errors import ProveError, ProveExit
@@ -41,7 +41,7 @@ class BurlaExecutor(Executor):
         self.sdk = sdk if sdk is not None else require("burla", "burla")
         self.settings = dict(settings)
         self.concurrency: int | None = (
-            positive_int(settings, "concurrency", 1, "burla") if settings.get("concurrency") else None
+            concurrency_setting(settings, 1, "burla") if settings.get("concurrency") else None
         )
         self.policy = retry_policy(settings, "burla")
 

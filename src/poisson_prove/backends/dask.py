@@ -35,6 +35,7 @@ from poisson_prove.backends._attempt import Attempt
 from poisson_prove.backends._extras import require
 from poisson_prove.backends._schedule import Window, WorkerLost, drive
 from poisson_prove.backends._settings import (
+    concurrency_setting,
     non_negative_float,
     policy_for_job,
     positive_int,
@@ -133,7 +134,7 @@ class DaskExecutor(Executor):
         self.address: str | None = settings.get("address") or None
         self.n_workers = positive_int(settings, "n_workers", DEFAULT_LOCAL_WORKERS, "dask")
         self.concurrency: int | None = (
-            positive_int(settings, "concurrency", 1, "dask") if settings.get("concurrency") else None
+            concurrency_setting(settings, 1, "dask") if settings.get("concurrency") else None
         )
         self.n_workers, default_threads = self._layout(self.n_workers, self.concurrency)
         self.threads_per_worker = positive_int(settings, "threads_per_worker", default_threads, "dask")

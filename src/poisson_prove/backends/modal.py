@@ -23,9 +23,9 @@ from poisson_prove.backends._attempt import run_task
 from poisson_prove.backends._extras import require
 from poisson_prove.backends._mapped import stream_mapped
 from poisson_prove.backends._settings import (
+    concurrency_setting,
     non_negative_float,
     policy_for_job,
-    positive_int,
     retry_policy,
 )
 from poisson_prove.backends.base import Executor
@@ -113,7 +113,7 @@ class ModalExecutor(Executor):
         scalars = self.settings
         self.app_name = str(scalars.get("app_name") or DEFAULT_APP_NAME)
         self.concurrency: int | None = (
-            positive_int(scalars, "concurrency", 1, "modal") if scalars.get("concurrency") else None
+            concurrency_setting(scalars, 1, "modal") if scalars.get("concurrency") else None
         )
         self.section_name, self.section = chosen_section(settings)
         self.policy = retry_policy(scalars, "modal")

@@ -35,7 +35,7 @@ from poisson_prove.backends._attempt import (
 )
 from poisson_prove.backends._children import ChildSlots
 from poisson_prove.backends._schedule import Window, drive_rounds
-from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
+from poisson_prove.backends._settings import concurrency_setting, policy_for_job, retry_policy
 from poisson_prove.backends.base import Executor
 from poisson_prove.backends.local import LocalExecutor
 from poisson_prove.episode.recording import begin_episode, current_spans, end_episode
@@ -362,7 +362,7 @@ class PoolExecutor(Executor):
     name = "local"
 
     def __init__(self, settings: Mapping[str, Any]) -> None:
-        self.concurrency = positive_int(settings, "concurrency", 1, "local")
+        self.concurrency = concurrency_setting(settings, 1, "local")
         mode = settings.get("mode") or "auto"
         if mode not in MODES:
             raise ProveError(

@@ -25,7 +25,7 @@ from typing import Any
 from poisson_prove.backends._attempt import Attempt, run_attempt
 from poisson_prove.backends._extras import require
 from poisson_prove.backends._schedule import Window, WorkerLost, drive
-from poisson_prove.backends._settings import policy_for_job, positive_int, retry_policy
+from poisson_prove.backends._settings import concurrency_setting, policy_for_job, positive_int, retry_policy
 from poisson_prove.backends.base import Executor
 from poisson_prove.episode.run import Job, Task
 from poisson_prove.errors import ProveError, ProveExit
@@ -93,7 +93,7 @@ class RayExecutor(Executor):
     def __init__(self, settings: Mapping[str, Any]) -> None:
         require("ray", "ray")
         self.address: str | None = settings.get("address") or None
-        self.concurrency = positive_int(settings, "concurrency", 8, "ray")
+        self.concurrency = concurrency_setting(settings, 8, "ray")
         self.num_cpus = positive_int(settings, "num_cpus", self.concurrency, "ray")
         self.settings = dict(settings)
         self.policy = retry_policy(settings, "ray")

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from poisson_prove.backends._settings import MAX_CONCURRENCY
 from poisson_prove.chaos.config import check_backend
 from poisson_prove.design.plan import (
     DEFAULT_MAX_MDE,
@@ -39,8 +40,6 @@ from poisson_prove.sweep.resume import resume_state
 
 DEFAULT_BATCH_SIZE = 25_000  # rows; a batch is also written once its rows waited a second
 DEFAULT_SPEC = "prove.toml"
-#: The most episodes (threads, containers) `--concurrency` may ask for at once.
-MAX_CONCURRENCY = 4_096
 __all__ = [
     "DEFAULT_BATCH_SIZE",
     "DEFAULT_SPEC",
