@@ -6,11 +6,10 @@ Usage: python bad_inputs_driver.py MODULE:FUNCTION PROG [PRELOAD,...] < cases.js
 PRELOAD names modules the parent imports once more (pyarrow, ...), so each child starts with
 what a command would import lazily already loaded: only the cost changes, not the behaviour.
 
-Each case is {"id", "argv", "cwd", "env", "timeout"}; each result line is {"id", "code",
-"stdout", "stderr", "timed_out",
-"seconds"}. The child's fd 1 and 2 go to files (so what a rollout writes
-with os.write or a C library lands there too); a child past its timeout is SIGKILLed with its
-process group and reported as timed out.
+Each case is {"id", "argv", "cwd", "env", "timeout"}; each result line (in the order the cases
+end) is {"id", "code", "stdout", "stderr", "timed_out", "seconds"}. The child's fd 1 and 2 go
+to files of its own (so what a rollout writes with os.write or a C library lands there too); a
+child past its timeout is SIGKILLed with its process group and reported as timed out.
 """
 
 from __future__ import annotations
@@ -23,6 +22,10 @@ import sys
 import tempfile
 import time
 from typing import Any
+
+# Cases run two at a time: many of them wait (an episode timeout, a worker started again after a
+# crash) more than they compute. Each has its own folder, process group and output files.
+JOBS = 2
 
 
 def _child(entry: Any, prog: str, case: dict[str, Any], out_path: str, err_path: str) -> None:
@@ -64,20 +67,24 @@ def _child(entry: Any, prog: str, case: dict[str, Any], out_path: str, err_path:
     os._exit(code & 0xFF)
 
 
-def _wait(pid: int, timeout: float) -> tuple[int, bool]:
-    deadline = time.monotonic() + timeout
-    while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
-        if done:
-            return os.waitstatus_to_exitcode(status), False
-        if time.monotonic() > deadline:
-            try:
-                os.killpg(pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            os.waitpid(pid, 0)
-            return -9, True
-        time.sleep(0.01)
+def _kill(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+    os.waitpid(pid, 0)
+
+
+def _result(case: dict[str, Any], paths: tuple[str, str], code: int, timed_out: bool, started: float) -> str:
+    texts = []
+    for path in paths:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            texts.append(handle.read())
+        os.unlink(path)
+    result = {"id": case["id"], "code": code, "stdout": texts[0], "stderr": texts[1]}
+    result["timed_out"] = timed_out
+    result["seconds"] = round(time.monotonic() - started, 2)  # to find a costly row; never asserted
+    return json.dumps(result)
 
 
 def main() -> None:
@@ -88,26 +95,37 @@ def main() -> None:
         importlib.import_module(name)
     cases = json.load(sys.stdin)
     scratch = tempfile.mkdtemp(prefix="bad-inputs-")
-    for case in cases:
-        out_path = os.path.join(scratch, "out")
-        err_path = os.path.join(scratch, "err")
-        sys.stdout.flush()
-        started = time.monotonic()
-        pid = os.fork()
-        if pid == 0:
-            try:
-                _child(entry, prog, case, out_path, err_path)
-            finally:
-                os._exit(99)
-        code, timed_out = _wait(pid, float(case.get("timeout", 60)))
-        with (
-            open(out_path, encoding="utf-8", errors="replace") as out,
-            open(err_path, encoding="utf-8", errors="replace") as err,
-        ):
-            result = {"id": case["id"], "code": code, "stdout": out.read(), "stderr": err.read()}
-        result["timed_out"] = timed_out
-        result["seconds"] = round(time.monotonic() - started, 2)  # to find a costly row; never asserted
-        print(json.dumps(result), flush=True)
+    pending = list(enumerate(cases))
+    running: dict[int, tuple[dict[str, Any], tuple[str, str], float, float]] = {}
+    while pending or running:
+        while pending and len(running) < JOBS:
+            number, case = pending.pop(0)
+            paths = (os.path.join(scratch, f"out-{number}"), os.path.join(scratch, f"err-{number}"))
+            sys.stdout.flush()
+            started = time.monotonic()
+            pid = os.fork()
+            if pid == 0:
+                try:
+                    _child(entry, prog, case, *paths)
+                finally:
+                    os._exit(99)
+            running[pid] = (case, paths, started, started + float(case.get("timeout", 60)))
+        finished = False
+        for pid, (case, paths, started, deadline) in list(running.items()):
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done:
+                code, timed_out = os.waitstatus_to_exitcode(status), False
+            elif time.monotonic() > deadline:
+                _kill(pid)
+                code, timed_out = -9, True
+            else:
+                continue
+            del running[pid]
+            finished = True
+            print(_result(case, paths, code, timed_out, started), flush=True)
+        if not finished:
+            time.sleep(0.01)
+    os.rmdir(scratch)
 
 
 if __name__ == "__main__":
