@@ -142,6 +142,16 @@ def sweep_ending(
             suggestions=[prefix + resume],
             exit_code=result.exit_code,
         )
+    elif result.verdict == "process_exit" and result.process_ended and result.done >= result.planned:
+        # ended after its last episode was stored (compacting the batches, marking the run
+        # complete): nothing is lost, and a resume runs nothing and completes it
+        verdict = "failed"
+        err = ProveError(
+            f"{result.process_ended}: all {result.done:,} rollouts are kept in run \"{result.name}\", "
+            "which is not marked complete yet",
+            suggestions=[prefix + resume],
+            exit_code=ProveExit.STOPPED,
+        )
     elif result.verdict == "process_exit" and result.process_ended is not None:
         verdict = "failed"
         err = ProveError(

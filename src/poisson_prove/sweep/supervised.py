@@ -339,6 +339,9 @@ def _ended_result(prepared: PreparedSweep, folder: Path, how: str, seconds: floa
     done = len(stored_keys(info)) if has_batches else 0
     errored = info.errored_count() if has_batches else 0
     plan = prepared.plan
+    if done >= plan.rollouts:  # every episode stored: it ended while it finished the run
+        ended, during, _ = how.partition(" while it ran episodes")
+        how = ended + " after every episode was stored, as it finished the run" if during else how
     counts = {**(manifest.get("counts") or {}), "planned": plan.rollouts, "done": done, "errored": errored}
     try:  # the dead worker's lock is gone with it; a process the rollout started may hold it still
         writer = prepared.store.open_run(info, hold=True)

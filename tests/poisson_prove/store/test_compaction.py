@@ -300,6 +300,14 @@ def test_a_killed_sweep_reads_as_an_uninterrupted_one_and_resumes(swept: dict[st
         killed = _sweep(work, home, "--name", name, "--pair-with", "ref", kill_at=instant)
         # The command's supervisor outlives its sweep process, and says how it ended (exit 3).
         assert killed.returncode == 3 and "ended by SIGKILL" in killed.stderr, (instant, seed, killed.stderr)
+        # every episode was stored: said so, and the way on is a plain resume (no episode is lost
+        # to a process that ended, so no --episode-timeout advice)
+        assert (
+            "after every episode was stored, as it finished the run: all 300 rollouts are kept in run "
+            f'"{name}", which is not marked complete yet' in killed.stderr
+        ), (instant, seed, killed.stderr)
+        assert "sweep" in killed.stderr.splitlines()[-1] and "--resume" in killed.stderr.splitlines()[-1]
+        assert "--episode-timeout" not in killed.stderr, (instant, seed, killed.stderr)
         info = RunStore(swept["store"]).resolve(name)
         assert info.status == "partial", (instant, seed)
         compared = prove("diff", "ref", name, "--json")
