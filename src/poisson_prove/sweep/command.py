@@ -43,6 +43,14 @@ def plan_command(request: SweepRequest, *, dry_run: bool, budget: float | None) 
     # check runs in one too: the target's import-time output then happens once.
     import_check = "child" if dry_run or request.episode_timeout is not None else "process"
     prepared = prepare_sweep(request, import_check=import_check)
+    if prepared.resume_run is not None:
+        # a resumed run keeps the replicates its budget bought when it started
+        if budget is not None:
+            raise ProveError(
+                "--budget cannot be given with --resume: the run keeps its own replicates",
+                exit_code=ProveExit.USAGE,
+            )
+        return PlannedCommand(prepared, None)
     if budget is None:
         budget = prepared.spec.budget  # the spec's budget; --budget wins
     if budget is None:
