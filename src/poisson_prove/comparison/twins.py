@@ -11,11 +11,14 @@ to `FLIPPED_READ` and the unflipped ones among that check sample up to `UNFLIPPE
 read serves both).
 
 What is read is the `agent_calls` column (store.agent_calls: each episode's agent calls typed),
-of only the batch files and row groups holding a wanted row; a run without agent calls costs a
-look at the first episodes of each file (`has_agent_spans`). A batch file written before that
-column existed (poisson-prove.episodes/1) has its `spans` read instead and the same column
-derived from them (`read_calls`), so a run of either layout, or of both after a --resume,
-reads the same. A pair of twins whose calls all agree costs no Python object (`SideCalls`).
+of only the batch files and row groups holding a wanted row, and of it only the fields the
+attribution compares, their texts as dictionaries; a run without agent calls costs a look at
+the first episodes of each file (`has_agent_spans`). A batch file written before that column
+existed (poisson-prove.episodes/1) has its `spans` read instead and the same column derived
+from them (`read_calls`), so a run of either layout, or of both after a --resume, reads the
+same. The calls are NumPy codes of one vocabulary for both runs (`SideCalls`), and every
+pair's first divergence is found at once (`first_divergences`): no pyarrow.compute, and no
+Python object per call.
 
 `pair_view(before, after, condition, replicate)` is one pair's two trees of agent calls side by
 side (`inspect --pair`; the view model is poisson_prove.comparison.side_by_side);
@@ -40,7 +43,6 @@ from poisson_prove.comparison.attribution import (
     adjust_checks,
     attribute_firsts,
     compare_checks,
-    first_divergence_of,
 )
 from poisson_prove.comparison.frame import (
     EPISODE_TIMEOUT,
@@ -52,11 +54,18 @@ from poisson_prove.comparison.frame import (
 )
 from poisson_prove.comparison.result import Comparison, ConditionResult
 from poisson_prove.comparison.side_by_side import PairLine, PairView, pair_view_of, side_by_side
-from poisson_prove.comparison.side_calls import SideCalls, side_calls_of
+from poisson_prove.comparison.side_calls import (
+    READ_FIELDS,
+    SideCalls,
+    Vocabulary,
+    first_divergences,
+    joined,
+    side_calls_of,
+)
 from poisson_prove.comparison.stats import fate_by, twin_rows
 from poisson_prove.design.conditions import cfg_of, condition_label
 from poisson_prove.errors import ProveError
-from poisson_prove.store.agent_calls import HASH_FIELDS, MONITOR_MARK, agent_calls_of, agent_calls_type
+from poisson_prove.store.agent_calls import HASH_FIELDS, MONITOR_MARK, agent_calls_of
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore
 
@@ -74,8 +83,9 @@ MONITOR = re.compile(MONITOR_MARK)  # compact JSON, as stored, or spaced
 MOVED = ("rose", "fell")
 CALLS = "agent_calls"
 #: The agent_calls fields read as dictionaries (their values repeat across calls).
-DICTIONARY_LEAVES = tuple(
-    f"{CALLS}.list.element.{name}" for name in ("agent", "status", "output_hash", *HASH_FIELDS)
+DICTIONARY_LEAVES = (
+    *(f"{CALLS}.list.element.{name}" for name in ("agent", "status", "output_hash", *HASH_FIELDS)),
+    *(f"{CALLS}.list.element.checks.list.element.{name}" for name in ("name", "label")),
 )
 StoreArg = str | os.PathLike[str] | None
 
@@ -134,7 +144,9 @@ def _read_rows(
             break
         parquet = pq.ParquetFile(path, pre_buffer=False)
         if dictionary and CALLS in parquet.schema_arrow.names:
-            parquet = pq.ParquetFile(path, pre_buffer=False, read_dictionary=list(dictionary))
+            present = set(parquet.schema.names)  # the leaf fields' names
+            leaves = [leaf for leaf in dictionary if leaf.rsplit(".", 1)[-1] in present]
+            parquet = pq.ParquetFile(path, pre_buffer=False, read_dictionary=leaves)
         for group in range(parquet.metadata.num_row_groups):
             count = parquet.metadata.row_group(group).num_rows
             here = wanted[(wanted >= start) & (wanted < start + count)] - start
@@ -170,22 +182,27 @@ def read_spans(info: RunInfo, rows: Iterable[int]) -> dict[int, str | None]:
     return dict(zip(wanted.tolist(), texts.to_pylist(), strict=True))
 
 
-def read_calls(info: RunInfo, rows: Iterable[int]) -> tuple[np.ndarray, Any]:
-    """(the given rows, sorted and unique; their `agent_calls` in that order): that column
-    only, or, in a batch file without it (poisson-prove.episodes/1), the rows' `spans` with
-    the column derived from them as the writer derives it."""
+def read_calls(
+    info: RunInfo, rows: Iterable[int], vocabulary: Vocabulary | None = None
+) -> tuple[np.ndarray, SideCalls]:
+    """(the given rows, sorted and unique; their agent calls in that order, as codes of
+    `vocabulary`): of the `agent_calls` column only the fields the attribution reads
+    (READ_FIELDS), their texts as dictionaries, decoded for the rows wanted alone; in a batch
+    file without it (poisson-prove.episodes/1), the rows' `spans` with the column derived from
+    them as the writer derives it."""
+    vocabulary = vocabulary if vocabulary is not None else Vocabulary()
 
-    def read(parquet: Any, group: int, at: np.ndarray) -> Any:
-        column = CALLS if CALLS in parquet.schema_arrow.names else "spans"
-        table = parquet.read_row_group(group, columns=[column], use_threads=False)
-        values = table.column(0).take(_indices(at))
-        # the hashes repeat: read as dictionaries (a fifth of the time of their text), the
-        # rows wanted decoded after the take
-        return values.cast(kind) if column == CALLS else agent_calls_of(values)
+    def read(parquet: Any, group: int, at: np.ndarray) -> SideCalls:
+        if CALLS not in parquet.schema_arrow.names:
+            table = parquet.read_row_group(group, columns=["spans"], use_threads=False)
+            return side_calls_of(agent_calls_of(table.column(0).take(_indices(at))), None, vocabulary)
+        present = parquet.schema_arrow.field(CALLS).type.value_type
+        leaves = [f"{CALLS}.list.element.{n}" for n in READ_FIELDS if present.get_field_index(n) >= 0]
+        table = parquet.read_row_group(group, columns=leaves, use_threads=False)
+        return side_calls_of(table.column(0), at, vocabulary)
 
-    kind = agent_calls_type()
     wanted, parts = _read_rows(info, rows, read, DICTIONARY_LEAVES)
-    return wanted, _joined(parts, agent_calls_type())
+    return wanted, joined(parts, vocabulary)
 
 
 def _even(indices: np.ndarray, cap: int) -> np.ndarray:
@@ -279,33 +296,39 @@ def _attribute(
         needed += [flipped, unflipped]
     pairs = np.unique(np.concatenate(needed)) if needed else np.zeros(0, dtype=np.int64)
     read: list[tuple[SideCalls, np.ndarray]] = []  # per side: its calls, each pair's episode there
+    vocabulary = Vocabulary()  # one for both runs: a code is the same text on either side
     for info, side_rows in ((infos[0], rb[pairs]), (infos[1], ra[pairs])):
-        wanted, calls = read_calls(info, side_rows)
-        read.append((side_calls_of(calls), np.searchsorted(wanted, side_rows)))
+        wanted, calls = read_calls(info, side_rows, vocabulary)
+        read.append((calls, np.searchsorted(wanted, side_rows)))
     (calls_b, at_b), (calls_a, at_a) = read
-    at = {int(p): n for n, p in enumerate(pairs.tolist())}
 
-    def first(p: int) -> str | None:
-        """The pair's first divergence; None at once for twins whose calls all agree."""
-        eb, ea = int(at_b[at[p]]), int(at_a[at[p]])
-        if calls_b.trail(eb) == calls_a.trail(ea):
-            return None
-        return first_divergence_of(calls_b.keys(eb), calls_a.keys(ea))
+    def at(chosen: np.ndarray) -> np.ndarray:
+        """Where pairs `chosen` are among those read."""
+        return np.searchsorted(pairs, chosen)
+
+    # the first divergence of every pair counted, at once (None: twins whose calls all agree)
+    counted = np.unique(np.concatenate([np.zeros(0, np.int64), *(p for plan in plans for p in plan[1:3])]))
+    where = at(counted)
+    firsts_of = dict(zip(counted.tolist(), first_divergences(calls_b, at_b[where], calls_a, at_a[where]),
+                         strict=True))
+
+    def first(chosen: np.ndarray) -> list[str | None]:
+        return [firsts_of[p] for p in chosen.tolist()]
 
     changed = _changed(calls_b.changed_values(), calls_a.changed_values())
     pooled = comparison.case_axis is not None
     checks_of = {}
     for key, (sample, case) in check_pairs.items():
-        where = np.array([at[int(p)] for p in sample], dtype=np.int64)
+        where = at(sample)
         labels = _labels(calls_b, at_b[where], calls_a, at_a[where])
         checks_of[key] = compare_checks(labels, case=_dense(case) if pooled else None)
     rows: list[RowAttribution] = []
     chosen_pairs: list[int | None] = []  # per row, the pair shown side by side (views)
     for row, flipped, unflipped, n_flipped, n_unflipped in plans:
-        firsts = [first(int(p)) for p in flipped]
+        firsts = first(flipped)
         attributed = attribute_firsts(
             key=row.condition.key, label=row.condition.label, outcome=row.outcome, verdict=row.verdict,
-            flipped=firsts, unflipped=[first(int(p)) for p in unflipped],
+            flipped=firsts, unflipped=first(unflipped),
             flipped_pairs=n_flipped, unflipped_pairs=n_unflipped, changed=changed,
         )
         rows.append(_with_checks(attributed, checks_of[row.condition.key]))

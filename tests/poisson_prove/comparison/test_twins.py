@@ -81,4 +81,5 @@ def test_a_file_with_the_column_is_probed_and_read_by_it(tmp_path: Path) -> None
     assert not has_agent_spans(without) and has_agent_spans(with_agents)  # type: ignore[arg-type]
     wanted, calls = read_calls(with_agents, [3, 0, 3])  # type: ignore[arg-type]
     assert wanted.tolist() == [0, 3]
-    assert [None if c is None else [x["agent"] for x in c] for c in calls.to_pylist()] == [None, ["draft"]]
+    assert [[c.agent for c in calls.calls(e)] for e in range(calls.episodes)] == [[], ["draft"]]
+    assert calls.keys(1) == [("draft", "h", "ok")]
