@@ -19,6 +19,7 @@ names. docs/shared-building-blocks.md says what each module holds and why.
 - `suggest`  — "did you mean" for unknown names
 - `step_summary` — the GitHub Actions run page: Markdown tables for $GITHUB_STEP_SUMMARY and
                `::warning` annotations, for both CI gates
+- `loopback` — the rule of both local servers: bound to 127.0.0.1, a foreign Host or Origin refused
 - `lazy`     — `lazy_exports`: a package's public names imported on first use
 - `version`  — the installed distribution's version, read on first use
 """

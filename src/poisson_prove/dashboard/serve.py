@@ -27,9 +27,8 @@ from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
 from poisson_prove.dashboard.page import CSP
+from prove_common.loopback import HOST, is_loopback_host
 
-HOST = "127.0.0.1"
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost"})  # what a local client's Host names
 HEAD_TIMEOUT_S = 10.0  # for the request line and headers to arrive
 SEND_TIMEOUT_S = 30.0  # for a client to take the answer
 MAX_CONNECTIONS = 512
@@ -103,14 +102,6 @@ class _Refusal(Exception):
     def __init__(self, status: int, reason: str, message: str) -> None:
         super().__init__(message)
         self.status, self.reason, self.message = status, reason, message
-
-
-def _host_name(authority: str) -> str:
-    """The host of a Host header value (`127.0.0.1:8000` -> `127.0.0.1`)."""
-    authority = authority.strip().lower()
-    if authority.startswith("["):
-        return authority.split("]", 1)[0] + "]"
-    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
 
 
 def _response(status: int, reason: str, body: bytes, content_type: str) -> bytes:
@@ -197,7 +188,7 @@ class DashboardServer:
         """The whole answer to the connection's one request (b"" when its head never came)."""
         try:
             method, path, headers = await asyncio.wait_for(_read_head(reader), HEAD_TIMEOUT_S)
-            if "host" in headers and _host_name(headers["host"]) not in LOOPBACK_NAMES:
+            if "host" in headers and not is_loopback_host(headers["host"]):
                 raise _Refusal(403, "Forbidden", f"Host {headers['host']!r} is not this machine")
             if method != "GET":
                 raise _Refusal(501, "Not Implemented", f"unsupported method ({method!r})")

@@ -7,11 +7,12 @@ import signal
 import sys
 from pathlib import Path
 
+from prove_common.loopback import HOST
 from proveai.cli.status import add_actions, add_traces_option
 from proveai.engine import DEFAULT_PORT
 from proveai.engine.baseline import BaselineProfile
 from proveai.engine.layers import EngineSettings
-from proveai.engine.server import HOST, bind, create_app, serve
+from proveai.engine.server import bind, create_app, serve
 from proveai.errors import ProveAIError
 from proveai.store import default_traces_dir
 

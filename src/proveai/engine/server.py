@@ -22,8 +22,8 @@ from collections.abc import AsyncIterator, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
+from prove_common.loopback import HOST, is_loopback_host, is_loopback_origin
 from proveai.engine.analysis import Identity, Run, analyze, respond, stages, store_safely
 from proveai.engine.ingest import MAX_BODY_BYTES, Refused, check_content_type, split_traces, too_large
 from proveai.engine.layers import Analysis, EngineSettings
@@ -32,17 +32,6 @@ from proveai.errors import ProveAIError
 from proveai.traces.trace import Trace
 from proveai.version import __version__
 
-HOST = "127.0.0.1"  # never another interface: the engine has no authentication
-LOOPBACK_NAMES = frozenset({"127.0.0.1", "localhost"})  # what a local client's Host names
-
-
-def _host_name(authority: str) -> str:
-    """The host of a Host header value (`127.0.0.1:19000` -> `127.0.0.1`, `[::1]:80` -> `[::1]`)."""
-    authority = authority.strip().lower()
-    if authority.startswith("["):
-        return authority.split("]", 1)[0] + "]"
-    return authority.rsplit(":", 1)[0] if authority.count(":") == 1 else authority
-
 
 def foreign_request(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     """Why a request must be refused as not this machine's (403), or None: a Host other than
@@ -50,12 +39,10 @@ def foreign_request(headers: Iterable[tuple[bytes, bytes]]) -> str | None:
     page elsewhere). A request without either is a local program's, not a browser's."""
     for raw_name, raw_value in headers:
         name, value = raw_name.decode("latin-1").lower(), raw_value.decode("latin-1")
-        if name == "host" and _host_name(value) not in LOOPBACK_NAMES:
+        if name == "host" and not is_loopback_host(value):
             return f"Host {value!r} is not this machine: the engine answers only 127.0.0.1 and localhost"
-        if name == "origin":
-            origin = urlsplit(value.strip())
-            if origin.scheme not in ("http", "https") or (origin.hostname or "") not in LOOPBACK_NAMES:
-                return f"Origin {value!r} is not this machine: a web page cannot use the engine"
+        if name == "origin" and not is_loopback_origin(value):
+            return f"Origin {value!r} is not this machine: a web page cannot use the engine"
     return None
 
 

@@ -18,9 +18,10 @@ from pathlib import Path
 import httpx
 import pytest
 
+from prove_common.loopback import HOST
 from proveai.engine.ingest import MAX_BODY_BYTES
 from proveai.engine.model import LAYERS
-from proveai.engine.server import HOST, bind, sse
+from proveai.engine.server import bind, sse
 from proveai.errors import ProveAIError
 from proveai.traces.otlp import encode_trace
 from tests.conftest import isolated_env
