@@ -30,10 +30,12 @@ def test_init_writes_at_the_project_root_from_any_folder_inside_it(proveai_cli: 
     inside = workdir / "src" / "agents"
     inside.mkdir(parents=True)
     result = proveai_cli("ci", "init", cwd=inside)
-    assert result.returncode == 0 and result.stderr == ""
+    assert result.returncode == 0
     assert result.stdout == (
         "Wrote .github/workflows/proveai.yml\nNext: Add a repo secret named `OPENROUTER_API_KEY`.\n"
     )
+    # this SDK is an editable install, which CI cannot copy: the pin's warning and its next: line
+    assert [line.split(":")[0] for line in result.stderr.splitlines()] == ["warning", "next"]
     workflow = workdir / ".github" / "workflows" / "proveai.yml"
     assert yaml.safe_load(workflow.read_text(encoding="utf-8"))["jobs"]["verify"]
     assert not (inside / ".github").exists()
