@@ -81,6 +81,7 @@ class SideCalls:
         """The episode's calls as (agent, output hash, status), in call order."""
         text = self.vocabulary.text
         span = range(int(self.offsets[episode]), int(self.offsets[episode + 1]))
+        # a status is always written (ok | error); a null one would read as None
         return [
             (str(text(int(self.agent[i]))), text(int(self.output[i])), text(int(self.status[i])))  # type: ignore[misc]
             for i in span
@@ -212,7 +213,8 @@ def side_calls_of(calls: Any, rows: Any = None, vocabulary: Vocabulary | None = 
     chunks = list(calls.chunks) if hasattr(calls, "chunks") else [calls]
     total = sum(len(chunk) for chunk in chunks)
     wanted = np.arange(total, dtype=np.int64) if rows is None else np.asarray(rows, dtype=np.int64)
-    parts, start = [], 0
+    parts: list[SideCalls] = []
+    start = 0
     for chunk in chunks:
         here = wanted[(wanted >= start) & (wanted < start + len(chunk))] - start
         if here.size or not parts:
