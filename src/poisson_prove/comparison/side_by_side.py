@@ -10,27 +10,13 @@ Reading the twins from the store is poisson_prove.comparison.twins.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from poisson_prove.comparison.attribution import AgentCall, agent_calls, first_divergence
 from poisson_prove.errors import ProveError
-
-
-def decoded(text: Any) -> list[Any]:
-    """A row's spans as a list: its JSON text decoded (or the list find_episode decoded)."""
-    if isinstance(text, list):
-        return text
-    if not isinstance(text, str) or not text:
-        return []
-    try:
-        value = json.loads(text)
-    except ValueError:  # a damaged row reads as one without agent calls
-        return []
-    return value if isinstance(value, list) else []
-
+from poisson_prove.store.agent_calls import span_entries
 
 
 @dataclass(frozen=True)
@@ -74,7 +60,7 @@ def pair_view_of(
             f"{seed_a}): they are not twins (the runs were not paired at sweep time)",
             suggestions=[f'poisson-prove sweep SPEC --yes --pair-with "{names[0]}"'],
         )
-    calls_b, calls_a = agent_calls(decoded(spans_b)), agent_calls(decoded(spans_a))
+    calls_b, calls_a = agent_calls(span_entries(spans_b)), agent_calls(span_entries(spans_a))
     first = first_divergence(calls_b, calls_a)
     return PairView(
         condition=label, key=key, replicate=replicate, seed=seed_a, before_outcome=outcome_b,

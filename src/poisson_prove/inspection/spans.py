@@ -19,11 +19,12 @@ derived from the trace id and its stored position, so the same row always reads 
 from __future__ import annotations
 
 import hashlib
-import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from poisson_prove.store.agent_calls import span_entries
 
 
 @dataclass(frozen=True)
@@ -67,21 +68,6 @@ def _hex(text: str, digits: int) -> str:
 
 def _is_hex(value: Any, digits: int) -> bool:
     return isinstance(value, str) and len(value) == digits and all(c in "0123456789abcdef" for c in value)
-
-
-def span_entries(spans: str | Sequence[Any] | None) -> list[Mapping[str, Any]]:
-    """The objects of a stored `spans` value (its JSON text or the parsed list); [] for anything
-    that is not a list of them (a damaged or foreign value is read as no spans)."""
-    if spans is None:
-        return []
-    if isinstance(spans, str):
-        try:
-            spans = json.loads(spans)
-        except ValueError:
-            return []
-    if not isinstance(spans, Sequence):
-        return []
-    return [entry for entry in spans if isinstance(entry, Mapping)]
 
 
 def episode_trace_id(spans: str | Sequence[Any] | None, key: str = "") -> str:

@@ -18,7 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from poisson_prove.chaos.reach import is_reach
-from poisson_prove.inspection.spans import span_entries
+from poisson_prove.store.agent_calls import span_entries
 
 MAX_ERROR_TEXT = 80
 

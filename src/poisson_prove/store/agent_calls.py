@@ -180,14 +180,20 @@ def _enclosing(entries: Sequence[Any], index: int, call_at: Mapping[int, int]) -
     return None
 
 
-def _decoded(text: Any) -> list[Any]:
-    if not isinstance(text, str) or not text:
+def span_entries(spans: str | Sequence[Any] | None) -> list[Mapping[str, Any]]:
+    """The objects of a stored `spans` value (its JSON text or the parsed list); [] for anything
+    that is not a list of them (a damaged or foreign value is read as no spans). The one reader
+    of a stored spans value: the column's derivation, the inspection and the twins use it."""
+    if spans is None:
         return []
-    try:
-        value = json.loads(text)
-    except ValueError:  # a damaged row reads as one without agent calls
+    if isinstance(spans, str):
+        try:
+            spans = json.loads(spans)
+        except ValueError:
+            return []
+    if not isinstance(spans, Sequence) or isinstance(spans, str):
         return []
-    return value if isinstance(value, list) else []
+    return [entry for entry in spans if isinstance(entry, Mapping)]
 
 
 def agent_calls_of(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
@@ -209,7 +215,7 @@ def agent_calls_of(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
     parsed = _parsed(pa, pc, texts if rows.size == count else texts.take(arrow_array(rows, pa.int64())))
     if parsed is None:  # a row the reader refuses: every row by itself
         values = [
-            calls_of_entries(_decoded(t)) if _MONITOR.search(t or "") else None for t in texts.to_pylist()
+            calls_of_entries(span_entries(t)) if _MONITOR.search(t or "") else None for t in texts.to_pylist()
         ]
         return pa.array(values, type=kind)
     counts, calls = parsed

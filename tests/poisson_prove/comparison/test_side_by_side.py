@@ -4,8 +4,8 @@ made are lines of their own, the first divergence marked on them."""
 from __future__ import annotations
 
 from poisson_prove.comparison.attribution import AgentCall
-from poisson_prove.comparison.side_by_side import decoded as _decoded
 from poisson_prove.comparison.side_by_side import side_by_side
+from poisson_prove.store.agent_calls import span_entries as _decoded
 
 
 def test_damaged_spans_read_as_no_agent_calls() -> None:

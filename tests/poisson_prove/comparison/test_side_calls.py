@@ -11,10 +11,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from poisson_prove.comparison.attribution import AgentCall, agent_calls, first_divergence_of
-from poisson_prove.comparison.side_by_side import decoded as _decoded
 from poisson_prove.comparison.side_calls import Vocabulary, first_divergences
 from poisson_prove.comparison.side_calls import side_calls_of as side_calls_of_calls
 from poisson_prove.store.agent_calls import agent_calls_of
+from poisson_prove.store.agent_calls import span_entries as _decoded
 
 
 def side_calls_of(texts: pa.Array):  # type: ignore[no-untyped-def]
