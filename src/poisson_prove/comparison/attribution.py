@@ -31,10 +31,10 @@ import numpy as np
 
 from poisson_prove.stats.clustered import sign_flip
 from poisson_prove.stats.tests import benjamini_hochberg, mcnemar_many
+from poisson_prove.store.agent_calls import OUTPUT_HASH, check_labels, monitor_entries
 
 #: The hashes a changed agent differs in (a proveai snapshot pins the same ones).
 CHANGE_HASHES = {"code": "proveai.code_hash", "prompt": "proveai.prompt_hash", "model": "proveai.model_hash"}
-CHECK_PREFIX = "proveai.check."
 
 
 @dataclass(frozen=True)
@@ -61,15 +61,8 @@ def agent_calls(entries: Sequence[Any] | None) -> tuple[AgentCall, ...]:
     calls: list[AgentCall] = []
     seen: Counter[str] = Counter()
     listed = list(entries or ())
-    for index, entry in enumerate(listed):
-        if not isinstance(entry, Mapping) or entry.get("source") != "monitor":
-            continue
-        attributes = entry.get("attributes")
-        attributes = attributes if isinstance(attributes, Mapping) else {}
-        name = attributes.get("gen_ai.agent.name", entry.get("name"))
-        if not isinstance(name, str):
-            continue
-        output = attributes.get("proveai.output_hash")
+    for index, entry, name, attributes in monitor_entries(listed):
+        output = attributes.get(OUTPUT_HASH)
         calls.append(
             AgentCall(
                 agent=name,
@@ -80,9 +73,7 @@ def agent_calls(entries: Sequence[Any] | None) -> tuple[AgentCall, ...]:
                     what: (value if isinstance(value := attributes.get(key), str) else None)
                     for what, key in CHANGE_HASHES.items()
                 },
-                checks={
-                    k[len(CHECK_PREFIX):]: str(v) for k, v in attributes.items() if k.startswith(CHECK_PREFIX)
-                },
+                checks=check_labels(attributes),
                 depth=_depth(listed, index),
                 error=None if entry.get("error") is None else str(entry.get("error")),
             )

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -133,20 +133,35 @@ def agent_calls_type() -> pa.DataType:
     return _TYPE[0]
 
 
+def monitor_entries(
+    entries: Sequence[Any],
+) -> Iterator[tuple[int, Mapping[str, Any], str, Mapping[str, Any]]]:
+    """The `@monitor` calls of a decoded spans list, in stored order (an agent call is stored
+    when it opens): (index in the list, the entry, the agent's name, its attributes). The one
+    reading of an agent call from spans: this column's derivation and the attribution's calls
+    (comparison.attribution.agent_calls) both walk it."""
+    for index, entry in enumerate(entries):
+        if not isinstance(entry, Mapping) or entry.get("source") != "monitor":
+            continue
+        attributes = entry.get("attributes")
+        attributes = attributes if isinstance(attributes, Mapping) else {}
+        name = attributes.get(AGENT_NAME, entry.get("name"))
+        if isinstance(name, str):
+            yield index, entry, name, attributes
+
+
+def check_labels(attributes: Mapping[str, Any]) -> dict[str, str]:
+    """An agent call's check labels by check name (its `proveai.check.<name>` attributes)."""
+    return {k[len(CHECK_PREFIX):]: str(v) for k, v in attributes.items() if k.startswith(CHECK_PREFIX)}
+
+
 def calls_of_entries(entries: Sequence[Any] | None) -> list[dict[str, Any]] | None:
     """One episode's agent calls from its decoded spans list, in stored order (an agent call is
     stored when it opens); None when it has none."""
     listed = list(entries or ())
     call_at: dict[int, int] = {}
     calls: list[dict[str, Any]] = []
-    for index, entry in enumerate(listed):
-        if not isinstance(entry, Mapping) or entry.get("source") != "monitor":
-            continue
-        attributes = entry.get("attributes")
-        attributes = attributes if isinstance(attributes, Mapping) else {}
-        name = attributes.get(AGENT_NAME, entry.get("name"))
-        if not isinstance(name, str):
-            continue
+    for index, entry, name, attributes in monitor_entries(listed):
         output = attributes.get(OUTPUT_HASH)
         call: dict[str, Any] = {"agent": name, "parent": None,
                                 "status": "error" if entry.get("status") == "error" else "ok",
@@ -154,7 +169,7 @@ def calls_of_entries(entries: Sequence[Any] | None) -> list[dict[str, Any]] | No
         for field, key in HASH_FIELDS.items():
             value = attributes.get(key)
             call[field] = value if isinstance(value, str) else None
-        labels = {k[len(CHECK_PREFIX):]: str(v) for k, v in attributes.items() if k.startswith(CHECK_PREFIX)}
+        labels = check_labels(attributes)
         call["checks"] = [{"name": k, "label": labels[k]} for k in sorted(labels)]
         call_at[index] = len(calls)
         call["parent"] = index  # resolved below, once every call's place is known
