@@ -134,14 +134,15 @@ class _Child:
 
     def kill(self) -> None:
         process, self._process = self._process, None
-        if self._conn is not None:
-            self._conn.close()
-            self._conn = None
-        if process is None:
-            return
-        kill_group(process.pid)  # the child and whatever it started
-        process.kill()
-        process.join(timeout=5.0)
+        conn, self._conn = self._conn, None
+        if process is not None:
+            # killed before its connection closes: a child that saw the end of its connection
+            # first would end as a plain process does, atexit hooks and all, before the signal
+            kill_group(process.pid)  # the child and whatever it started
+            process.kill()
+            process.join(timeout=5.0)
+        if conn is not None:
+            conn.close()
 
     def stop(self) -> None:
         """Ask the child to end (so its atexit hooks run, as in a plain process), then kill
