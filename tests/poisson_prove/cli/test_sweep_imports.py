@@ -3,11 +3,14 @@ from the command's own `-X importtime` log): the store's writer and pyarrow.parq
 what such a sweep does not need: SciPy, pandas, matplotlib, Jinja2, polars, OpenTelemetry,
 asyncio (no coroutine to run), multiprocessing (no episode in a child), importlib.metadata and
 the email parser (no instrumentor named; the stored version is read from its folder), the other
-backends' adapters, the dashboard, the comparison."""
+backends' adapters, the dashboard (a store without a page: it is looked for by its path first),
+the comparison."""
 
 from __future__ import annotations
 
 from pathlib import Path
+
+from poisson_prove.dashboard import DASHBOARD_FILE
 
 ROLLOUT = """
 from poisson_prove import Episode
@@ -45,3 +48,4 @@ def test_a_trivial_local_sweep_imports_only_what_it_needs(prove, workdir: Path) 
     assert {"poisson_prove.design.plan", "poisson_prove.backends.pool", "pyarrow.parquet"} <= imported
     top_levels = {name.split(".")[0] for name in imported}
     assert sorted(name for name in NOT_NEEDED if name in imported or name in top_levels) == []
+    assert not list(workdir.rglob(DASHBOARD_FILE))  # no page was there, none was written
