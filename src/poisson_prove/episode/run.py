@@ -289,6 +289,19 @@ def _forked_child() -> None:
     _REAL_EXIT(0)
 
 
+#: How many times this process's line has forked (os.register_at_fork counts them in the child):
+#: read after every episode, a list item is a fifth of the cost of asking the OS for the pid.
+_FORKS = [0]
+
+
+def _count_fork() -> None:
+    _FORKS[0] += 1
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_count_fork)
+
+
 def run_episode(rollout: Rollout, job: Job, task: Task) -> dict[str, Any]:
     """Run one episode in this thread and return its row (see the module docstring): `run_into`
     for one episode, its row tuple as a dict."""
@@ -370,7 +383,10 @@ def run_into(
         META_ENCODERS.append(new_meta_encoder())
     encode = META_ENCODERS[0] if META_ENCODERS else None
     wall0, clock0 = time.time(), clock()
-    getpid, pid = os.getpid, os.getpid()  # a rollout that forks and returns twice: see _forked_child
+    # A rollout that forks and returns twice (see _forked_child): os.fork is seen after the
+    # episode by the fork count, a C library's own fork (no at-fork hooks) by the pid before
+    # this call returns its rows, so neither copy writes what the other ran.
+    forks, forked, pid = _FORKS, _FORKS[0], os.getpid()
     spans, token = begin_episode()  # one list for the call, emptied after each episode's row
     ran = 0
     if full is None:
@@ -398,7 +414,7 @@ def run_into(
             except BaseException as exc:  # a BaseException of the rollout's own is its error too
                 kind, message = type(exc).__name__, _message(exc)
             end = clock()
-            if getpid() != pid:
+            if forks[0] != forked:
                 _forked_child()
             if kind is None:
                 if type(value) is episode_type:
@@ -497,4 +513,6 @@ def run_into(
                 break
     finally:
         end_episode(token)
+        if os.getpid() != pid:
+            _forked_child()
     return ran

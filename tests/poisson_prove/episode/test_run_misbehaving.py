@@ -1,7 +1,8 @@
 """Rollouts that misbehave in ways a plain `except Exception` does not cover, in one real sweep
 of the installed `poisson-prove`: a BaseException of the rollout's own, an exception whose
 __str__ raises, a meta holding a lone surrogate (UTF-8 cannot hold it), a fork that returns in
-both processes. Each is one errored (or, for the fork, one ordinary) episode and the sweep goes
+both processes (through os.fork, and through the C library's fork, which runs no at-fork
+hook). Each is one errored (or, for the fork, one ordinary) episode and the sweep goes
 on: exit 0, no traceback, every planned episode stored once, and the fork's copy wrote nothing."""
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from pathlib import Path
 from tests.poisson_prove.helpers import episodes, small_spec, write
 
 AGENT = """
+import ctypes
 import os
 from poisson_prove import Episode
 
@@ -34,24 +36,28 @@ def rollout(cfg, seed):
         if os.fork() == 0:
             open(f"forked-{os.getpid()}", "w").close()  # the child got here: it returns next
         return Episode("ok", 1, 5, {"pid": os.getpid()})
+    if kind == "cfork":
+        if ctypes.CDLL(None).fork() == 0:
+            open(f"cforked-{os.getpid()}", "w").close()
+        return Episode("ok", 1, 5, {"pid": os.getpid()})
     return Episode("ok", 1, 5, {"case_id": kind})
 """
 
 
 def test_misbehaving_rollouts_are_errored_episodes_and_the_fork_copy_stops(prove, workdir: Path) -> None:
     write(workdir, "agent.py", AGENT)
-    small_spec(workdir, replicates=5, values=["base", "unprintable", "surrogate", "fork", "fine"])
+    small_spec(workdir, replicates=5, values=["base", "unprintable", "surrogate", "fork", "cfork", "fine"])
     swept = prove("sweep", "--yes", "--max-mde", "1", "--batch-size", "4", "--json", timeout=120)
     assert swept.returncode == 0, swept.stderr
     assert "Traceback" not in swept.stderr
     assert not [line for line in swept.stderr.splitlines() if line.startswith("error:")]
     document = json.loads(swept.stdout)
-    assert document["counts"]["done"] == 25 and document["run"]["status"] == "complete"
+    assert document["counts"]["done"] == 30 and document["run"]["status"] == "complete"
     rows = episodes(workdir / "prove-runs")
     by_kind: dict[str, list[dict]] = {}
     for row in rows:
         by_kind.setdefault(row["cell"], []).append(row)  # the condition's key names its x
-    assert len(rows) == len({(r["cell"], r["replicate"]) for r in rows}) == 25
+    assert len(rows) == len({(r["cell"], r["replicate"]) for r in rows}) == 30
     kinds = {cell: {(r["error_kind"], r["error_message"]) for r in group} for cell, group in by_kind.items()}
     (base,) = [k for c, k in kinds.items() if "base" in c]
     assert base == {("Boom", "a BaseException of the rollout's own")}
@@ -60,9 +66,15 @@ def test_misbehaving_rollouts_are_errored_episodes_and_the_fork_copy_stops(prove
     (surrogate,) = [k for c, k in kinds.items() if "surrogate" in c]
     ((kind, message),) = surrogate
     assert kind == "invalid_episode" and "lone surrogate" in message
-    (fork,) = [group for c, group in by_kind.items() if "fork" in c]
+    (fork,) = [group for c, group in by_kind.items() if '"fork"' in c]
     assert {r["error_kind"] for r in fork} == {None} and {r["outcome"] for r in fork} == {"ok"}
     # Each of the 5 forks' children reached the rollout's return and was ended there: one
     # marker per fork, no batch or run of theirs, no row twice (each copy would have gone on).
     assert len(list(workdir.glob("forked-*"))) == 5
+    # A C-level fork is seen before its copy's rows leave the episode loop: its rows are the
+    # sweep's own process's, once each (the copy may run a few more rollouts before it ends).
+    (cfork,) = [group for c, group in by_kind.items() if "cfork" in c]
+    assert {r["outcome"] for r in cfork} == {"ok"} and len({r["replicate"] for r in cfork}) == 5
+    assert len({json.loads(r["meta"])["pid"] for r in cfork}) == 1  # the sweep's process wrote them
+    assert any(workdir.glob("cforked-*"))
     assert len(list((workdir / "prove-runs").glob("*/manifest.json"))) == 1
