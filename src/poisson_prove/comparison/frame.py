@@ -87,9 +87,10 @@ def recode(coded: Coded, universe: Sequence[str]) -> np.ndarray:
     """Codes of `coded` re-expressed as indices into `universe` (-1 for null or absent)."""
     position = {value: i for i, value in enumerate(universe)}
     lookup = np.array([position.get(v, -1) for v in coded.values] + [-1], dtype=np.int32)
-    # index -1 (null) is the trailing -1 of the lookup table (indexing: about half the time of
-    # np.take(mode="wrap") on a million int32 codes, NumPy 2)
-    return lookup[coded.codes]
+    # index -1 (null) is the trailing -1 of the lookup table: np.take reads it as indexing does
+    # (and refuses what indexing refuses), in under half the time of indexing on a million int32
+    # codes (1.5 ms against 3.3 ms, NumPy 2; take(mode="wrap") is slower than both)
+    return np.take(lookup, coded.codes)
 
 
 @dataclass(frozen=True)
