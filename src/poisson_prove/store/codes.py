@@ -67,9 +67,18 @@ def _codes(indices: pa.Array) -> np.ndarray:
 
 def column_numbers(column: pa.ChunkedArray, dtype: type, fill: float | int) -> np.ndarray:
     """A fixed-width column as one NumPy array, nulls as `fill` (never through pandas:
-    ChunkedArray.to_numpy imports it)."""
+    ChunkedArray.to_numpy imports it). A column of one chunk of type `dtype` without nulls is
+    its Arrow buffer itself, read-only: copy it to write to it."""
     if column.num_chunks == 0:
         return np.empty(0, dtype=dtype)
+    if column.num_chunks == 1:
+        # One chunk (what a file's float column reads as) of the type asked for, without nulls:
+        # its buffer as it is, read-only, not a copy (8 MB fewer written a million times).
+        array = _plain_values(column.chunk(0), fill)
+        if array.dtype == dtype:
+            if not array.flags.owndata:
+                array.flags.writeable = False  # Arrow's memory, which the table shares
+            return array
     out: np.ndarray = np.empty(len(column), dtype=dtype)  # each chunk copied (and widened) once, into place
     at = 0
     for chunk in column.chunks:

@@ -91,3 +91,19 @@ def test_reading_stored_columns_never_imports_pandas(tmp_path: Path) -> None:
     done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "('ok', 'bad') [0, -1, 1] [1.0, -1.0, 3.0]\nFalse\n"
+
+
+def test_one_chunk_of_the_type_asked_for_is_its_buffer_read_only_and_equal() -> None:
+    times = pa.chunked_array([pa.array([1.0, 2.5, 3.0] * 1000)])
+    numbers = column_numbers(times, np.float64, np.nan)
+    assert numbers.dtype == np.float64 and numbers.tolist() == times.to_pylist()
+    assert not numbers.flags.writeable  # Arrow's memory: copied by whoever writes
+    sliced = pa.chunked_array([pa.array([9.0, 1.0, 2.0, 7.0]).slice(1, 2)])
+    assert column_numbers(sliced, np.float64, np.nan).tolist() == [1.0, 2.0]
+    with_nulls = pa.chunked_array([pa.array([1.0, None, 3.0])])
+    filled = column_numbers(with_nulls, np.float64, -1.0)
+    assert filled.tolist() == [1.0, -1.0, 3.0] and filled.flags.writeable
+    widened = column_numbers(pa.chunked_array([pa.array([4, 5], type=pa.int32())]), np.int64, 0)
+    assert widened.dtype == np.int64 and widened.tolist() == [4, 5] and widened.flags.writeable
+    never = column_numbers(pa.chunked_array([pa.array([None, None], type=pa.int32())]), np.int64, -1)
+    assert never.dtype == np.int64 and never.tolist() == [-1, -1]
