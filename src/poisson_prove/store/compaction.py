@@ -21,6 +21,15 @@ The steps, and why a kill at any instant keeps every row exactly once:
    left out by every reader of the store; the next writer of the run removes them
    (`remove_replaced`, called by RunWriter).
 
+A sweep that starts a run writes its compacted file as it goes (`RunningCompaction`): each batch,
+once it is in place, is appended to a temporary compacted file too (by the sweep's writer thread,
+while the rollouts go on), so the end of a large sweep commits a file already written instead of
+reading and encoding every row again. Its commit is steps 2 and 3 above, and its file holds what
+`compact_run` would have made of the same batches (the same rows, row groups, encodings and
+footer metadata; only the Arrow schema in the footer, written before the replaced files were
+known, does not repeat their names: tests/poisson_prove/store/test_running_compaction.py). A
+run resumed with batches already stored is compacted at its end by `compact_run`.
+
 Compaction copies whatever columns the batches hold, with their types and the newest batch's
 key-value metadata (schema-agnostic); batches whose columns differ (a run resumed by another
 version) are left as they are, as is a run whose batches cannot be read or written again (a
@@ -41,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from poisson_prove.errors import ProveError
 from poisson_prove.store.info import COMPACTED_SUFFIX, REPLACES_KEY, RunInfo, replaced_by, replaced_names
 from poisson_prove.store.table import STATISTICS_COLUMNS
-from prove_common.files import atomic_path
+from prove_common.files import atomic_path, temp_path
 
 if TYPE_CHECKING:
     import pyarrow as pa  # pyarrow: ~160 ms, only when a run is compacted
@@ -51,6 +60,7 @@ __all__ = [
     "COMPACT_MAX_ROWS",
     "COMPACT_ROW_GROUP",
     "Compaction",
+    "RunningCompaction",
     "compact_run",
     "next_sequence",
     "remove_replaced",
@@ -207,6 +217,153 @@ def _compact_group(info: RunInfo, group: Sequence[tuple[Path, Any]], event: Call
     remove_replaced(info)  # what a compacted input had replaced and a kill left behind
     _fsync_folder(info.episodes_dir)
     return final
+
+
+@dataclass
+class _Group:
+    """Consecutive batches on their way into one compacted file (still a temporary file)."""
+
+    tmp: Path
+    out: Any  # the pq.ParquetWriter; None once the file is finished
+    names: list[str]
+    rows: int = 0
+    size: int = 0
+    held: int = 0  # rows waiting for a whole row group
+    waiting: list[Any] | None = None
+
+
+class RunningCompaction:
+    """The run's compacted file(s) written while its batches are (see the module docstring).
+
+    `add(path, table)` after each batch is in place (one thread at a time); `commit(event)` once
+    the run is complete, which returns what `compact_run` would; `abandon()` otherwise. A write
+    that fails (a full disk) stops it (`failed` says why) and the batches stay the truth.
+    """
+
+    def __init__(self, info: RunInfo) -> None:
+        self.info = info
+        self.groups: list[_Group] = []
+        self.failed: str | None = None
+        # The first batch, held until a second comes: a run of one batch is never compacted,
+        # so a small sweep writes no second file.
+        self._first: tuple[Path, pa.Table] | None = None
+
+    def add(self, path: Path, table: pa.Table) -> None:
+        """Append the batch just written at `path` (its rows `table`) to the compacted file."""
+        if self.failed is not None:
+            return
+        if not self.groups and self._first is None:
+            self._first = (path, table)
+            return
+        if self._first is not None:
+            first, self._first = self._first, None
+            self._append(*first)
+        self._append(path, table)
+
+    def _append(self, path: Path, table: pa.Table) -> None:
+        import pyarrow as pa  # pyarrow: loaded by the batch's own write
+
+        if self.failed is not None:
+            return
+        try:
+            nbytes = path.stat().st_size
+            group = self.groups[-1] if self.groups and self.groups[-1].out is not None else None
+            if group is not None and (
+                group.rows + table.num_rows > COMPACT_MAX_ROWS or group.size + nbytes > COMPACT_MAX_BYTES
+            ):
+                self._finish(group)
+                group = None
+            if group is None:
+                group = self._start(table.schema)
+            group.names.append(path.name)
+            group.rows += table.num_rows
+            group.size += nbytes
+            assert group.waiting is not None
+            group.waiting.append(table)
+            group.held += table.num_rows
+            if group.held >= COMPACT_ROW_GROUP:
+                group.held = _write_groups(group.out, group.waiting, final=False)
+        except (OSError, ValueError, pa.ArrowException) as exc:
+            self.failed = f"{type(exc).__name__}: {exc}"
+            self.abandon()
+
+    def _start(self, schema: pa.Schema) -> _Group:
+        import pyarrow.parquet as pq  # pyarrow: loaded by the batch's own write
+
+        tmp = temp_path(self.info.episodes_dir / f"compacting-{secrets.token_hex(3)}{COMPACTED_SUFFIX}")
+        group = _Group(tmp, None, [], waiting=[])
+        self.groups.append(group)  # before the file exists: abandon() removes it whatever happens
+        present = set(schema.names)
+        group.out = pq.ParquetWriter(
+            tmp,
+            schema,
+            use_dictionary=True,  # as compact_run's file: see there
+            write_statistics=[name for name in STATISTICS_COLUMNS if name in present],
+        )
+        return group
+
+    def _finish(self, group: _Group) -> None:
+        """Write what waits, name the files it replaces in its metadata, close and fsync it."""
+        assert group.waiting is not None
+        _write_groups(group.out, group.waiting, final=True)
+        group.out.add_key_value_metadata({REPLACES_KEY: json.dumps(sorted(group.names))})
+        group.out.close()
+        group.out = None
+        fd = os.open(group.tmp, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+    def commit(self, event: Callable[..., None]) -> Compaction:
+        """Steps 2 and 3 for every file written (the run is complete: every batch was added)."""
+        if self.failed is not None:
+            return Compaction(skipped=self.failed)
+        written: list[Path] = []
+        replaced = 0
+        try:
+            for group in self.groups:
+                if group.out is not None:
+                    self._finish(group)
+            for group in self.groups:
+                if len(group.names) < 2:
+                    group.tmp.unlink(missing_ok=True)  # one batch: it stays as it is
+                    continue
+                last = _SEQUENCE.match(group.names[-1])
+                sequence = int(last.group(1)) if last else next_sequence(self.info.episodes_dir)
+                name = f"batch-{sequence:06d}-{secrets.token_hex(3)}{COMPACTED_SUFFIX}"
+                final = self.info.episodes_dir / name
+                event("compact", file=final.name, rows=group.rows, replaces=group.names)
+                os.replace(group.tmp, final)
+                written.append(final)
+                replaced += len(group.names)
+                try:
+                    _fsync_folder(self.info.episodes_dir)  # the rename is durable before a replaced file goes
+                finally:  # a Ctrl-C mid-way too: a complete run gets no next writer to remove them
+                    for name in group.names:
+                        (self.info.episodes_dir / name).unlink(missing_ok=True)
+        except (OSError, ValueError) as exc:  # a full disk: what is committed stays committed
+            self.abandon()
+            return Compaction(tuple(written), replaced, f"{type(exc).__name__}: {exc}")
+        finally:
+            self.abandon()  # what was not committed (a Ctrl-C mid-way included)
+        if written:
+            remove_replaced(self.info)
+            _fsync_folder(self.info.episodes_dir)
+        return Compaction(tuple(written), replaced, None if written else "one batch file or none")
+
+    def abandon(self) -> None:
+        """Remove every temporary file not committed (the run stays as its batches)."""
+        self._first = None
+        for group in self.groups:
+            if group.out is not None:
+                try:
+                    group.out.close()
+                except Exception:  # a file being thrown away: its error does not matter
+                    pass
+                group.out = None
+            group.tmp.unlink(missing_ok=True)
+        self.groups = []
 
 
 def _write_groups(out: Any, waiting: list[pa.Table], *, final: bool) -> int:

@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any
 import poisson_prove.version as version
 from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.checks import listing_problem
-from poisson_prove.store.compaction import Compaction, compact_run, next_sequence, remove_replaced
+from poisson_prove.store.compaction import (
+    Compaction,
+    RunningCompaction,
+    compact_run,
+    next_sequence,
+    remove_replaced,
+)
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.table import DICTIONARY_COLUMNS, STATISTICS_COLUMNS, batch_metadata, episode_schema
 from prove_common.files import HeldLock, LockTimeout, atomic_path, clear_stale_temps, lock
@@ -54,6 +60,7 @@ class RunWriter:
         self.path = info.path
         self.manifest: dict[str, Any] = dict(info.manifest)
         self.lock: HeldLock | None = None  # the writer lock, when the writer holds one
+        self._compacting: RunningCompaction | None = None  # see compact_as_written
         self.info.episodes_dir.mkdir(parents=True, exist_ok=True)
         # A batch whose rename never happened (the process was killed) is not part of the run;
         # the run has one writer at a time, so every temporary file here is a dead one's.
@@ -92,14 +99,31 @@ class RunWriter:
                 table, tmp, use_dictionary=list(DICTIONARY_COLUMNS), write_statistics=list(STATISTICS_COLUMNS)
             )
         self.event("batch", file=final.name, rows=table.num_rows)
+        if self._compacting is not None:
+            self._compacting.add(final, table)
         return table.num_rows
 
+    def compact_as_written(self) -> None:
+        """From here, append each batch as it is written to the run's compacted file, when the
+        run holds no batch yet (store.compaction.RunningCompaction); `compact` commits it."""
+        if self._compacting is None and not self.info.batch_files():
+            self._compacting = RunningCompaction(self.info)
+
     def compact(self) -> Compaction:
-        """Rewrite the run's batch files as one compacted file (store.compaction), crash-safe."""
+        """Rewrite the run's batch files as one compacted file (store.compaction), crash-safe:
+        commit the file written as the batches were, else compact them now."""
+        running, self._compacting = self._compacting, None
+        if running is not None and running.failed is None:
+            return running.commit(self.event)
+        if running is not None:
+            running.abandon()
         return compact_run(self.info, self.event)
 
     def release(self) -> None:
         """Let another writer (a later --resume) have the run."""
+        if self._compacting is not None:  # the run did not end complete: its batches stay
+            self._compacting.abandon()
+            self._compacting = None
         if self.lock is not None:
             self.lock.release()
             self.lock = None
