@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from poisson_prove.backends import estimate_cost
 from poisson_prove.design.cases import case_text
@@ -23,6 +23,9 @@ from poisson_prove.design.spec import Axis, Condition, SweepSpec
 from poisson_prove.episode.run import Task
 from poisson_prove.errors import ProveError
 from poisson_prove.stats.power import design_mde, replicates_needed, suggested_max_mde
+
+if TYPE_CHECKING:
+    from poisson_prove.design.seeds_ahead import SeedReader, SeedsAhead
 
 DEFAULT_MAX_MDE = 0.2
 DEFAULT_Q = 0.05
@@ -77,18 +80,33 @@ class Plan:
         """The seeds of these replicates of `condition` (its key) in this plan."""
         return episode_seeds(self.salt, condition, replicates)
 
+    def seeds_ahead(self) -> SeedsAhead | None:
+        """The pipe through which another process derives this plan's seeds ahead of its
+        episodes (design.seeds_ahead); None for a plan too small to gain from it."""
+        from poisson_prove.design.seeds_ahead import seeds_ahead_for
+
+        return seeds_ahead_for(self.salt, [c.key for c in self.conditions], self.replicates, _SEED_BLOCK)
+
     def episodes(
-        self, skip: Set[tuple[str, int]] = frozenset(), limit: int | None = None
+        self,
+        skip: Set[tuple[str, int]] = frozenset(),
+        limit: int | None = None,
+        read_seeds: SeedReader | None = None,
     ) -> Iterator[tuple[str, Mapping[str, Any], int, int]]:
         """The planned episodes not in `skip` (stored (condition, replicate) pairs) as plain
         (condition, cfg, replicate, seed) tuples, replicate by replicate across the conditions
         (so a run stopped early has every condition about equally far), at most `limit` of
         them. Lazy: seeds are derived a block of replicates at a time, so memory does not grow
-        with `replicates`."""
+        with `replicates`; with `read_seeds` (the reader of `seeds_ahead`), each block's seeds are
+        read from it instead (the same numbers)."""
         left = limit if limit is not None else -1
         for first in range(0, self.replicates, _SEED_BLOCK):
             block = range(first, min(first + _SEED_BLOCK, self.replicates))
-            pairs = [(c.key, c.cfg, self.seeds(c.key, block)) for c in self.conditions]
+            if read_seeds is None:
+                pairs = [(c.key, c.cfg, self.seeds(c.key, block)) for c in self.conditions]
+            else:
+                blocks = read_seeds.block(first, block)
+                pairs = [(c.key, c.cfg, own) for c, own in zip(self.conditions, blocks, strict=True)]
             for offset, replicate in enumerate(block):
                 for key, cfg, seeds in pairs:
                     if skip and (key, replicate) in skip:
@@ -98,9 +116,14 @@ class Plan:
                     left -= 1
                     yield (key, cfg, replicate, seeds[offset])
 
-    def tasks(self, skip: Set[tuple[str, int]] = frozenset(), limit: int | None = None) -> Iterator[Task]:
+    def tasks(
+        self,
+        skip: Set[tuple[str, int]] = frozenset(),
+        limit: int | None = None,
+        read_seeds: SeedReader | None = None,
+    ) -> Iterator[Task]:
         """`episodes` as Tasks, for executors that ship episodes elsewhere."""
-        for key, cfg, replicate, seed in self.episodes(skip, limit):
+        for key, cfg, replicate, seed in self.episodes(skip, limit, read_seeds):
             yield Task(key, cfg, replicate, seed)
 
     def design_dict(self) -> dict[str, Any]:

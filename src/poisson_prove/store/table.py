@@ -47,6 +47,7 @@ __all__ = [
     "batch_metadata",
     "columns_to_table",
     "episode_schema",
+    "prepare_conversion",
     "rows_to_table",
     "spans_json_schema",
     "spans_polars_dtype",
@@ -261,6 +262,15 @@ def tuples_to_table(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
     if not by_arrow:
         _BY_HAND[0] += len(rows)
     return (_by_arrow if by_arrow else _by_hand)(run_id, rows)
+
+
+def prepare_conversion(run_id: str, rows: int) -> None:
+    """Load what converting `rows` more rows of this process will load (pyarrow's shims; pandas
+    too when they take the process past `_BY_HAND_ROWS`, to Arrow's own conversion), so that a
+    sweep's clock, started after this, times its episodes and not a module's import."""
+    tuples_to_table(run_id, [])
+    if _BY_HAND[0] + rows > _BY_HAND_ROWS:
+        _by_arrow(run_id, [])
 
 
 def _by_arrow(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:

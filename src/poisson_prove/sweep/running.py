@@ -29,12 +29,13 @@ from poisson_prove.backends.base import Executor
 from poisson_prove.chaos.config import chaos_summary, job_chaos
 from poisson_prove.chaos.reach import chaos_after_run, reach_totals
 from poisson_prove.design.plan import Plan, cost_error
+from poisson_prove.design.seeds_ahead import SeedReader
 from poisson_prove.episode.run import Job, ProcessExit, load_target, os_exit_guard, run_into
 from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.checks import stored_keys
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore, RunWriter
-from poisson_prove.store.table import ROW_FIELDS, row_tuple, tuples_to_table
+from poisson_prove.store.table import ROW_FIELDS, prepare_conversion, row_tuple
 from poisson_prove.sweep.batches import BatchSink
 from poisson_prove.sweep.prepare import (
     DEFAULT_BATCH_SIZE,
@@ -95,12 +96,14 @@ def execute_sweep(
     *,
     progress: Progress | None = None,
     opened: Callable[[RunInfo], None] | None = None,
+    seeds: SeedReader | None = None,
 ) -> SweepResult:
     """Run the planned episodes not yet stored; write them in batches; return how it ended.
 
     Ctrl-C (KeyboardInterrupt) is caught: the rows already finished are written, the run stays
     partial and the result's verdict is "interrupted". `opened(run)` is told the run once it
-    is created (or reopened), before any episode runs.
+    is created (or reopened), before any episode runs. `seeds` reads the plan's seeds derived
+    by another process (design.seeds_ahead; the supervisor's).
     """
     prepared = _absolute(prepared)  # a rollout that calls os.chdir must not move the store
     request, plan = prepared.request, prepared.plan
@@ -114,6 +117,7 @@ def execute_sweep(
     if opened is not None:
         opened(writer.info)
     watcher = watcher_for(prepared, writer, skip)
+    sink: BatchSink | None = None
     try:
         run_id = writer.manifest["run_id"]
         job = _job(prepared, run_id)
@@ -121,12 +125,13 @@ def execute_sweep(
         # loaded before the clock starts: the done line times the episodes, not start-up.
         import pyarrow.parquet  # noqa: F401  (pyarrow: loaded here, not for a refused sweep)
 
-        tuples_to_table(run_id, [])
+        prepare_conversion(run_id, plan.rollouts - len(skip))
         started = time.perf_counter()
         stored_before = len(stored_keys(prepared.resume_run)) if prepared.resume_run is not None else 0
         sink = BatchSink(
             writer, request.batch_size, plan.rollouts, stored_before, errored_before, case_ids=plan.case_ids()
         )
+        writer.compact_as_written()  # a new run's compacted file is written as its batches are
         if watcher is not None:
             sink.on_rows = watcher.observe  # a look at its planned replicates cuts the batch there
 
@@ -139,7 +144,7 @@ def execute_sweep(
         failure: Exception | None = None
         try:
             with os_exit_guard():
-                _run_planned(executor, job, plan, skip, request.max_rollouts, sink, progress, watcher)
+                _run_planned(executor, job, plan, skip, request.max_rollouts, sink, progress, watcher, seeds)
         except KeyboardInterrupt:
             interrupted = True
         except ProcessExit as exc:
@@ -167,12 +172,12 @@ def execute_sweep(
         # purpose: its skipped replicates are counted as `settled_skipped`, not as missing.
         complete = done + saved >= plan.rollouts
         status = "complete" if complete else "partial"
-        seconds = time.perf_counter() - started
         if complete and failure is None:
             try:  # before the manifest says complete: a kill meanwhile leaves a run to --resume
                 writer.compact()  # one file for every later reader (store.compaction)
             except KeyboardInterrupt:
                 pass  # Ctrl-C stops only the compaction: every row is stored once either way
+        seconds = time.perf_counter() - started  # the episodes, their batches and the compaction
         counts = {"planned": plan.rollouts, "done": done, "errored": errored}
         if watcher is not None:
             counts["settled_skipped"] = saved
@@ -219,6 +224,8 @@ def execute_sweep(
             chaos=chaos,
         )
     finally:
+        if sink is not None:
+            sink.close()
         writer.release()
 
 
@@ -317,6 +324,7 @@ def _run_planned(
     sink: BatchSink,
     progress: Progress | None,
     watcher: SettleWatcher | None = None,
+    seeds: SeedReader | None = None,
 ) -> None:
     """Run the planned episodes not in `skip` (at most `limit`) into `sink`.
 
@@ -330,8 +338,8 @@ def _run_planned(
         to_run = min(to_run, limit)
     if executor.runs_in_caller(job):
         rollout = load_target(job)
-        items: Iterable[tuple[str, Mapping[str, Any], int, int]] = plan.episodes(skip, limit)
-        pauses = None if watcher is None else _LookPauses(plan.episodes(skip, limit), watcher, skip)
+        items: Iterable[tuple[str, Mapping[str, Any], int, int]] = plan.episodes(skip, limit, seeds)
+        pauses = None if watcher is None else _LookPauses(plan.episodes(skip, limit, seeds), watcher, skip)
         if pauses is not None:
             items = pauses
         clock = time.perf_counter
@@ -355,7 +363,7 @@ def _run_planned(
             if progress is not None:
                 progress(sink.ran, to_run)
     in_rounds = getattr(executor, "execute_rounds", None)  # the local pool: row tuples, a round at once
-    rows = (in_rounds or executor.execute)(job, plan.tasks(skip, limit))
+    rows = (in_rounds or executor.execute)(job, plan.tasks(skip, limit, seeds))
     try:
         for row in rows:
             if type(row) is list:

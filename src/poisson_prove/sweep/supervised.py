@@ -47,6 +47,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from poisson_prove.design.seeds_ahead import SeedsAhead
 from poisson_prove.episode.run import set_exit_notice
 from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.checks import stored_keys
@@ -89,6 +90,8 @@ def supervised_sweep(
     read_end, write_end = os.pipe()
     parent = os.getpid()
     started = time.perf_counter()
+    # This process only waits: on a second core it derives a large plan's seeds meanwhile.
+    ahead = prepared.plan.seeds_ahead()
     pid = -1
     gc.freeze()  # the worker's collections skip what exists now: no copy of every page touched
     try:
@@ -98,10 +101,16 @@ def supervised_sweep(
             gc.unfreeze()
     if pid == 0:  # the worker: never returns
         os.close(read_end)
-        _worker(prepared, write_end, parent, progress, close_progress)
+        _worker(prepared, write_end, parent, progress, close_progress, ahead)
     os.close(write_end)
-    with _forwarding_interrupts(pid):
-        messages, status = _wait(pid, read_end)
+    if ahead is not None:
+        ahead.produce()
+    try:
+        with _forwarding_interrupts(pid):
+            messages, status = _wait(pid, read_end)
+    finally:
+        if ahead is not None:
+            ahead.stop()
     return _outcome(prepared, messages, status, time.perf_counter() - started)
 
 
@@ -130,9 +139,11 @@ def _worker(
     parent: int,
     progress: Progress | None,
     close_progress: Callable[[], None] | None,
+    ahead: SeedsAhead | None = None,
 ) -> None:
     code = 0
     try:
+        seeds = ahead.consumer() if ahead is not None else None
         _detach(parent)
         atexit._clear()  # the supervisor runs its own hooks; the worker only those it registers
         channel = _Channel(fd)
@@ -148,7 +159,10 @@ def _worker(
         try:
             try:
                 result = execute_sweep(
-                    prepared, progress=progress, opened=lambda run: channel.send(("run", str(run.path)))
+                    prepared,
+                    progress=progress,
+                    opened=lambda run: channel.send(("run", str(run.path))),
+                    seeds=seeds,
                 )
             finally:
                 if close_progress is not None:

@@ -46,18 +46,18 @@ def rollout(cfg, seed):
 
 def test_misbehaving_rollouts_are_errored_episodes_and_the_fork_copy_stops(prove, workdir: Path) -> None:
     write(workdir, "agent.py", AGENT)
-    small_spec(workdir, replicates=5, values=["base", "unprintable", "surrogate", "fork", "cfork", "fine"])
+    small_spec(workdir, replicates=5, values=["base", "unprintable", "surrogate", "fork", "fine"])
     swept = prove("sweep", "--yes", "--max-mde", "1", "--batch-size", "4", "--json", timeout=120)
     assert swept.returncode == 0, swept.stderr
     assert "Traceback" not in swept.stderr
     assert not [line for line in swept.stderr.splitlines() if line.startswith("error:")]
     document = json.loads(swept.stdout)
-    assert document["counts"]["done"] == 30 and document["run"]["status"] == "complete"
+    assert document["counts"]["done"] == 25 and document["run"]["status"] == "complete"
     rows = episodes(workdir / "prove-runs")
     by_kind: dict[str, list[dict]] = {}
     for row in rows:
         by_kind.setdefault(row["cell"], []).append(row)  # the condition's key names its x
-    assert len(rows) == len({(r["cell"], r["replicate"]) for r in rows}) == 30
+    assert len(rows) == len({(r["cell"], r["replicate"]) for r in rows}) == 25
     kinds = {cell: {(r["error_kind"], r["error_message"]) for r in group} for cell, group in by_kind.items()}
     (base,) = [k for c, k in kinds.items() if "base" in c]
     assert base == {("Boom", "a BaseException of the rollout's own")}
@@ -71,10 +71,24 @@ def test_misbehaving_rollouts_are_errored_episodes_and_the_fork_copy_stops(prove
     # Each of the 5 forks' children reached the rollout's return and was ended there: one
     # marker per fork, no batch or run of theirs, no row twice (each copy would have gone on).
     assert len(list(workdir.glob("forked-*"))) == 5
-    # A C-level fork is seen before its copy's rows leave the episode loop: its rows are the
-    # sweep's own process's, once each (the copy may run a few more rollouts before it ends).
-    (cfork,) = [group for c, group in by_kind.items() if "cfork" in c]
-    assert {r["outcome"] for r in cfork} == {"ok"} and len({r["replicate"] for r in cfork}) == 5
+    assert len(list((workdir / "prove-runs").glob("*/manifest.json"))) == 1
+
+
+def test_a_c_level_fork_is_seen_before_its_copy_writes_a_row(prove, workdir: Path) -> None:
+    """The C library's fork runs no at-fork hook: its copy is seen by the pid before the episode
+    loop hands its rows on. With the default batch size no other thread runs in the sweep's
+    process meanwhile (a C-level fork of a process with threads can leave its copy waiting for a
+    lock forever: docs/rollout-contract.md)."""
+    write(workdir, "agent.py", AGENT)
+    small_spec(workdir, replicates=5, values=["cfork", "fine"])
+    swept = prove("sweep", "--yes", "--max-mde", "1", "--json", timeout=120)
+    assert swept.returncode == 0, swept.stderr
+    document = json.loads(swept.stdout)
+    assert document["counts"]["done"] == 10 and document["run"]["status"] == "complete"
+    rows = episodes(workdir / "prove-runs")
+    assert len(rows) == len({(r["cell"], r["replicate"]) for r in rows}) == 10
+    cfork = [r for r in rows if "cfork" in r["cell"]]
+    assert {r["outcome"] for r in cfork} == {"ok"} and len(cfork) == 5
     assert len({json.loads(r["meta"])["pid"] for r in cfork}) == 1  # the sweep's process wrote them
     assert any(workdir.glob("cforked-*"))
     assert len(list((workdir / "prove-runs").glob("*/manifest.json"))) == 1

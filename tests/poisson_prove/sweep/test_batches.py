@@ -11,6 +11,7 @@ import pytest
 
 from poisson_prove.store.runs import RunStore
 from poisson_prove.store.table import ROW_FIELDS, row_tuple
+from poisson_prove.sweep import batches
 from poisson_prove.sweep.batches import BatchSink
 
 
@@ -26,17 +27,18 @@ def _rows(n: int) -> list[tuple]:
 
 
 @pytest.mark.parametrize("how", ["full batch", "final flush"])
-def test_ctrl_c_right_after_a_batch_is_in_place_stores_each_episode_once(tmp_path: Path, how: str) -> None:
+def test_ctrl_c_right_after_a_batch_is_handed_to_its_writer_stores_each_episode_once(
+    tmp_path: Path, how: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     store = RunStore(tmp_path / "runs")
     writer = store.create_run(target_id="t", name="r", manifest={"design": {}}, hold=True)
-    real_write = writer.write_batch
+    real_put = batches._WriterThread.put
 
-    def write_then_interrupt(table):  # the file is renamed into place, then Ctrl-C arrives
-        written = real_write(table)
+    def put_then_interrupt(self, table, done):  # the batch is the writer thread's, then Ctrl-C
+        real_put(self, table, done)
         os.kill(os.getpid(), signal.SIGINT)
-        return written
 
-    writer.write_batch = write_then_interrupt  # type: ignore[method-assign]
+    monkeypatch.setattr(batches._WriterThread, "put", put_then_interrupt)
     sink = BatchSink(writer, size=4, planned=6, stored=0, errored=0)
     sink.pending.extend(_rows(6))
     sink.account()
@@ -45,11 +47,61 @@ def test_ctrl_c_right_after_a_batch_is_in_place_stores_each_episode_once(tmp_pat
             sink.maybe_flush()
         else:
             sink.flush()
-    writer.write_batch = real_write  # type: ignore[method-assign]
+    monkeypatch.setattr(batches._WriterThread, "put", real_put)
     sink.flush()  # what execute_sweep does after the interrupt: write what is still pending
+    sink.close()
+    assert sink.written == 6
     replicates = sorted(ds.dataset(str(writer.info.episodes_dir), format="parquet").to_table(
         columns=["replicate"]).column("replicate").to_pylist())
     assert replicates == list(range(6))
+
+
+def test_ctrl_c_while_the_last_batch_is_written_lands_after_it_is_in_place(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs")
+    writer = store.create_run(target_id="t", name="r", manifest={"design": {}}, hold=True)
+    real_write = writer.write_batch
+
+    def write_then_interrupt(table):  # in the writer thread: the file is in place, then Ctrl-C
+        written = real_write(table)
+        os.kill(os.getpid(), signal.SIGINT)
+        return written
+
+    writer.write_batch = write_then_interrupt  # type: ignore[method-assign]
+    sink = BatchSink(writer, size=4, planned=3, stored=0, errored=0)
+    sink.pending.extend(_rows(3))
+    sink.account()
+    with pytest.raises(KeyboardInterrupt):
+        sink.flush()  # waits for the write, holding the Ctrl-C until it is done
+    assert sink.written == 3 and not sink.pending
+    sink.close()
+    replicates = sorted(ds.dataset(str(writer.info.episodes_dir), format="parquet").to_table(
+        columns=["replicate"]).column("replicate").to_pylist())
+    assert replicates == [0, 1, 2]
+
+
+def test_a_failed_write_is_raised_in_the_sweeps_thread_and_stops_the_writes(tmp_path: Path) -> None:
+    store = RunStore(tmp_path / "runs")
+    writer = store.create_run(target_id="t", name="r", manifest={"design": {}}, hold=True)
+    calls = []
+
+    def full_disk(table):
+        calls.append(table.num_rows)
+        raise OSError(28, "No space left on device")
+
+    writer.write_batch = full_disk  # type: ignore[method-assign]
+    sink = BatchSink(writer, size=2, planned=6, stored=0, errored=0)
+    sink.pending.extend(_rows(2))
+    sink.account()
+    sink.maybe_flush()  # handed over; the write fails in the writer thread
+    sink.pending.extend(_rows(4)[2:])
+    sink.account()
+    with pytest.raises(OSError, match="No space left"):
+        sink.flush()
+    with pytest.raises(OSError, match="No space left"):
+        sink.flush()  # refused again: no batch is written after a failed one
+    sink.close()
+    assert calls == [2] and sink.written == 0
+    assert not list(writer.info.episodes_dir.glob("*.parquet"))
 
 
 def test_a_benchmarks_rows_are_written_with_their_conditions_case_id(tmp_path: Path) -> None:
