@@ -83,11 +83,14 @@ def _read_frame(info: RunInfo) -> RunFrame:
     )
 
 
-def recode(coded: Coded, universe: Sequence[str]) -> np.ndarray:
-    """Codes of `coded` re-expressed as indices into `universe` (-1 for null or absent)."""
-    position = {value: i for i, value in enumerate(universe)}
-    lookup = np.array([position.get(v, -1) for v in coded.values] + [-1], dtype=np.int32)
-    # index -1 (null) is the trailing -1 of the lookup table: np.take reads it as indexing does
+def recode(coded: Coded, universe: Sequence[str], start: int = 0) -> np.ndarray:
+    """Codes of `coded` re-expressed as indices into `universe` (-1 for null or absent), plus
+    `start`: recode(c, u, 1) is recode(c, u) + 1 (cause numbers, 0 without an outcome) in one
+    pass over the rows instead of two."""
+    position = {value: i + start for i, value in enumerate(universe)}
+    absent = start - 1
+    lookup = np.array([position.get(v, absent) for v in coded.values] + [absent], dtype=np.int32)
+    # index -1 (null) is the trailing entry of the lookup table: np.take reads it as indexing does
     # (and refuses what indexing refuses), in under half the time of indexing on a million int32
     # codes (1.5 ms against 3.3 ms, NumPy 2; take(mode="wrap") is slower than both)
     return np.take(lookup, coded.codes)
@@ -110,7 +113,7 @@ class Side:
 def side_of(
     frame: RunFrame, conditions: Sequence[str], universe: Sequence[str], timeout_event: bool
 ) -> Side:
-    cause = recode(frame.outcome, universe) + 1
+    cause = recode(frame.outcome, universe, start=1)
     if timeout_event:
         kind = recode(frame.error_kind, [EPISODE_TIMEOUT])
         cause = np.where(kind == 0, len(universe), cause)

@@ -28,6 +28,8 @@ def test_codes_nulls_and_values_outside_the_universe_as_indexing_gives_them(rows
         assert got.dtype == want.dtype == np.int32
         assert got.tolist() == want.tolist()
         assert set(got.tolist()) <= set(range(-1, len(universe)))
+        causes = recode(coded, universe, start=1)  # cause numbers: 0 without an outcome
+        assert causes.dtype == np.int32 and causes.tolist() == (want + 1).tolist()
 
 
 def test_without_values_every_row_is_absent() -> None:
