@@ -226,8 +226,8 @@ def main() -> int:
             "this tree": (None, folder / "big", folder / "small")
         }
         if args.baseline:
-            src = unpack(args.baseline, folder / "baseline")
-            trees[f"baseline {args.baseline}"] = (src, folder / "big-base", folder / "small-base")
+            unpacked = unpack(args.baseline, folder / "baseline")
+            trees[f"baseline {args.baseline}"] = (unpacked, folder / "big-base", folder / "small-base")
         for name, (src, big, small) in trees.items():
             started = time.perf_counter()
             sweep_pair(folder, big, args.episodes // 9, src)
