@@ -11,6 +11,7 @@ the one checked, at within-case correlation 1.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence, Set
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,8 @@ DEFAULT_Q = 0.05
 MAX_ROLLOUTS = 1_000_000_000
 #: Replicates whose seeds are derived at a time: memory stays bounded whatever `replicates` is.
 _SEED_BLOCK = 4096
+#: Episodes handed on at a time by `Plan.episodes` (whole replicates across the conditions).
+_EPISODE_LIST = 4096
 
 
 @dataclass(frozen=True)
@@ -92,14 +95,27 @@ class Plan:
         skip: Set[tuple[str, int]] = frozenset(),
         limit: int | None = None,
         read_seeds: SeedReader | None = None,
+        *,
+        skip_grows: bool = False,
     ) -> Iterator[tuple[str, Mapping[str, Any], int, int]]:
         """The planned episodes not in `skip` (stored (condition, replicate) pairs) as plain
         (condition, cfg, replicate, seed) tuples, replicate by replicate across the conditions
         (so a run stopped early has every condition about equally far), at most `limit` of
         them. Lazy: seeds are derived a block of replicates at a time, so memory does not grow
         with `replicates`; with `read_seeds` (the reader of `seeds_ahead`), each block's seeds are
-        read from it instead (the same numbers)."""
-        left = limit if limit is not None else -1
+        read from it instead (the same numbers). `skip_grows`: `skip` is added to while the
+        episodes are taken, so it is asked at each one."""
+        if skip_grows:  # `skip` is added to meanwhile (a condition that settled): asked each time
+            return self._each_episode(skip, limit, read_seeds)
+        # The episodes are lists of tuples chained by itertools, not yielded one by one: the
+        # loop that runs them takes each from C code, which matters at a microsecond an episode.
+        chained = itertools.chain.from_iterable(self._episode_lists(skip, read_seeds))
+        return chained if limit is None else itertools.islice(chained, max(limit, 0))
+
+    def _seed_blocks(
+        self, read_seeds: SeedReader | None
+    ) -> Iterator[tuple[int, range, list[tuple[str, Mapping[str, Any], list[int]]]]]:
+        """Each block of replicates with every condition's key, cfg and seeds of it."""
         for first in range(0, self.replicates, _SEED_BLOCK):
             block = range(first, min(first + _SEED_BLOCK, self.replicates))
             if read_seeds is None:
@@ -107,6 +123,13 @@ class Plan:
             else:
                 blocks = read_seeds.block(first, block)
                 pairs = [(c.key, c.cfg, own) for c, own in zip(self.conditions, blocks, strict=True)]
+            yield first, block, pairs
+
+    def _each_episode(
+        self, skip: Set[tuple[str, int]], limit: int | None, read_seeds: SeedReader | None
+    ) -> Iterator[tuple[str, Mapping[str, Any], int, int]]:
+        left = limit if limit is not None else -1
+        for _, block, pairs in self._seed_blocks(read_seeds):
             for offset, replicate in enumerate(block):
                 for key, cfg, seeds in pairs:
                     if skip and (key, replicate) in skip:
@@ -116,14 +139,38 @@ class Plan:
                     left -= 1
                     yield (key, cfg, replicate, seeds[offset])
 
+    def _episode_lists(
+        self, skip: Set[tuple[str, int]], read_seeds: SeedReader | None
+    ) -> Iterator[list[tuple[str, Mapping[str, Any], int, int]]]:
+        """`episodes` a few thousand at a time, in their order."""
+        for first, block, pairs in self._seed_blocks(read_seeds):
+            step = max(1, _EPISODE_LIST // max(1, len(pairs)))  # replicates per list
+            for start in range(0, len(block), step):
+                offsets = range(start, min(start + step, len(block)))
+                if skip:
+                    yield [
+                        (key, cfg, first + offset, seeds[offset])
+                        for offset in offsets
+                        for key, cfg, seeds in pairs
+                        if (key, first + offset) not in skip
+                    ]
+                else:
+                    yield [
+                        (key, cfg, first + offset, seeds[offset])
+                        for offset in offsets
+                        for key, cfg, seeds in pairs
+                    ]
+
     def tasks(
         self,
         skip: Set[tuple[str, int]] = frozenset(),
         limit: int | None = None,
         read_seeds: SeedReader | None = None,
+        *,
+        skip_grows: bool = False,
     ) -> Iterator[Task]:
         """`episodes` as Tasks, for executors that ship episodes elsewhere."""
-        for key, cfg, replicate, seed in self.episodes(skip, limit, read_seeds):
+        for key, cfg, replicate, seed in self.episodes(skip, limit, read_seeds, skip_grows=skip_grows):
             yield Task(key, cfg, replicate, seed)
 
     def design_dict(self) -> dict[str, Any]:

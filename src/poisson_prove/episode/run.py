@@ -350,6 +350,11 @@ def lost_row(job: Job, task: Task, started: float, exitcode: int | None) -> dict
 _NUMBER_TYPES = (int, float)
 
 
+def _plain_text(items: tuple[tuple[Any, Any], ...]) -> bool:
+    """Whether every key and value is a `str` itself (what PLAIN_META_TEXTS may keep)."""
+    return all(type(name) is str and type(text) is str for name, text in items)
+
+
 def run_into(
     rollout: Rollout,
     job: Job,
@@ -393,6 +398,7 @@ def run_into(
         full = sys.maxsize
     halted: ProcessExit | None = None
     meta: Any  # what the rollout returned, read once: checked below before any use
+    plain: tuple[Any, ...] | None
     t: Any
     horizon: Any
     try:
@@ -437,19 +443,18 @@ def run_into(
                         kind, message = INVALID_EPISODE, _message(exc)
             if kind is None:
                 # A meta of plain text only (case ids, labels: most rollouts') repeats across a
-                # sweep: its text is looked up by its items (the encoder's bytes, kept once).
-                pairs = meta.items()  # a dict: checked above
-                for name, text in pairs:
-                    if type(name) is not str or type(text) is not str:
-                        meta_text = plain = None
-                        break
-                else:
-                    plain = tuple(pairs)
+                # sweep: its text is looked up by its items (the encoder's text, kept once). Only
+                # such metas are kept, so a meta found is one whose items equal plain text, which
+                # only text does (a number or None never equals a str): its JSON is the one kept.
+                try:
+                    plain = tuple(meta.items())  # a dict: checked above
                     meta_text = texts_get(plain)
+                except Exception:  # an unhashable value (a list, a dict): encoded below
+                    plain = meta_text = None
                 try:
                     if meta_text is None:
                         meta_text = join(encode(meta, 0)) if encode is not None else meta_json(meta)
-                        if plain is not None and len(texts) < texts_max:
+                        if plain is not None and len(texts) < texts_max and _plain_text(plain):
                             texts[plain] = meta_text
                 except (ValueError, TypeError, RecursionError) as exc:
                     if encode is not None:  # its circular-reference markers may hold entries
@@ -477,7 +482,7 @@ def run_into(
                         value.outcome,
                         t,
                         horizon,
-                        None if case is None else str(case),
+                        case if type(case) is str else None if case is None else str(case),
                         meta_text,
                         None,
                         None,

@@ -339,7 +339,9 @@ def _run_planned(
     if executor.runs_in_caller(job):
         rollout = load_target(job)
         items: Iterable[tuple[str, Mapping[str, Any], int, int]] = plan.episodes(skip, limit, seeds)
-        pauses = None if watcher is None else _LookPauses(plan.episodes(skip, limit, seeds), watcher, skip)
+        pauses = None
+        if watcher is not None:  # a settled condition's replicates join `skip` as the sweep goes
+            pauses = _LookPauses(plan.episodes(skip, limit, seeds, skip_grows=True), watcher, skip)
         if pauses is not None:
             items = pauses
         clock = time.perf_counter
@@ -363,7 +365,8 @@ def _run_planned(
             if progress is not None:
                 progress(sink.ran, to_run)
     in_rounds = getattr(executor, "execute_rounds", None)  # the local pool: row tuples, a round at once
-    rows = (in_rounds or executor.execute)(job, plan.tasks(skip, limit, seeds))
+    tasks = plan.tasks(skip, limit, seeds, skip_grows=watcher is not None)
+    rows = (in_rounds or executor.execute)(job, tasks)
     try:
         for row in rows:
             if type(row) is list:

@@ -181,3 +181,28 @@ def test_plain_text_metas_are_stored_as_the_encoder_writes_them_every_time() -> 
             else:
                 assert row[meta_at] == json.dumps(meta, ensure_ascii=False, separators=(",", ":"))
                 assert row[kind_at] is None
+
+
+class _Label(str):
+    """A str subclass (an enum's text, numpy's str_): JSON writes its text."""
+
+
+def test_a_kept_text_is_never_the_text_of_a_meta_that_only_compares_equal_to_it() -> None:
+    # Kept texts are found by the meta's items, and 1 == 1.0 == True, 0 == False, so only metas
+    # of plain str are kept: each of these, in any order, stores its own JSON (a number, a bool,
+    # null, a list, a str subclass and the plain texts around them).
+    metas = [
+        {"n": "1"}, {"n": 1}, {"n": True}, {"n": 1.0}, {"n": "1"}, {"n": 0}, {"n": False},
+        {"n": None}, {"n": [1]}, {"n": {"m": "1"}}, {"n": _Label("1")}, {_Label("n"): "1"},
+        {"n": "1", "m": 1}, {"n": "1", "m": "1"}, {"n": 1, "m": "1"},
+    ]
+    order = list(range(len(metas))) * 2 + list(reversed(range(len(metas))))
+
+    def rollout(cfg: dict[str, Any], seed: int) -> Episode:
+        return Episode("ok", 1, 5, metas[seed])
+
+    out: list[tuple[Any, ...]] = []
+    run_into(rollout, JOB, [('{"x":"a"}', {"x": "a"}, 0, seed) for seed in order], out)
+    meta_at = ROW_FIELDS.index("meta")
+    for seed, row in zip(order, out, strict=True):
+        assert row[meta_at] == json.dumps(metas[seed], ensure_ascii=False, separators=(",", ":")), metas[seed]
