@@ -125,7 +125,10 @@ def execute_sweep(
         # loaded before the clock starts: the done line times the episodes, not start-up.
         import pyarrow.parquet  # noqa: F401  (pyarrow: loaded here, not for a refused sweep)
 
-        prepare_conversion(run_id, plan.rollouts - len(skip))
+        to_run = plan.rollouts - len(skip)
+        if request.max_rollouts is not None:
+            to_run = min(to_run, request.max_rollouts)
+        prepare_conversion(run_id, to_run)
         started = time.perf_counter()
         stored_before = len(stored_keys(prepared.resume_run)) if prepared.resume_run is not None else 0
         sink = BatchSink(

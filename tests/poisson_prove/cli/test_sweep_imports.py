@@ -49,3 +49,17 @@ def test_a_trivial_local_sweep_imports_only_what_it_needs(prove, workdir: Path) 
     top_levels = {name.split(".")[0] for name in imported}
     assert sorted(name for name in NOT_NEEDED if name in imported or name in top_levels) == []
     assert not list(workdir.rglob(DASHBOARD_FILE))  # no page was there, none was written
+
+
+def test_a_large_plan_cut_short_by_max_rollouts_does_not_import_pandas(prove, workdir: Path) -> None:
+    # pandas is loaded before the clock only for a sweep that will convert more than 20,000 rows
+    # through Arrow's own conversion (store.table.prepare_conversion); --max-rollouts 100 will not.
+    (workdir / "trivial.py").write_text(ROLLOUT)
+    (workdir / "spec.toml").write_text(SPEC.replace("replicates = 10", "replicates = 3000"))
+    result = prove(
+        "sweep", "spec.toml", "--yes", "--max-mde", "1", "--max-rollouts", "100",
+        env={"PYTHONPROFILEIMPORTTIME": "1"},
+    )
+    assert result.returncode == 3, result.stderr  # stopped short of its plan, as asked
+    imported = _imported(result.stderr)
+    assert "pyarrow.parquet" in imported and "pandas" not in imported
