@@ -20,6 +20,7 @@ from poisson_prove.backends import estimate_cost
 from poisson_prove.design.cases import case_text
 from poisson_prove.design.pooled import PooledDesign, cases_needed, pooled_design
 from poisson_prove.design.seeding import episode_seeds
+from poisson_prove.design.seeds_ahead import seeds_ahead_for
 from poisson_prove.design.spec import Axis, Condition, SweepSpec
 from poisson_prove.episode.run import Task
 from poisson_prove.errors import ProveError
@@ -86,8 +87,6 @@ class Plan:
     def seeds_ahead(self) -> SeedsAhead | None:
         """The pipe through which another process derives this plan's seeds ahead of its
         episodes (design.seeds_ahead); None for a plan too small to gain from it."""
-        from poisson_prove.design.seeds_ahead import seeds_ahead_for
-
         return seeds_ahead_for(self.salt, [c.key for c in self.conditions], self.replicates, _SEED_BLOCK)
 
     def episodes(

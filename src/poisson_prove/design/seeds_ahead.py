@@ -43,7 +43,7 @@ class SeedsAhead:
         if hasattr(os, "set_blocking"):
             os.set_blocking(self._write, False)
         try:  # Linux: a larger pipe, so the producer runs ahead by several blocks
-            import fcntl
+            import fcntl  # fcntl: POSIX only, and only to widen the pipe
 
             fcntl.fcntl(self._write, getattr(fcntl, "F_SETPIPE_SZ", 1031), _PIPE_BYTES)
         except (ImportError, OSError):

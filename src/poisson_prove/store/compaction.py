@@ -27,7 +27,7 @@ while the rollouts go on), so the end of a large sweep commits a file already wr
 reading and encoding every row again. Its commit is steps 2 and 3 above, and its file holds what
 `compact_run` would have made of the same batches (the same rows, row groups, encodings and
 footer metadata; only the Arrow schema in the footer, written before the replaced files were
-known, does not repeat their names: tests/poisson_prove/store/test_running_compaction.py). A
+known, does not repeat their names: tests/poisson_prove/store/test_compaction_running.py). A
 run resumed with batches already stored is compacted at its end by `compact_run`.
 
 Compaction copies whatever columns the batches hold, with their types and the newest batch's
