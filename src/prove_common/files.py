@@ -54,6 +54,7 @@ __all__ = [
     "atomic_path",
     "clear_stale_temps",
     "file_kind",
+    "fsync_file",
     "lock",
     "open_regular",
     "read_regular_bytes",
@@ -169,7 +170,8 @@ def temp_path(final: PathLike) -> Path:
     return path.with_name(f".{path.name}.{os.getpid()}-{secrets.token_hex(4)}.tmp")
 
 
-def _fsync(path: Path) -> None:
+def fsync_file(path: PathLike) -> None:
+    """Make a written file's bytes durable (a power cut keeps them)."""
     fd = os.open(path, os.O_RDWR | getattr(os, "O_BINARY", 0))
     try:
         os.fsync(fd)
@@ -190,7 +192,7 @@ def atomic_path(final: PathLike, *, durable: bool = True) -> Iterator[Path]:
     try:
         yield tmp
         if durable:
-            _fsync(tmp)
+            fsync_file(tmp)
         os.replace(tmp, target)
     except BaseException:
         tmp.unlink(missing_ok=True)

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 from poisson_prove.errors import ProveError
 from poisson_prove.store.info import COMPACTED_SUFFIX, REPLACES_KEY, RunInfo, replaced_by, replaced_names
 from poisson_prove.store.table import STATISTICS_COLUMNS
-from prove_common.files import atomic_path, temp_path
+from prove_common.files import atomic_path, fsync_file, temp_path
 
 if TYPE_CHECKING:
     import pyarrow as pa  # pyarrow: ~160 ms, only when a run is compacted
@@ -309,11 +309,7 @@ class RunningCompaction:
         group.out.add_key_value_metadata({REPLACES_KEY: json.dumps(sorted(group.names))})
         group.out.close()
         group.out = None
-        fd = os.open(group.tmp, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_file(group.tmp)
 
     def commit(self, event: Callable[..., None]) -> Compaction:
         """Steps 2 and 3 for every file written (the run is complete: every batch was added)."""

@@ -267,7 +267,10 @@ def tuples_to_table(run_id: str, rows: Sequence[tuple[Any, ...]]) -> pa.Table:
 def prepare_conversion(run_id: str, rows: int) -> None:
     """Load what converting `rows` more rows of this process will load (pyarrow's shims; pandas
     too when they take the process past `_BY_HAND_ROWS`, to Arrow's own conversion), so that a
-    sweep's clock, started after this, times its episodes and not a module's import."""
+    sweep's clock, started after this, times its episodes and not a module's import; and
+    pyarrow.parquet, which writing them loads."""
+    import pyarrow.parquet  # noqa: F401  (pyarrow: ~0.3 s, loaded here, not for a refused sweep)
+
     tuples_to_table(run_id, [])
     if _BY_HAND[0] + rows > _BY_HAND_ROWS:
         _by_arrow(run_id, [])

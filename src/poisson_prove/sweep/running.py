@@ -121,10 +121,8 @@ def execute_sweep(
     try:
         run_id = writer.manifest["run_id"]
         job = _job(prepared, run_id)
-        # pyarrow: what writing a batch imports (its compute, Parquet and pandas shims, ~0.3 s),
-        # loaded before the clock starts: the done line times the episodes, not start-up.
-        import pyarrow.parquet  # noqa: F401  (pyarrow: loaded here, not for a refused sweep)
-
+        # What converting and writing batches imports, loaded before the clock starts: the done
+        # line times the episodes, not start-up.
         to_run = plan.rollouts - len(skip)
         if request.max_rollouts is not None:
             to_run = min(to_run, request.max_rollouts)
