@@ -87,7 +87,18 @@ def _state(prove: CLI, store: Path) -> tuple[dict[str, Any], list[tuple[Any, ...
     folder = store / run["id"]
     manifest = json.loads((folder / "manifest.json").read_text())
     rows = sorted(tuple(r[c] for c in ROW_COLUMNS) for r in stored_rows(folder, ROW_COLUMNS))
-    return {k: v for k, v in manifest.items() if k not in VOLATILE}, rows
+    kept = {k: v for k, v in manifest.items() if k not in VOLATILE}
+    kept["name"] = day_free_name(manifest)
+    return kept, rows
+
+
+def day_free_name(manifest: dict[str, Any]) -> str:
+    """The run's name with the day it was made in (`<tool> <day> <letter>`) written `<day>`: a
+    suite crossing midnight (UTC) imports the reference on one day and the killed one on the
+    next, and the name must still show that the killed run's letter was taken back."""
+    day = manifest["created"][:10]
+    assert manifest["name"].split(" ")[1] == day, manifest["name"]
+    return manifest["name"].replace(f" {day} ", " <day> ")
 
 
 def _kills(prove: CLI, tmp_path: Path, args: list[str], points: int, seed: int) -> set[str]:
