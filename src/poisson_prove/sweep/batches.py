@@ -13,6 +13,7 @@ batch."""
 
 from __future__ import annotations
 
+import operator
 import queue
 import signal
 import threading
@@ -41,6 +42,7 @@ BATCH_WAIT_S = 1.0
 WRITES_WAITING = 2
 _CONDITION_AT = ROW_FIELDS.index("cell")
 _CASE_ID_AT = ROW_FIELDS.index("case_id")
+_OUTCOME_OF = operator.itemgetter(OUTCOME_AT)
 
 
 @contextmanager
@@ -162,7 +164,7 @@ class BatchSink:
         self.ran += len(new)
         if self.on_rows is not None and new and self.on_rows(new):
             self._cut = True
-        if None not in [row[OUTCOME_AT] for row in new]:
+        if None not in map(_OUTCOME_OF, new):
             return  # no errored row: nothing more to count (the common case, in one pass)
         for row in new:
             if row[OUTCOME_AT] is None:
@@ -210,7 +212,7 @@ class BatchSink:
         if self.case_ids is not None:
             batch = self._with_case_ids(batch)
         table = tuples_to_table(self.writer.manifest["run_id"], batch)
-        rows, errored = len(batch), [row[OUTCOME_AT] for row in batch].count(None)
+        rows, errored = len(batch), table.column("outcome").null_count  # an errored row's only
 
         def done() -> None:
             self.written += rows
