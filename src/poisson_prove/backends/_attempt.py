@@ -21,6 +21,7 @@ from typing import Any, NamedTuple
 import poisson_prove.episode.run as execute
 from poisson_prove.episode.recording import begin_episode, current_spans, end_episode
 from poisson_prove.episode.run import Job, Task
+from poisson_prove.episode.target import load_target
 
 # error_kind of a row whose episode never produced an outcome because of the infrastructure
 # (named infra errors after the last retry, a worker lost too often): never the agent's failure.
@@ -149,7 +150,7 @@ _ROLLOUTS: dict[tuple[str, str], Callable[..., Any]] = {}
 def load_rollout(job: Job) -> Callable[..., Any]:
     key = (job.target, job.spec_dir)
     if key not in _ROLLOUTS:
-        _ROLLOUTS[key] = _execute_module().load_target(job)
+        _ROLLOUTS[key] = load_target(job)
     return _ROLLOUTS[key]
 
 

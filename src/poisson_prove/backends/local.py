@@ -16,7 +16,8 @@ from typing import Any
 
 from poisson_prove.backends._children import ChildSlots
 from poisson_prove.backends.base import Executor
-from poisson_prove.episode.run import Job, Task, load_target, run_episode
+from poisson_prove.episode.run import Job, Task, run_episode
+from poisson_prove.episode.target import load_target
 
 
 class LocalExecutor(Executor):

@@ -12,7 +12,7 @@ from poisson_prove.backends import check_backend
 from poisson_prove.cli.dashboard import refreshing
 from poisson_prove.cli.sweep_args import add_sweep_parser
 from poisson_prove.episode.isolation import StdoutGuard
-from poisson_prove.episode.run import TargetExitedError
+from poisson_prove.episode.target import TargetExitedError
 from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.render.json import dumps
 from prove_common.cliapp import log_system_exits, log_unexpected, short_home

@@ -47,7 +47,7 @@ def _answer(document):
     os._exit(0)
 
 try:
-    from poisson_prove.episode.run import import_target
+    from poisson_prove.episode.target import import_target
     import_target(sys.argv[1], sys.argv[2])
 except BaseException as exc:
     message = getattr(exc, "message", None) or f"{type(exc).__name__}: {exc}"

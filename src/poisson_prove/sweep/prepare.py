@@ -32,7 +32,7 @@ from poisson_prove.design.seeding import check_salt, new_salt
 from poisson_prove.design.spec import Condition, SweepSpec, is_target_ref, load_spec
 from poisson_prove.episode.capture import probe_instrumentors
 from poisson_prove.episode.isolation import check_target_isolated
-from poisson_prove.episode.run import import_target
+from poisson_prove.episode.target import import_target
 from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore, check_new_name

@@ -30,7 +30,8 @@ from poisson_prove.chaos.config import chaos_summary, job_chaos
 from poisson_prove.chaos.reach import chaos_after_run, reach_totals
 from poisson_prove.design.plan import Plan, cost_error
 from poisson_prove.design.seeds_ahead import SeedReader
-from poisson_prove.episode.run import Job, ProcessExit, load_target, os_exit_guard, run_into
+from poisson_prove.episode.run import Job, ProcessExit, os_exit_guard, run_into
+from poisson_prove.episode.target import load_target
 from poisson_prove.errors import ProveError, ProveExit
 from poisson_prove.store.checks import stored_keys
 from poisson_prove.store.info import RunInfo
