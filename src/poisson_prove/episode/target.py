@@ -93,7 +93,6 @@ def load_target(job: Job) -> Rollout:
     key = (job.target, job.spec_dir)
     function = _LOADED.get(key)
     if job.capture:  # this run's content rule and byte limit; instrumentors once per process
-
         enable_capture(job.capture)
     if function is None:
         function = _LOADED[key] = import_target(job.target, job.spec_dir)

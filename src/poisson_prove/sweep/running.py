@@ -122,12 +122,10 @@ def execute_sweep(
     try:
         run_id = writer.manifest["run_id"]
         job = _job(prepared, run_id)
-        # What converting and writing batches imports, loaded before the clock starts: the done
-        # line times the episodes, not start-up.
         to_run = plan.rollouts - len(skip)
         if request.max_rollouts is not None:
             to_run = min(to_run, request.max_rollouts)
-        prepare_conversion(run_id, to_run)
+        prepare_conversion(run_id, to_run)  # its imports before the clock: the done line times episodes
         started = time.perf_counter()
         stored_before = len(stored_keys(prepared.resume_run)) if prepared.resume_run is not None else 0
         sink = BatchSink(
