@@ -35,7 +35,7 @@ CASE_FILE_KINDS = (".txt", ".jsonl", ".csv")
 
 
 #: How the spec reports a mistake: error(table, key, message, next_=[...]) gives the exception
-#: to raise, its text prefixed with the spec's file and the key's line (design.spec._Where.error).
+#: to raise, its text prefixed with the spec's file and the key's line (design.spec_where.Where.error).
 SpecError = Callable[..., Exception]
 
 

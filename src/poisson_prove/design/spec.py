@@ -15,11 +15,9 @@ import itertools
 import json
 import math
 import re
-import sys
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from importlib.machinery import PathFinder
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +25,8 @@ from poisson_prove.backends.tables import validate_backend_table
 from poisson_prove.chaos.config import parse_chaos
 from poisson_prove.design.cases import parse_case_axis
 from poisson_prove.design.conditions import condition_key, condition_label
+from poisson_prove.design.spec_capture import Capture, parse_capture
+from poisson_prove.design.spec_where import Where, check_keys, is_target_ref
 from poisson_prove.errors import ProveError
 from prove_common.files import NotRegularFile, read_regular_text
 from prove_common.suggest import did_you_mean
@@ -51,19 +51,8 @@ BACKEND_TABLES = ("local", "dask", "ray", "modal", "burla")
 AXIS_TYPES = ("categorical", "continuous", "integer")
 AXIS_KEYS = ("type", "values", "values_from", "column", "cases")
 DECLARE_KEYS = ("outcomes", "failures", "successes")
-CAPTURE_KEYS = ("instrument", "content", "max_observation_bytes", "checks")
-#: [capture] checks: proveai's checks that need no argument but the agent (proveai.capture.episode)
-BUILTIN_CHECKS = ("json_valid",)
-# a check: a built-in name or "module:callable", then "@agent" for one agent's calls only
-_CHECK_RE = re.compile(r"^(?P<check>[^@\s]+?)(?:@(?P<agent>[^@\s]+))?$")
-_TARGET_RE = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_]\w*$")
 # target_id: letters of any script, digits, . _ - and space, starting with a letter or digit; 100 at most
 _TARGET_ID_RE = re.compile(r"^[^\W_][\w. -]{0,99}$")
-
-
-def is_target_ref(text: str) -> bool:
-    """Whether `text` reads "module:function" (dotted module, identifier function)."""
-    return bool(_TARGET_RE.match(text))
 
 
 @dataclass(frozen=True)
@@ -85,26 +74,6 @@ class Condition:
     key: str
     label: str
     cfg: Mapping[str, Any]
-
-
-@dataclass(frozen=True)
-class Capture:
-    """The [capture] table: OpenTelemetry instrumentors to switch on, and what is kept."""
-
-    instrument: tuple[str, ...] = ()
-    content: bool = False
-    max_observation_bytes: int | None = None
-    checks: tuple[str, ...] = ()  # proveai checks run on each @monitor call: "json_valid", "m:f@agent"
-
-    def as_dict(self) -> dict[str, Any]:
-        out: dict[str, Any] = {
-            "instrument": list(self.instrument),
-            "content": self.content,
-            "max_observation_bytes": self.max_observation_bytes,
-        }
-        if self.checks:  # a run without them keeps the manifest it always had
-            out["checks"] = list(self.checks)
-        return out
 
 
 @dataclass(frozen=True)
@@ -146,63 +115,11 @@ class SweepSpec:
         return out
 
 
-class _Where:
-    """Finds the line of a key in the spec's text, for error messages."""
-
-    def __init__(self, path: Path, text: str) -> None:
-        self.path = path
-        self.lines = text.splitlines()
-
-    def line_of(self, table: str, key: str | None = None) -> int | None:
-        """The 1-based line of `key` in `[table]` ('' is the top level), or of the header."""
-        current = ""
-        header_line = None
-        for number, line in enumerate(self.lines, start=1):
-            stripped = line.strip()
-            header = re.match(r"^\[\[?\s*([^\]]+?)\s*\]\]?", stripped)
-            if header:
-                current = header.group(1).replace('"', "").replace(" ", "")
-                if key is None and current == table:
-                    return number
-                full = f"{table}.{key}" if table else key
-                if key is not None and (current == full or current.startswith(f"{full}.")):
-                    return number
-                if current == table:
-                    header_line = number
-                continue
-            if key is not None and current == table and re.match(rf'^"?{re.escape(key)}"?\s*=', stripped):
-                return number
-            # dotted keys at the top level: axes.x.values = [...]
-            dotted = rf"^{re.escape(table)}\.{re.escape(key or '')}\s*="
-            if key is not None and current == "" and table and re.match(dotted, stripped):
-                return number
-        return header_line
-
-    def at(self, table: str, key: str | None = None) -> str:
-        line = self.line_of(table, key)
-        return f"{self.path}:{line}" if line else str(self.path)
-
-    def error(self, table: str, key: str | None, message: str, *, next_: Sequence[str] = ()) -> ProveError:
-        return ProveError(f"{self.at(table, key)}: {message}", suggestions=next_)
-
-
 def _qualified(table: str, key: str) -> str:
     return f"{table}.{key}" if table else key
 
 
-def _check_keys(where: _Where, table: str, data: Mapping[str, Any], allowed: Sequence[str]) -> None:
-    for key in data:
-        if key not in allowed:
-            shown = f"[{table}]" if table else "the spec"
-            raise where.error(
-                table,
-                key,
-                f"unknown key {key!r} in {shown}{did_you_mean(key, allowed)}",
-                next_=[f"the keys of {shown} are: {', '.join(allowed)}"],
-            )
-
-
-def _names(where: _Where, table: str, key: str, value: Any, *, allow_empty: bool) -> tuple[str, ...]:
+def _names(where: Where, table: str, key: str, value: Any, *, allow_empty: bool) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
         raise where.error(table, key, f"{_qualified(table, key)} must be a list of names, got {value!r}")
     if not value and not allow_empty:
@@ -213,13 +130,13 @@ def _names(where: _Where, table: str, key: str, value: Any, *, allow_empty: bool
     return tuple(value)
 
 
-def _axis(where: _Where, name: str, table: Any, *, stored: bool) -> Axis:
+def _axis(where: Where, name: str, table: Any, *, stored: bool) -> Axis:
     """One [axes.NAME] table; with `stored` (a manifest's spec) a case axis's `values` are the
     ids once read from its `values_from`, which is not read again."""
     qual = f"axes.{name}"
     if not isinstance(table, Mapping):
         raise where.error("axes", name, f"[{qual}] must be a table with type and values")
-    _check_keys(where, qual, table, AXIS_KEYS)
+    check_keys(where, qual, table, AXIS_KEYS)
     kind = table.get("type")
     if kind is None:
         raise where.error(qual, None, f"[{qual}] has no type (one of {', '.join(AXIS_TYPES)})")
@@ -265,7 +182,7 @@ def _axis(where: _Where, name: str, table: Any, *, stored: bool) -> Axis:
     return Axis(name, kind, tuple(out))
 
 
-def _categorical_values(where: _Where, qual: str, values: list[Any]) -> None:
+def _categorical_values(where: Where, qual: str, values: list[Any]) -> None:
     """A categorical axis holds names, or numbers (ids), never both, no booleans, no blank name:
     each value is shown as a condition's label and typed back in `x=value`, where `1` and `"1"`,
     `true` and `"true"`, or an empty value could not be told apart."""
@@ -319,7 +236,7 @@ def case_axis_of(spec: Any) -> str | None:
 
 
 def _axes(
-    where: _Where, raw: Mapping[str, Any], *, stored: bool
+    where: Where, raw: Mapping[str, Any], *, stored: bool
 ) -> tuple[tuple[Axis, ...], Mapping[str, Any]]:
     """The spec's axes, and `raw` with the case ids read from a file written into it."""
     axes_table = raw.get("axes", {})
@@ -354,10 +271,10 @@ def _axes(
     return axes, {**raw, "axes": tables}
 
 
-def _declare(where: _Where, data: Any) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+def _declare(where: Where, data: Any) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     if not isinstance(data, Mapping):
         raise where.error("", "declare", "[declare] must be a table with outcomes, failures, successes")
-    _check_keys(where, "declare", data, DECLARE_KEYS)
+    check_keys(where, "declare", data, DECLARE_KEYS)
     if "outcomes" not in data:
         raise where.error("declare", None, "[declare] has no outcomes")
     outcomes = _names(where, "declare", "outcomes", data["outcomes"], allow_empty=False)
@@ -385,74 +302,6 @@ def _declare(where: _Where, data: Any) -> tuple[tuple[str, ...], tuple[str, ...]
     return outcomes, failures, successes
 
 
-def _capture(where: _Where, data: Any) -> Capture:
-    if not isinstance(data, Mapping):
-        raise where.error("", "capture", "[capture] must be a table")
-    _check_keys(where, "capture", data, CAPTURE_KEYS)
-    instrument = data.get("instrument", [])
-    if not isinstance(instrument, list) or not all(isinstance(v, str) and v for v in instrument):
-        raise where.error(
-            "capture", "instrument", f"capture.instrument must be a list of names, got {instrument!r}"
-        )
-    content = data.get("content", False)
-    if not isinstance(content, bool):
-        raise where.error("capture", "content", f"capture.content must be true or false, got {content!r}")
-    limit = data.get("max_observation_bytes")
-    if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0):
-        raise where.error(
-            "capture",
-            "max_observation_bytes",
-            f"capture.max_observation_bytes must be a positive integer, got {limit!r}",
-        )
-    if instrument and limit is None:
-        raise where.error(
-            "capture",
-            None,
-            "[capture] names instrumentors but no max_observation_bytes (it has no default)",
-            next_=["add max_observation_bytes = 16384 to [capture]"],
-        )
-    checks = _capture_checks(where, data.get("checks", []))
-    return Capture(tuple(dict.fromkeys(instrument)), content, limit, checks)
-
-
-def _capture_checks(where: _Where, value: Any) -> tuple[str, ...]:
-    """[capture] checks: each a built-in check's name or "module:callable", optionally
-    "@agent" (that agent's calls only); the module's package is found, not imported."""
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise where.error(
-            "capture", "checks", f'capture.checks must be a list of check names, got {value!r}',
-            next_=['checks = ["json_valid@draft"]'],
-        )
-    for entry in value:
-        found = _CHECK_RE.match(entry)
-        check = found.group("check") if found else ""
-        if not found or (":" not in check and check not in BUILTIN_CHECKS):
-            hint = did_you_mean(check or entry, BUILTIN_CHECKS)
-            raise where.error(
-                "capture", "checks",
-                f"capture.checks: unknown check {entry!r}{hint}",
-                next_=[
-                    f"a check is one of {', '.join(BUILTIN_CHECKS)} or \"module:callable\", then "
-                    "\"@agent\" for one agent's calls (e.g. \"json_valid@draft\")"
-                ],
-            )
-        if ":" in check:
-            if not is_target_ref(check):
-                raise where.error(
-                    "capture", "checks",
-                    f"capture.checks: {check!r} is not \"module:callable\" (a dotted module, a name)",
-                )
-            module = check.split(":", 1)[0]
-            top = module.split(".", 1)[0]  # the episode imports it with the spec's folder first on sys.path
-            if PathFinder.find_spec(top, [str(where.path.parent), *sys.path]) is None:
-                raise where.error(
-                    "capture", "checks",
-                    f"capture.checks: no module named {module!r} (for the check {entry!r})",
-                    next_=["install it, or run the sweep from the folder that holds it"],
-                )
-    return tuple(dict.fromkeys(value))
-
-
 def parse_spec(text: str, path: Path) -> SweepSpec:
     """Validate the spec's text; `path` is where it came from (for errors, the import path and
     a case axis's `values_from`, read from the same folder)."""
@@ -460,16 +309,16 @@ def parse_spec(text: str, path: Path) -> SweepSpec:
         raw = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
         raise ProveError(f"{path}: not valid TOML: {err}") from None
-    return _validate(raw, path, _Where(path, text), stored=False)
+    return _validate(raw, path, Where(path, text), stored=False)
 
 
-def _validate(raw: Mapping[str, Any], path: Path, where: _Where, *, stored: bool) -> SweepSpec:
-    _check_keys(where, "", raw, TOP_KEYS)
+def _validate(raw: Mapping[str, Any], path: Path, where: Where, *, stored: bool) -> SweepSpec:
+    check_keys(where, "", raw, TOP_KEYS)
 
     target = raw.get("target")
     if target is None:
         raise ProveError(f'{path}: no target (add target = "my_module:rollout")')
-    if not isinstance(target, str) or not _TARGET_RE.match(target):
+    if not isinstance(target, str) or not is_target_ref(target):
         raise where.error("", "target", f"target must read module:function, got {target!r}")
     target_id = raw.get("target_id")
     if target_id is None:
@@ -503,7 +352,7 @@ def _validate(raw: Mapping[str, Any], path: Path, where: _Where, *, stored: bool
     if "declare" not in raw:
         raise ProveError(f"{path}: no [declare] table (outcomes, failures, successes)")
     outcomes, failures, successes = _declare(where, raw["declare"])
-    capture = _capture(where, raw["capture"]) if "capture" in raw else Capture()
+    capture = parse_capture(where, raw["capture"]) if "capture" in raw else Capture()
     chaos = parse_chaos(where.error, raw["chaos"], {a.name: a.values for a in axes}) if "chaos" in raw else {}
 
     backends: dict[str, dict[str, Any]] = {}
@@ -565,4 +414,4 @@ def load_spec(path: str | Path) -> SweepSpec:
 def spec_from_manifest(raw: Mapping[str, Any], spec_path: str) -> SweepSpec:
     """The spec a stored run was made from (its manifest keeps the spec as read, a case axis's
     ids from a file among them: the file is not read again)."""
-    return _validate(dict(raw), Path(spec_path), _Where(Path(spec_path), ""), stored=True)
+    return _validate(dict(raw), Path(spec_path), Where(Path(spec_path), ""), stored=True)

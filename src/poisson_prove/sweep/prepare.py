@@ -29,7 +29,8 @@ from poisson_prove.design.plan import (
     ways_out,
 )
 from poisson_prove.design.seeding import check_salt, new_salt
-from poisson_prove.design.spec import Condition, SweepSpec, is_target_ref, load_spec
+from poisson_prove.design.spec import Condition, SweepSpec, load_spec
+from poisson_prove.design.spec_where import is_target_ref
 from poisson_prove.episode.capture import probe_instrumentors
 from poisson_prove.episode.isolation import check_target_isolated
 from poisson_prove.episode.target import import_target
