@@ -56,6 +56,12 @@ C_ENCODER = _c_make_encoder is not None
 #: (then the encoder writes the others). Two such metas with equal items have equal texts.
 PLAIN_META_TEXTS: dict[tuple[tuple[str, str], ...], str] = {}
 PLAIN_META_MAX = 4096
+#: The plain-text meta a condition's rollouts last repeated (a copy: the rollout may mutate its
+#: own dict later), its text and its keys in order, by condition key: a condition repeats one
+#: meta (its case id), and comparing a dict with it costs a third of building its items to
+#: look the text up. Set only from a text found in PLAIN_META_TEXTS (a meta seen before), so a
+#: rollout whose metas never repeat pays one lookup of its condition. At most PLAIN_META_MAX.
+REPEATED_META: dict[str, tuple[dict[str, str], str, list[str]]] = {}
 
 
 def new_meta_encoder() -> Any:

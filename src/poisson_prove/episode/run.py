@@ -43,6 +43,7 @@ from poisson_prove.episode.row import (
     META_ENCODERS,
     PLAIN_META_MAX,
     PLAIN_META_TEXTS,
+    REPEATED_META,
     meta_json,
     new_meta_encoder,
     spans_json,
@@ -297,7 +298,7 @@ def run_into(
     # Locals, not globals, in the loop below: it runs once per episode.
     episode_type, numbers, inf, join = Episode, _NUMBER_TYPES, math.inf, "".join
     texts, texts_max = PLAIN_META_TEXTS, PLAIN_META_MAX
-    texts_get = texts.get
+    texts_get, repeated, repeated_get = texts.get, REPEATED_META, REPEATED_META.get
     if not META_ENCODERS and C_ENCODER:
         META_ENCODERS.append(new_meta_encoder())
     encode = META_ENCODERS[0] if META_ENCODERS else None
@@ -308,8 +309,7 @@ def run_into(
     forks, forked, pid = _FORKS, _FORKS[0], os.getpid()
     spans, token = begin_episode()  # one list for the call, emptied after each episode's row
     ran = 0
-    if full is None:
-        full = sys.maxsize
+    room = sys.maxsize if full is None else full - len(out)  # rows until `out` holds `full`
     halted: ProcessExit | None = None
     meta: Any  # what the rollout returned, read once: checked below before any use
     plain: tuple[Any, ...] | None
@@ -360,11 +360,30 @@ def run_into(
                 # sweep: its text is looked up by its items (the encoder's text, kept once). Only
                 # such metas are kept, so a meta found is one whose items equal plain text, which
                 # only text does (a number or None never equals a str): its JSON is the one kept.
+                # First the one its condition repeated last: equal as a dict and in key order
+                # (the JSON's), it is that text.
+                last = repeated_get(condition)
                 try:
-                    plain = tuple(meta.items())  # a dict: checked above
-                    meta_text = texts_get(plain)
-                except Exception:  # an unhashable value (a list, a dict): encoded below
-                    plain = meta_text = None
+                    meta_text = (
+                        last[1]
+                        if last is not None
+                        and last[0] == meta
+                        and (len(meta) == 1 or list(meta) == last[2])
+                        else None
+                    )
+                except Exception:  # a value whose == raises (a NumPy array): looked up below
+                    meta_text = None
+                plain = None
+                if meta_text is None:
+                    try:
+                        plain = tuple(meta.items())  # a dict: checked above
+                        meta_text = texts_get(plain)
+                    except Exception:  # an unhashable value (a list, a dict): encoded below
+                        plain = meta_text = None
+                    if meta_text is not None:  # a plain-text meta seen before: it repeats
+                        if len(repeated) >= texts_max:
+                            repeated.clear()
+                        repeated[condition] = (dict(meta), meta_text, list(meta))
                 try:
                     if meta_text is None:
                         meta_text = join(encode(meta, 0)) if encode is not None else meta_json(meta)
@@ -428,7 +447,7 @@ def run_into(
             if halted is not None:
                 halted.row = row_dict(job, out[-1])
                 raise halted
-            if end >= until or len(out) >= full:
+            if end >= until or ran >= room:
                 break
     finally:
         end_episode(token)

@@ -221,8 +221,8 @@ def agent_calls_of(texts: pa.Array | pa.ChunkedArray) -> pa.Array:
         texts = texts.combine_chunks() if texts.num_chunks else pa.nulls(0, pa.string())
     kind = agent_calls_type()
     count = len(texts)
-    if count == 0:
-        return pa.nulls(0, kind)
+    if texts.null_count == count:  # no spans at all (most sweeps' batches): no regex pass
+        return pa.nulls(count, kind)
     marked = true_where(pc.match_substring_regex(texts, MONITOR_MARK))
     rows = np.flatnonzero(numpy_of(marked))
     if rows.size == 0:

@@ -206,3 +206,34 @@ def test_a_kept_text_is_never_the_text_of_a_meta_that_only_compares_equal_to_it(
     meta_at = ROW_FIELDS.index("meta")
     for seed, row in zip(order, out, strict=True):
         assert row[meta_at] == json.dumps(metas[seed], ensure_ascii=False, separators=(",", ":")), metas[seed]
+
+
+def test_a_condition_repeating_its_meta_still_stores_each_episodes_own_text() -> None:
+    # A condition's repeated meta is compared as a dict with the one it repeated last: the
+    # rollout's own dict mutated between episodes, the same items in another order (another
+    # JSON), and a value whose == raises (an array) must each store their own text.
+    shared: dict[str, Any] = {}
+    metas: list[Any] = [
+        {"b": "1", "a": "2"}, {"b": "1", "a": "2"}, {"a": "2", "b": "1"}, {"a": "2", "b": "1"},
+        {"b": "1", "a": "2"}, {"case_id": "c"}, {"case_id": "c"}, {"case_id": np.array(["c", "c"])},
+        {"case_id": "c"}, "shared:c", "shared:d", "shared:c", "shared:d", "shared:c", "shared:d",
+        {"case_id": "c", "n": 1},
+    ]
+
+    def rollout(cfg: dict[str, Any], seed: int) -> Episode:
+        meta = metas[seed]
+        if isinstance(meta, str):  # one dict object, changed after its row was built
+            shared["case_id"] = meta.split(":")[1]
+            meta = shared
+        return Episode("ok", 1, 5, meta)
+
+    out: list[tuple[Any, ...]] = []
+    run_into(rollout, JOB, [('{"x":"a"}', {"x": "a"}, 0, seed) for seed in range(len(metas))], out)
+    meta_at, kind_at = ROW_FIELDS.index("meta"), ROW_FIELDS.index("error_kind")
+    texts = [row[meta_at] for row in out]
+    assert texts[:7] == ['{"b":"1","a":"2"}'] * 2 + ['{"a":"2","b":"1"}'] * 2 + ['{"b":"1","a":"2"}'] + [
+        '{"case_id":"c"}'
+    ] * 2
+    assert out[7][kind_at] == "invalid_episode"  # an array is no JSON: refused, as before
+    c, d = '{"case_id":"c"}', '{"case_id":"d"}'
+    assert texts[8:] == [c, *[c, d] * 3, '{"case_id":"c","n":1}']
