@@ -56,10 +56,17 @@ print(time.perf_counter() - started)
 """
 
 # The sweep command run from a small parent that reports the command's peak RSS (its worker's too:
-# the children's rusage covers every descendant that was waited for).
+# the children's rusage covers every descendant that was waited for). The command does not wait
+# for its worker's exit, so this parent is made their subreaper (Linux) and waits for it too.
 MEASURED = """
-import resource, subprocess, sys
+import ctypes, os, resource, subprocess, sys
+ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: an orphaned worker is reparented here
 done = subprocess.run(sys.argv[2:], cwd=sys.argv[1], capture_output=True, text=True)
+while True:
+    try:
+        os.wait()
+    except ChildProcessError:
+        break
 sys.stderr.write(done.stderr)
 print(done.returncode)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
