@@ -60,7 +60,8 @@ print(time.perf_counter() - started)
 # for its worker's exit, so this parent is made their subreaper (Linux) and waits for it too.
 MEASURED = """
 import ctypes, os, resource, subprocess, sys
-ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: an orphaned worker is reparented here
+if sys.platform.startswith("linux"):
+    ctypes.CDLL(None).prctl(36, 1)  # PR_SET_CHILD_SUBREAPER: an orphaned worker is reparented here
 done = subprocess.run(sys.argv[2:], cwd=sys.argv[1], capture_output=True, text=True)
 while True:
     try:

@@ -60,7 +60,8 @@ PLAIN_META_MAX = 4096
 #: own dict later), its text and its keys in order, by condition key: a condition repeats one
 #: meta (its case id), and comparing a dict with it costs a third of building its items to
 #: look the text up. Set only from a text found in PLAIN_META_TEXTS (a meta seen before), so a
-#: rollout whose metas never repeat pays one lookup of its condition. At most PLAIN_META_MAX.
+#: rollout whose metas never repeat pays one lookup of its condition (one that alternates
+#: between two pays a copy per episode). At most PLAIN_META_MAX.
 REPEATED_META: dict[str, tuple[dict[str, str], str, list[str]]] = {}
 
 

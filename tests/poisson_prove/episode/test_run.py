@@ -210,30 +210,33 @@ def test_a_kept_text_is_never_the_text_of_a_meta_that_only_compares_equal_to_it(
 
 def test_a_condition_repeating_its_meta_still_stores_each_episodes_own_text() -> None:
     # A condition's repeated meta is compared as a dict with the one it repeated last: the
-    # rollout's own dict mutated between episodes, the same items in another order (another
-    # JSON), and a value whose == raises (an array) must each store their own text.
+    # same items in another order (another JSON), a value whose == raises (an array), two metas
+    # taking turns, and the rollout's own dict mutated after its row was built must each store
+    # their own text. Conditions of their own: the kept metas outlive a run (and a test).
     shared: dict[str, Any] = {}
-    metas: list[Any] = [
-        {"b": "1", "a": "2"}, {"b": "1", "a": "2"}, {"a": "2", "b": "1"}, {"a": "2", "b": "1"},
-        {"b": "1", "a": "2"}, {"case_id": "c"}, {"case_id": "c"}, {"case_id": np.array(["c", "c"])},
-        {"case_id": "c"}, "shared:c", "shared:d", "shared:c", "shared:d", "shared:c", "shared:d",
-        {"case_id": "c", "n": 1},
-    ]
+    by_condition: dict[str, list[Any]] = {
+        '{"x":"repeats"}': [
+            {"b": "1", "a": "2"}, {"b": "1", "a": "2"}, {"a": "2", "b": "1"}, {"a": "2", "b": "1"},
+            {"b": "1", "a": "2"}, {"case_id": "c"}, {"case_id": "c"}, {"case_id": np.array(["c", "c"])},
+            {"case_id": "c", "n": 1}, {"case_id": "d"}, {"case_id": "c"}, {"case_id": "d"},
+        ],
+        '{"x":"mutates"}': ["shared:c", "shared:c", "shared:d", "shared:d", "shared:c", "shared:d"],
+    }
+    items = [(key, {"x": key}, 0, seed) for key, metas in by_condition.items() for seed in range(len(metas))]
 
     def rollout(cfg: dict[str, Any], seed: int) -> Episode:
-        meta = metas[seed]
-        if isinstance(meta, str):  # one dict object, changed after its row was built
+        meta = by_condition[cfg["x"]][seed]
+        if isinstance(meta, str):  # one dict object, changed after each row was built
             shared["case_id"] = meta.split(":")[1]
             meta = shared
         return Episode("ok", 1, 5, meta)
 
     out: list[tuple[Any, ...]] = []
-    run_into(rollout, JOB, [('{"x":"a"}', {"x": "a"}, 0, seed) for seed in range(len(metas))], out)
+    run_into(rollout, JOB, items, out)
     meta_at, kind_at = ROW_FIELDS.index("meta"), ROW_FIELDS.index("error_kind")
     texts = [row[meta_at] for row in out]
-    assert texts[:7] == ['{"b":"1","a":"2"}'] * 2 + ['{"a":"2","b":"1"}'] * 2 + ['{"b":"1","a":"2"}'] + [
-        '{"case_id":"c"}'
-    ] * 2
+    ba, ab, c, d = '{"b":"1","a":"2"}', '{"a":"2","b":"1"}', '{"case_id":"c"}', '{"case_id":"d"}'
+    assert texts[:7] == [ba, ba, ab, ab, ba, c, c]
     assert out[7][kind_at] == "invalid_episode"  # an array is no JSON: refused, as before
-    c, d = '{"case_id":"c"}', '{"case_id":"d"}'
-    assert texts[8:] == [c, *[c, d] * 3, '{"case_id":"c","n":1}']
+    assert texts[8:12] == ['{"case_id":"c","n":1}', d, c, d]
+    assert texts[12:] == [c, c, d, d, c, d]
