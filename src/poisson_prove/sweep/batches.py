@@ -16,6 +16,7 @@ from __future__ import annotations
 import operator
 import queue
 import signal
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -40,6 +41,11 @@ MANIFEST_REFRESH_S = 1.0
 BATCH_WAIT_S = 1.0
 #: Batches built and waiting for the writer thread, at most (the sweep's thread then waits).
 WRITES_WAITING = 2
+#: The interpreter's switch interval while episodes run in the sweep's thread beside the writer
+#: thread: each time the writer comes back from pyarrow (a batch written, a file synced) it waits
+#: for the GIL, and the default 5 ms let that handoff cost the episodes a sixth of their time at a
+#: microsecond each (BENCHMARKS.md: the hot path's wall against its thread's CPU time).
+HANDOFF_INTERVAL_S = 0.0005
 _CONDITION_AT = ROW_FIELDS.index("cell")
 _CASE_ID_AT = ROW_FIELDS.index("case_id")
 _OUTCOME_OF = operator.itemgetter(OUTCOME_AT)
@@ -68,6 +74,23 @@ def ctrl_c_after() -> Iterator[None]:
                 previous(signal.SIGINT, None)  # the default handler raises KeyboardInterrupt
             elif previous == signal.SIG_DFL:
                 raise KeyboardInterrupt
+
+
+@contextmanager
+def quick_handoffs() -> Iterator[None]:
+    """Run the block with the switch interval at HANDOFF_INTERVAL_S (never raised: a caller's
+    own shorter one stays), then put back what it was unless something else changed it meanwhile."""
+    previous = sys.getswitchinterval()
+    if previous <= HANDOFF_INTERVAL_S:
+        yield
+        return
+    sys.setswitchinterval(HANDOFF_INTERVAL_S)
+    ours = sys.getswitchinterval()  # as the interpreter rounds it
+    try:
+        yield
+    finally:
+        if sys.getswitchinterval() == ours:
+            sys.setswitchinterval(previous)
 
 
 class _WriterThread:

@@ -37,7 +37,7 @@ from poisson_prove.store.checks import stored_keys
 from poisson_prove.store.info import RunInfo
 from poisson_prove.store.runs import RunStore, RunWriter
 from poisson_prove.store.table import ROW_FIELDS, prepare_conversion, row_tuple
-from poisson_prove.sweep.batches import BatchSink
+from poisson_prove.sweep.batches import BatchSink, quick_handoffs
 from poisson_prove.sweep.prepare import (
     DEFAULT_BATCH_SIZE,
     DEFAULT_SPEC,
@@ -349,21 +349,22 @@ def _run_planned(
         # Back to this loop every `step` episodes, every quarter second, as soon as a batch is
         # full, and at a planned look: the progress line moves, a batch is written when full or
         # after a second, and a look is taken on exactly its planned replicates.
-        while True:
-            ran = run_into(
-                rollout,
-                job,
-                items,
-                sink.pending,
-                until=clock() + _REPORT_S,
-                full=min(sink.size, len(sink.pending) + step),
-            )
-            if not ran and (pauses is None or pauses.held is None):
-                return
-            sink.account()
-            sink.maybe_flush()
-            if progress is not None:
-                progress(sink.ran, to_run)
+        with quick_handoffs():  # the batch writer's thread gets the GIL back without stalling them
+            while True:
+                ran = run_into(
+                    rollout,
+                    job,
+                    items,
+                    sink.pending,
+                    until=clock() + _REPORT_S,
+                    full=min(sink.size, len(sink.pending) + step),
+                )
+                if not ran and (pauses is None or pauses.held is None):
+                    return
+                sink.account()
+                sink.maybe_flush()
+                if progress is not None:
+                    progress(sink.ran, to_run)
     in_rounds = getattr(executor, "execute_rounds", None)  # the local pool: row tuples, a round at once
     tasks = plan.tasks(skip, limit, seeds, skip_grows=watcher is not None)
     rows = (in_rounds or executor.execute)(job, tasks)

@@ -154,3 +154,38 @@ def test_latest_is_the_last_run_made_even_within_one_second(tmp_path: Path) -> N
         assert RunStore(tmp_path / "runs").resolve("latest").name == result.name
     assert [m["name"] for m in manifests(tmp_path / "runs")][-1] == names[-1]
     assert [r.name for r in RunStore(tmp_path / "runs").runs()] == names
+
+
+SWITCHING = """
+import sys
+from poisson_prove import Episode
+
+def rollout(cfg, seed):
+    return Episode("ok", 1, 5, {"case_id": cfg["x"], "interval": repr(sys.getswitchinterval())})
+"""
+
+
+def test_episodes_run_beside_the_writer_with_quick_gil_handoffs_and_the_interval_comes_back(
+    tmp_path: Path,
+) -> None:
+    import sys
+
+    import poisson_prove
+    from poisson_prove.sweep.batches import HANDOFF_INTERVAL_S
+
+    write(tmp_path, "switching.py", SWITCHING)
+    spec = small_spec(tmp_path, target="switching:rollout", replicates=20)
+    before = sys.getswitchinterval()
+    try:
+        sys.setswitchinterval(0.005)
+        poisson_prove.run_sweep(spec, store=tmp_path / "runs", max_mde=0.5, batch_size=7)
+        assert sys.getswitchinterval() == pytest.approx(0.005)  # put back after the episodes
+        seen = {json.loads(row["meta"])["interval"] for row in episodes(tmp_path / "runs")}
+        assert [float(text) for text in seen] == [pytest.approx(HANDOFF_INTERVAL_S)]
+        sys.setswitchinterval(0.0001)  # a caller's own shorter interval is never raised
+        poisson_prove.run_sweep(spec, store=tmp_path / "shorter", max_mde=0.5, batch_size=7)
+        seen = {json.loads(row["meta"])["interval"] for row in episodes(tmp_path / "shorter")}
+        assert [float(text) for text in seen] == [pytest.approx(0.0001)]
+        assert sys.getswitchinterval() == pytest.approx(0.0001)
+    finally:
+        sys.setswitchinterval(before)
