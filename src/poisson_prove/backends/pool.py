@@ -20,7 +20,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +42,7 @@ from poisson_prove.episode.recording import begin_episode, current_spans, end_ep
 from poisson_prove.episode.row import ROW_FIELDS
 from poisson_prove.episode.run import Job, Task, row_dict, run_into
 from poisson_prove.errors import ProveError
+from prove_common.switching import switch_interval
 
 if TYPE_CHECKING:
     import asyncio
@@ -435,19 +436,8 @@ _SWITCH_PER_THREAD_S = 50e-6
 _SWITCH_MAX_S = 0.05
 
 
-@contextmanager
-def _switch_interval(threads: int) -> Iterator[None]:
-    before = sys.getswitchinterval()
-    wanted = min(_SWITCH_MAX_S, _SWITCH_PER_THREAD_S * threads)
-    if wanted <= before:
-        yield
-        return
-    sys.setswitchinterval(wanted)
-    try:
-        yield
-    finally:
-        if sys.getswitchinterval() == wanted:  # unless the rollout set its own meanwhile
-            sys.setswitchinterval(before)
+def _switch_interval(threads: int) -> AbstractContextManager[None]:
+    return switch_interval(min(_SWITCH_MAX_S, _SWITCH_PER_THREAD_S * threads), only="longer")
 
 
 def declares_async(job: Job) -> bool:

@@ -16,11 +16,10 @@ from __future__ import annotations
 import operator
 import queue
 import signal
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from typing import TYPE_CHECKING, Any
 
 from poisson_prove.store.table import (
@@ -30,6 +29,7 @@ from poisson_prove.store.table import (
     ROW_FIELDS,
     tuples_to_table,
 )
+from prove_common.switching import switch_interval
 
 if TYPE_CHECKING:
     from poisson_prove.store.runs import RunWriter
@@ -76,21 +76,9 @@ def ctrl_c_after() -> Iterator[None]:
                 raise KeyboardInterrupt
 
 
-@contextmanager
-def quick_handoffs() -> Iterator[None]:
-    """Run the block with the switch interval at HANDOFF_INTERVAL_S (never raised: a caller's
-    own shorter one stays), then put back what it was unless something else changed it meanwhile."""
-    previous = sys.getswitchinterval()
-    if previous <= HANDOFF_INTERVAL_S:
-        yield
-        return
-    sys.setswitchinterval(HANDOFF_INTERVAL_S)
-    ours = sys.getswitchinterval()  # as the interpreter rounds it
-    try:
-        yield
-    finally:
-        if sys.getswitchinterval() == ours:
-            sys.setswitchinterval(previous)
+def quick_handoffs() -> AbstractContextManager[None]:
+    """The block at HANDOFF_INTERVAL_S of switch interval (a caller's own shorter one stays)."""
+    return switch_interval(HANDOFF_INTERVAL_S, only="shorter")
 
 
 class _WriterThread:
