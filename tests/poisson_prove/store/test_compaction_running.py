@@ -142,6 +142,30 @@ def test_the_file_written_as_the_batches_are_is_compact_runs_file(
     )
 
 
+@pytest.mark.parametrize("as_written", [True, False], ids=["as the batches are written", "afterwards"])
+def test_a_compacted_file_writes_the_columns_of_one_value_a_row_as_plain_pages(
+    tmp_path: Path, as_written: bool
+) -> None:
+    """Read by DuckDB's own Parquet reader: the seeds, moments, durations and spans take plain
+    pages (no dictionary built to be dropped), every other column a dictionary, the agent calls'
+    nested leaves too; `dictionary_columns` names exactly the file's other column paths."""
+    writer = _written(tmp_path, [40, 40, 40], as_written=as_written)
+    assert writer.compact().replaced == 3
+    writer.release()
+    (path,) = writer.info.batch_files()
+    duck = duckdb.connect()
+    found = f"select path_in_schema, encodings from parquet_metadata('{path}') where row_group_id = 0"
+    # DuckDB names a nested leaf `agent_calls, list, element, agent`; Parquet's dotted path is pyarrow's
+    encodings = {name.replace(", ", "."): used for name, used in duck.execute(found).fetchall()}
+    assert len(encodings) > len(compaction.UNIQUE_COLUMNS) + 10  # agent_calls is several leaves
+    dictionary = {name for name, used in encodings.items() if "DICTIONARY" in used}
+    assert set(encodings) - dictionary == compaction.UNIQUE_COLUMNS, encodings
+    assert {"cell", "replicate", "outcome", "t", "horizon", "agent_calls.list.element.agent"} <= dictionary
+    assert compaction.dictionary_columns(pq.read_schema(path)) == [
+        name for name in encodings if name not in compaction.UNIQUE_COLUMNS
+    ]
+
+
 def test_a_run_that_does_not_end_complete_keeps_its_batches_and_no_temporary_file(tmp_path: Path) -> None:
     writer = _written(tmp_path, [20, 20, 20], as_written=True)
     assert any(p.name.endswith(".tmp") for p in writer.info.episodes_dir.iterdir())  # being written
