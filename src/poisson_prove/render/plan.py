@@ -21,7 +21,7 @@ from poisson_prove.render.json import SWEEP_SCHEMA
 from poisson_prove.sweep import PreparedSweep, SweepResult
 from poisson_prove.sweep.budget import BudgetDesign
 from poisson_prove.sweep.command import SweepEnding
-from poisson_prove.sweep.stop_when_settled import settled_lines
+from poisson_prove.sweep.stop_when_settled import planned_looks, settled_lines
 
 JSON_SCHEMA = SWEEP_SCHEMA  # every document's schema id: render.json.SCHEMAS
 
@@ -133,6 +133,13 @@ def capture_line(instrument: tuple[str, ...] | list[str], missing: dict[str, str
     return ", ".join(parts) + (f"; installed: {installed}" if installed else "")
 
 
+def _looks_text(looks: list[int]) -> str:
+    """`30, 60, ..., 300` (every look when there are three or fewer: `1, 2, 3`)."""
+    if len(looks) <= 3:
+        return ", ".join(f"{n:,}" for n in looks)
+    return f"{looks[0]:,}, {looks[1]:,}, ..., {looks[-1]:,}"
+
+
 def plan_lines(prepared: PreparedSweep) -> list[str]:
     """Every line of the plan, each `label text`; the design line last."""
     plan = prepared.plan
@@ -147,8 +154,9 @@ def plan_lines(prepared: PreparedSweep) -> list[str]:
     lines.append(f"seeds {_seeds_line(prepared)}")
     if prepared.request.stop_when_settled and prepared.paired_with is not None:
         lines.append(
-            f'stop when settled: after each batch, a condition stops once every failure outcome '
-            f'against "{prepared.paired_with.name}" is settled (group-sequential McNemar, '
+            f"stop when settled: looks at {_looks_text(planned_looks(plan.replicates))} replicates of each "
+            f'condition, whatever the batches; a condition stops once every failure outcome against '
+            f'"{prepared.paired_with.name}" is settled (group-sequential McNemar, '
             f"alpha {prepared.plan.design.alpha:.3g})"
         )
     capture = prepared.spec.capture

@@ -50,8 +50,8 @@ def settle_condition(
     """Apply the stopping rule to one condition's twins, indexed by replicate.
 
     `before[i]` and `after[i]` are the outcomes of replicate i (None: no outcome, left out of
-    the pairs); `looks` are the replicate counts after each batch, increasing, at most
-    `planned`.
+    the pairs); `looks` are the replicate counts looked at so far (the planned ones that
+    were reached: sweep.stop_when_settled), increasing, at most `planned`.
     """
     if not looks or any(b <= a for a, b in itertools.pairwise(looks)) or looks[-1] > planned:
         raise ValueError("looks must increase and stay within the planned replicates")

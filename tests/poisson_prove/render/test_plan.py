@@ -44,3 +44,12 @@ def test_a_benchmarks_inline_case_ids_are_counted_and_the_first_five_shown(prove
     assert "axes x 7 cases: t1, t2, t3, t4, t5, ..." in lines
     assert lines[-2].startswith("if independent one pooled group alone ")
     assert lines[-1].startswith("smallest rise one pooled group alone ")
+
+
+def test_the_looks_are_named_in_full_when_three_or_fewer() -> None:
+    from poisson_prove.render.plan import _looks_text
+    from poisson_prove.sweep.stop_when_settled import planned_looks
+
+    assert _looks_text(planned_looks(2)) == "1, 2"
+    assert _looks_text(planned_looks(3)) == "1, 2, 3"
+    assert _looks_text(planned_looks(25_000)) == "2,500, 5,000, ..., 25,000"

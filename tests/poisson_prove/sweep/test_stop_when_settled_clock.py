@@ -39,6 +39,14 @@ def test_a_fast_rollout_gets_the_planned_looks_and_stops_where_a_slow_one_does(p
     small_spec(workdir, replicates=REPLICATES)
     first = prove("sweep", "--yes", "--max-mde", "0.9", "--salt", "5eed5a17", "--name", "before")
     assert first.returncode == 0, first.stderr
+    # The plan says when the looks are: replicate counts, not batches.
+    planned = prove("sweep", "--dry-run", "--pair-with", "before", "--stop-when-settled")
+    assert planned.returncode == 0, planned.stderr
+    (line,) = [line for line in planned.stdout.splitlines() if line.startswith("stop when settled")]
+    assert line.startswith(
+        "stop when settled: looks at 20, 40, ..., 200 replicates of each condition, whatever the batches; "
+        'a condition stops once every failure outcome against "before" is settled'
+    ), line
 
     runs = {}
     for name, extra, env in (
