@@ -103,3 +103,35 @@ def test_a_signal_from_outside_is_ctrl_c(workdir: Path, home: Path, signum: int)
     assert manifest["status"] == "partial" and 0 < len(rows) < 3000
     assert len({(r["cell"], r["replicate"]) for r in rows}) == len(rows)
     assert f"{len(rows):,} of 3,000 rollouts kept" in error
+
+
+SWITCH_INTERVAL = """
+import sys
+from poisson_prove import Episode
+
+def rollout(cfg, seed):
+    return Episode("ok", 1, 5, {"case_id": cfg["x"], "interval": repr(sys.getswitchinterval())})
+"""
+
+
+def test_the_commands_episodes_run_at_the_short_switch_interval_and_the_worker_at_its_own(
+    workdir: Path, home: Path
+) -> None:
+    """The installed command's worker runs each episode beside its batch writer at the short
+    GIL switch interval (sweep.batches.quick_handoffs); what the rollout read is in the store."""
+    from poisson_prove.sweep.batches import HANDOFF_INTERVAL_S
+
+    write(workdir, "agent.py", SWITCH_INTERVAL)
+    small_spec(workdir, replicates=30)
+    done = subprocess.run(
+        [script_path("poisson-prove"), "--store", "runs", "sweep", "--yes", "--max-mde", "1", "--json",
+         "--batch-size", "7"],
+        cwd=workdir, env=isolated_env(home), capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert json.loads(done.stdout)["counts"]["done"] == 60
+    rows = episodes(workdir / "runs")
+    assert len(rows) == 60
+    seen = {json.loads(row["meta"])["interval"] for row in rows}
+    assert [float(text) for text in seen] == [pytest.approx(HANDOFF_INTERVAL_S)]
