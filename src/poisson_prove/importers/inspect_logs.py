@@ -71,12 +71,13 @@ def read_logs(
 ) -> ReadLogs:
     """Every sample of every epoch of the logs, one per scorer, its outcome from that scorer's
     value (`scorers` empty: each log's first scorer)."""
+    for path in paths:  # every archive checked before Inspect's import, ~2 s
+        if path.suffix == ".eval":
+            check_eval_archive(path)
     inspect_log = _inspect_log()
     samples: list[ImportedSample] = []
     summaries: list[LogSummary] = []
     for path in paths:
-        if path.suffix == ".eval":
-            check_eval_archive(path)
         try:
             log = inspect_log.read_eval_log(str(path))
         except Exception as exc:  # the reader raises many types for a file that is not a log

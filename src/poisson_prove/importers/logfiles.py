@@ -9,7 +9,8 @@
   *declare* more than MAX_MEMBER_BYTES each or MAX_INFLATED_BYTES together, then inflates every
   member itself, a chunk at a time, and refuses one that inflates past its declared size
   (declared sizes are only numbers in the file): nothing is inflated past what was declared, so
-  never past the limits.
+  never past the limits. A `.eval` that is not a zip at all (a log cut short loses the zip's
+  directory, at its end) is refused there too, before Inspect's own import.
 """
 
 from __future__ import annotations
@@ -113,15 +114,19 @@ def _too_large(path: Path, what: str) -> ProveError:
 
 
 def check_eval_archive(path: Path) -> None:
-    """Refuse an `.eval` archive that would inflate past the limits (see the module docstring).
-
-    Not a zip at all is left to Inspect's reader, which says what it expected.
+    """Refuse an `.eval` archive that would inflate past the limits (see the module docstring),
+    or that is not a zip archive at all (a truncated log: its directory is at the end), which is
+    every `.eval` Inspect writes: refused here, before Inspect's own import (~2 s) is paid.
     """
     with open_regular(path) as handle:
         try:
             archive = zipfile.ZipFile(handle)
-        except (zipfile.BadZipFile, OSError, ValueError, EOFError):
-            return
+        except (zipfile.BadZipFile, OSError, ValueError, EOFError) as exc:
+            raise ProveError(
+                f"{path} is not a readable Inspect AI log (not a zip archive, as a .eval log is: "
+                f"{type(exc).__name__}: {exc}; a log cut short, or not a log)",
+                suggestions=["give the .eval or .json files inspect eval wrote (its --log-dir)"],
+            ) from exc
         with archive:
             members = archive.infolist()
             total = 0

@@ -8,13 +8,14 @@ import hashlib
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from poisson_prove.stats.tests import mcnemar
-from tests.conftest import CLI, assert_clean_error
+from tests.conftest import CLI, assert_clean_error, isolated_env
 from tests.poisson_prove.importers.pairs import (
     cancelled,
     inspect_samples,
@@ -241,7 +242,14 @@ def test_truncated_and_foreign_files_are_one_clear_error(
     truncated = tmp_path / eval_log.name
     truncated.write_bytes(eval_log.read_bytes()[: eval_log.stat().st_size // 2])
     result = prove("import", "inspect", str(truncated))
-    assert_clean_error(result, 1, str(truncated), "not a readable Inspect AI log")
+    assert_clean_error(result, 1, str(truncated), "not a readable Inspect AI log", "not a zip archive")
+    # refused before Inspect is imported (~2 s): the command's own import log names none of it
+    timed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "poisson_prove", "import", "inspect", str(truncated)],
+        cwd=workdir, env=isolated_env(prove.home), capture_output=True, text=True, timeout=120,
+    )
+    assert timed.returncode == 1 and "not a zip archive" in timed.stderr
+    assert "inspect_ai" not in timed.stderr and "import time:" in timed.stderr
     foreign = tmp_path / "notes.json"
     foreign.write_text('{"hello": 1}')
     refused = prove("import", "inspect", str(foreign))
