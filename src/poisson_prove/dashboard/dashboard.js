@@ -3,8 +3,11 @@
 // episode's spans opened in place, and the pair picker. It fetches nothing, builds no markup
 // from text (textContent and attributes only), and the page works without it.
 (function () {
+  // A table's rows of values: not its header, nor an episode's row of details (its spans) under it.
   function rowsOf(table) {
-    return Array.prototype.filter.call(table.tBodies[0].rows, function (r) { return !r.querySelector("th"); });
+    return Array.prototype.filter.call(table.tBodies[0].rows, function (r) {
+      return !r.querySelector("th") && !r.classList.contains("detail");
+    });
   }
   function key(cell) {
     var raw = cell.hasAttribute("data-sort") ? cell.getAttribute("data-sort")
@@ -16,7 +19,7 @@
     var down = th.getAttribute("aria-sort") === "ascending";
     Array.prototype.forEach.call(table.querySelectorAll("th[aria-sort]"), function (h) { h.removeAttribute("aria-sort"); });
     th.setAttribute("aria-sort", down ? "descending" : "ascending");
-    var rows = rowsOf(table).filter(function (r) { return !r.classList.contains("detail"); });
+    var rows = rowsOf(table);
     rows.sort(function (a, b) {
       var x = key(a.cells[column]), y = key(b.cells[column]);
       var order = typeof x === typeof y ? (x < y ? -1 : x > y ? 1 : 0) : (typeof x === "number" ? -1 : 1);
@@ -48,7 +51,7 @@
   function applyFilters(box) {
     var table = document.getElementById(box.getAttribute("data-for"));
     var controls = box.querySelectorAll("[data-key]");
-    var shown = 0, rows = rowsOf(table).filter(function (r) { return !r.classList.contains("detail"); });
+    var shown = 0, rows = rowsOf(table);
     rows.forEach(function (row) {
       var ok = Array.prototype.every.call(controls, function (c) {
         var k = c.getAttribute("data-key");

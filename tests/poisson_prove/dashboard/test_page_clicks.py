@@ -79,6 +79,13 @@ def test_sort_filter_open_and_pick_a_pair(prove, workdir: Path, home: Path) -> N
         box.locator('input[data-key="col2"]').fill("case-3" + XSS)  # typed as text, matched as text
         assert shown.count() == case3
         box.locator('input[data-key="col2"]').fill("")
+        # the condition filter offers each condition once, never the text of a row of spans
+        conditions = table.locator("tr[data-episode] td:nth-child(2)").all_inner_texts()
+        offered = box.locator('select[data-key="col1"] option').all_inner_texts()
+        assert offered == ["any", *sorted({text.strip() for text in conditions})], offered
+        # and nothing on the page is wider than the window
+        wide = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+        assert wide[0] <= wide[1], wide
         # sorting: by seed, up then down (the numbers as numbers)
         header = table.locator("th", has_text="seed")
         header.click()
