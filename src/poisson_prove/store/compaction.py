@@ -183,35 +183,49 @@ def dictionary_columns(schema: pa.Schema) -> list[str]:
     return [leaf for f in schema if f.name not in UNIQUE_COLUMNS for leaf in leaves(f.name, f.type)]
 
 
+def _compacted_path(info: RunInfo, last_batch: str) -> Path:
+    """The name of a compacted file: the sequence number of the last batch it holds (so the
+    run's files still sort in write order) and a random tag."""
+    last = _SEQUENCE.match(last_batch)
+    sequence = int(last.group(1)) if last else next_sequence(info.episodes_dir)
+    return info.episodes_dir / f"batch-{sequence:06d}-{secrets.token_hex(3)}{COMPACTED_SUFFIX}"
+
+
+def _compacted_writer(tmp: Path, schema: pa.Schema) -> Any:
+    """The pq.ParquetWriter of a compacted file, for both compactions (the same file from each).
+
+    Every column dictionary-encoded where its values repeat (Parquet falls back to plain pages
+    for a column whose dictionary outgrows a page), UNIQUE_COLUMNS plain: the times and horizons
+    of a run take a few distinct values, and read a third faster so. The values, and the types
+    a reader gets, are the batches' own.
+    """
+    import pyarrow.parquet as pq  # pyarrow: ~160 ms, only when a run is compacted
+
+    present = set(schema.names)
+    return pq.ParquetWriter(
+        tmp,
+        schema,
+        use_dictionary=dictionary_columns(schema),
+        write_statistics=[name for name in STATISTICS_COLUMNS if name in present],
+    )
+
+
 def _compact_group(info: RunInfo, group: Sequence[tuple[Path, Any]], event: Callable[..., None]) -> Path:
     """Steps 1-3 for one group of consecutive batches; returns the compacted file."""
     import pyarrow as pa  # pyarrow: ~160 ms, only when a run is compacted
-    import pyarrow.parquet as pq  # as above
 
     names = [path.name for path, _ in group]
     replaces: set[str] = set(names)
     for path, _ in group:
         if path.name.endswith(COMPACTED_SUFFIX):
             replaces |= replaced_by(path)  # compacted again: what it replaced stays replaced
-    last = _SEQUENCE.match(names[-1])
-    sequence = int(last.group(1)) if last else next_sequence(info.episodes_dir)
-    final = info.episodes_dir / f"batch-{sequence:06d}-{secrets.token_hex(3)}{COMPACTED_SUFFIX}"
+    final = _compacted_path(info, names[-1])
     newest = group[-1][1].schema_arrow
     metadata = {**(newest.metadata or {}), REPLACES_KEY.encode(): json.dumps(sorted(replaces)).encode()}
     schema = newest.with_metadata(metadata)
-    present = set(schema.names)
     rows = 0
     with atomic_path(final) as tmp:
-        # Every column dictionary-encoded where its values repeat (Parquet falls back to plain
-        # pages for a column whose dictionary outgrows a page): the times and horizons of a run
-        # take a few distinct values, and read a third faster so. The values, and the types a
-        # reader gets, are the batches' own.
-        with pq.ParquetWriter(
-            tmp,
-            schema,
-            use_dictionary=dictionary_columns(schema),
-            write_statistics=[name for name in STATISTICS_COLUMNS if name in present],
-        ) as out:
+        with _compacted_writer(tmp, schema) as out:
             waiting: list[pa.Table] = []
             held = 0
             for path, parquet in group:
@@ -310,18 +324,10 @@ class RunningCompaction:
             self.abandon()
 
     def _start(self, schema: pa.Schema) -> _Group:
-        import pyarrow.parquet as pq  # pyarrow: loaded by the batch's own write
-
         tmp = temp_path(self.info.episodes_dir / f"compacting-{secrets.token_hex(3)}{COMPACTED_SUFFIX}")
         group = _Group(tmp, None, [], waiting=[])
         self.groups.append(group)  # before the file exists: abandon() removes it whatever happens
-        present = set(schema.names)
-        group.out = pq.ParquetWriter(
-            tmp,
-            schema,
-            use_dictionary=dictionary_columns(schema),  # as compact_run's file: see there
-            write_statistics=[name for name in STATISTICS_COLUMNS if name in present],
-        )
+        group.out = _compacted_writer(tmp, schema)
         return group
 
     def _finish(self, group: _Group) -> None:
@@ -347,10 +353,7 @@ class RunningCompaction:
                 if len(group.names) < 2:
                     group.tmp.unlink(missing_ok=True)  # one batch: it stays as it is
                     continue
-                last = _SEQUENCE.match(group.names[-1])
-                sequence = int(last.group(1)) if last else next_sequence(self.info.episodes_dir)
-                name = f"batch-{sequence:06d}-{secrets.token_hex(3)}{COMPACTED_SUFFIX}"
-                final = self.info.episodes_dir / name
+                final = _compacted_path(self.info, group.names[-1])
                 event("compact", file=final.name, rows=group.rows, replaces=group.names)
                 os.replace(group.tmp, final)
                 written.append(final)
