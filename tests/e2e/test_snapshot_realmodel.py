@@ -114,6 +114,54 @@ def test_unchanged_code_at_temperature_is_not_a_regression(
     assert "vary from run to run" in result.stderr and "--replicates" in result.stderr
 
 
+def _varying_replies(server: ModelServer) -> None:
+    rng = random.Random(5)
+    # free text that varies with each call, numbers included, as SmolLM2 served by llama.cpp answers
+    server.reply_fn = lambda r: None if JUDGE_MARKER in r.system else f"Order {rng.randint(10, 99)}: noted."
+
+
+def test_unchanged_code_at_the_providers_default_temperature_is_not_a_regression(
+    project: Path, server: ModelServer, home: Path
+) -> None:
+    """The pipeline's calls name no temperature, so the provider samples at its default (above 0
+    for OpenAI-compatible servers): a different output of an unchanged agent is the model's own
+    variation, never a regression (a real SmolLM2 run once failed the gate here on tier 1's
+    "numbers changed" for unchanged code)."""
+    _varying_replies(server)
+    cli, env = pinned_project(project, server, home)
+    result = cli("snapshot", "verify", env={**env, "PROVEAI_NO_CACHE": "1"})
+    assert result.returncode == 0, (result.stdout, result.stderr)
+    assert "regressed" not in result.stdout and "direct edit" not in result.stdout
+    verdicts = verdicts_of(project, result.stdout)
+    for agent in ("classify", "draft", "qa_check"):
+        assert verdicts[agent]["status"] == "inconclusive", verdicts[agent]
+        assert verdicts[agent]["rationale"].startswith(
+            "outputs vary: sampled at the provider's default temperature"
+        ), verdicts[agent]
+        assert verdicts[agent]["change"] is None
+    assert "vary from run to run" in result.stderr
+
+
+def test_a_greedy_call_whose_output_changed_is_still_graded(
+    project: Path, server: ModelServer, home: Path
+) -> None:
+    """temperature=0 asks for the same output every time: a different one is graded (here the
+    judge calls it worse), not put down to sampling."""
+    edit(project / "pipeline.py", "return dispatch(MODEL).call(messages, MODEL, **kwargs).text",
+         "return dispatch(MODEL).call(messages, MODEL, temperature=0, **kwargs).text")
+    from tests.proveai.snapshot.kit import git
+
+    git(project, "commit", "-qam", "greedy")
+    _varying_replies(server)
+    server.judge_verdict = "worse"
+    cli, env = pinned_project(project, server, home)
+    result = cli("snapshot", "verify", env={**env, "PROVEAI_NO_CACHE": "1"})
+    assert result.returncode == 1, (result.stdout, result.stderr)
+    verdicts = verdicts_of(project, result.stdout)
+    assert verdicts["classify"]["status"] == "regressed", verdicts["classify"]
+    assert not verdicts["classify"]["rationale"].startswith("outputs vary")
+
+
 def test_code_edits_are_direct_edits(project: Path, server: ModelServer, home: Path) -> None:
     cli, env = pinned_project(project, server, home)
     pipeline = project / "pipeline.py"

@@ -97,9 +97,18 @@ def change_kind(
     return DOWNSTREAM
 
 
-def _sampled_temperature(definition: AgentDefinition) -> float | None:
+def _sampling(definition: AgentDefinition, calls: Sequence[ExpectedIO]) -> str | None:
+    """How the agent's model calls sampled, in words, when they did: `at temperature 0.7`; `at
+    the provider's default temperature` when its recorded model calls name none (the defaults of
+    OpenAI's API and the servers compatible with it, Anthropic's and llama.cpp's are all above
+    0: a call that names no temperature is sampled). None when the calls asked for temperature
+    0, or the agent made no model call proveai recorded (its own code: same input, same output)."""
     value = (definition.settings or {}).get("temperature")
-    return float(value) if isinstance(value, int | float) and value > 0 else None
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return f"at temperature {value:g}" if value > 0 else None
+    if value is None and any(isinstance(call.request, Mapping) for call in calls):
+        return "at the provider's default temperature (its calls name none)"
+    return None
 
 
 def _same_agent(
@@ -119,7 +128,7 @@ def _same_agent(
 
 
 def _as_noise(
-    grade: Grade, pinned: ExpectedIO, fresh: ExpectedIO, temperature: float, upstream_noisy: bool
+    grade: Grade, pinned: ExpectedIO, fresh: ExpectedIO, sampling: str, upstream_noisy: bool
 ) -> Grade:
     """A sampled output that differs while the agent did not, and its input did not either (or
     changed only because a sampled agent above it varied): one run cannot tell a regression
@@ -133,7 +142,7 @@ def _as_noise(
     return replace(
         grade,
         status=Status.INCONCLUSIVE,
-        rationale=f"outputs vary: sampled at temperature {temperature:g} with an unchanged agent and "
+        rationale=f"outputs vary: sampled {sampling} with an unchanged agent and "
         f"input ({grade.rationale}); one run cannot separate this from noise: verify with --replicates",
         judged=False,
         sampling_noise=True,
@@ -240,11 +249,11 @@ def grade_agents(
         grades = [
             grade_iteration(p, f, definition, grader) for p, f in zip(pinned_calls, now.calls, strict=True)
         ]
-        temperature = _sampled_temperature(definition)
-        if single_sample and temperature and _same_agent(definition, now.definition, pinned_calls, now.calls):
+        sampling = _sampling(definition, pinned_calls)
+        if single_sample and sampling and _same_agent(definition, now.definition, pinned_calls, now.calls):
             upstream_noisy = definition.parent_agent in noisy
             grades = [
-                _as_noise(g, p, f, temperature, upstream_noisy)
+                _as_noise(g, p, f, sampling, upstream_noisy)
                 for g, p, f in zip(grades, pinned_calls, now.calls, strict=True)
             ]
             if any(g.sampling_noise for g in grades):
