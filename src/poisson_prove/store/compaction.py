@@ -59,6 +59,7 @@ __all__ = [
     "COMPACT_MAX_BYTES",
     "COMPACT_MAX_ROWS",
     "COMPACT_ROW_GROUP",
+    "UNIQUE_COLUMNS",
     "Compaction",
     "RunningCompaction",
     "compact_run",
