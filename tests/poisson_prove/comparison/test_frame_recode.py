@@ -30,6 +30,10 @@ def test_codes_nulls_and_values_outside_the_universe_as_indexing_gives_them(rows
         assert set(got.tolist()) <= set(range(-1, len(universe)))
         causes = recode(coded, universe, start=1)  # cause numbers: 0 without an outcome
         assert causes.dtype == np.int32 and causes.tolist() == (want + 1).tolist()
+        # an array of its own (in Arrow's pool), which the caller may write to
+        assert causes.flags.writeable and not np.shares_memory(causes, got)
+        causes[:] = 9
+        assert recode(coded, universe).tolist() == want.tolist() and coded.codes.tolist() == codes.tolist()
 
 
 def test_without_values_every_row_is_absent() -> None:

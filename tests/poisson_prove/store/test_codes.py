@@ -12,7 +12,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from poisson_prove.store.codes import Coded, coded, column_numbers
+from poisson_prove.store.codes import Coded, coded, column_numbers, pooled_empty
 
 
 def decoded(column: Coded) -> list[str | None]:
@@ -107,3 +107,20 @@ def test_one_chunk_of_the_type_asked_for_is_its_buffer_read_only_and_equal() -> 
     assert widened.dtype == np.int64 and widened.tolist() == [4, 5] and widened.flags.writeable
     never = column_numbers(pa.chunked_array([pa.array([None, None], type=pa.int32())]), np.int64, -1)
     assert never.dtype == np.int64 and never.tolist() == [-1, -1]
+
+
+def test_codes_and_copied_numbers_are_writable_arrays_of_their_own_in_arrows_pool() -> None:
+    """coded and a widened column_numbers write into Arrow's pool (pooled_empty): each call an
+    array of its own that may be written to without touching the column or another result."""
+    column = dictionary_chunks()
+    before = pa.total_allocated_bytes()
+    first, second = coded(column), coded(column)
+    assert pa.total_allocated_bytes() >= before + 2 * len(column) * 4
+    assert first.codes.flags.writeable and not np.shares_memory(first.codes, second.codes)
+    first.codes[:] = 0
+    assert decoded(second) == column.to_pylist()  # the second result and the column unchanged
+    assert decoded(coded(column)) == column.to_pylist()
+    small = pa.chunked_array([pa.array([1, None], type=pa.int32()), pa.array([3], type=pa.int32())])
+    wide = column_numbers(small, np.int64, -1)
+    assert wide.flags.writeable and wide.tolist() == [1, -1, 3]
+    assert pooled_empty(0, np.float64).tolist() == []
